@@ -1,0 +1,5 @@
+"""a2c_agent."""
+
+from ._version import __version__
+
+__all__ = ["__version__"]

@@ -1,0 +1,140 @@
+"""The event registry: every event of protocol 0.2 with its models and its sender.
+
+Routing rules by prefix (events.md §1): ``client:*`` go Agent → Server → one Computer and
+are answered by the Computer; ``server:*`` are handled by the Server; ``notify:*`` are
+broadcast by the Server to one office. This table is the only place event names are
+spelled; everything else refers to :class:`Event` members.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from enum import StrEnum
+from types import MappingProxyType
+from typing import Any, Final
+
+import attrs
+
+from ._models import (
+    AgentCallData,
+    CallToolResult,
+    EnterOfficeNotification,
+    EnterOfficeReq,
+    GetComputerConfigReq,
+    GetComputerConfigRet,
+    GetDeskTopReq,
+    GetDeskTopRet,
+    GetResourcesReq,
+    GetResourcesRet,
+    GetToolsReq,
+    GetToolsRet,
+    LeaveOfficeNotification,
+    LeaveOfficeReq,
+    ListRoomReq,
+    ListRoomRet,
+    Role,
+    ToolCallReq,
+    UpdateComputerConfigReq,
+    UpdateMCPConfigNotification,
+    UpdateToolListNotification,
+)
+
+__all__ = ["CLIENT_EVENTS", "EVENTS", "NAMESPACE", "Event", "EventKind", "EventSpec"]
+
+#: The Socket.IO namespace every protocol event travels in.
+NAMESPACE: Final = "/smcp"
+
+
+class Event(StrEnum):
+    """Every event name of protocol 0.2."""
+
+    TOOL_CALL = "client:tool_call"
+    GET_CONFIG = "client:get_config"
+    GET_TOOLS = "client:get_tools"
+    GET_DESKTOP = "client:get_desktop"
+    GET_RESOURCES = "client:get_resources"
+
+    JOIN_OFFICE = "server:join_office"
+    LEAVE_OFFICE = "server:leave_office"
+    UPDATE_CONFIG = "server:update_config"
+    UPDATE_TOOL_LIST = "server:update_tool_list"
+    UPDATE_DESKTOP = "server:update_desktop"
+    TOOL_CALL_CANCEL = "server:tool_call_cancel"
+    LIST_ROOM = "server:list_room"
+
+    NOTIFY_ENTER_OFFICE = "notify:enter_office"
+    NOTIFY_LEAVE_OFFICE = "notify:leave_office"
+    NOTIFY_UPDATE_CONFIG = "notify:update_config"
+    NOTIFY_UPDATE_TOOL_LIST = "notify:update_tool_list"
+    NOTIFY_UPDATE_DESKTOP = "notify:update_desktop"
+    NOTIFY_TOOL_CALL_CANCEL = "notify:tool_call_cancel"
+
+
+class EventKind(StrEnum):
+    CLIENT = "client"
+    SERVER = "server"
+    NOTIFY = "notify"
+
+
+@attrs.frozen
+class EventSpec:
+    """What travels with one event.
+
+    ``response`` is the ack model (None when the event has no ack); ``senders`` are the
+    roles allowed to emit it (empty for ``notify:*``, which only the Server emits);
+    ``notifies`` is the broadcast a ``server:*`` event triggers.
+    """
+
+    event: Event
+    request: type[Any]
+    response: type[Any] | None
+    senders: frozenset[Role]
+    notifies: Event | None = None
+
+    @property
+    def kind(self) -> EventKind:
+        return EventKind(self.event.value.split(":", 1)[0])
+
+
+_AGENT = frozenset({Role.AGENT})
+_COMPUTER = frozenset({Role.COMPUTER})
+_BOTH = frozenset({Role.AGENT, Role.COMPUTER})
+_NOBODY: frozenset[Role] = frozenset()
+
+_SPECS = (
+    EventSpec(Event.TOOL_CALL, ToolCallReq, CallToolResult, _AGENT),
+    EventSpec(Event.GET_CONFIG, GetComputerConfigReq, GetComputerConfigRet, _AGENT),
+    EventSpec(Event.GET_TOOLS, GetToolsReq, GetToolsRet, _AGENT),
+    EventSpec(Event.GET_DESKTOP, GetDeskTopReq, GetDeskTopRet, _AGENT),
+    EventSpec(Event.GET_RESOURCES, GetResourcesReq, GetResourcesRet, _AGENT),
+    # The join/leave ack is the two-argument tuple (success, error message or None).
+    EventSpec(Event.JOIN_OFFICE, EnterOfficeReq, tuple, _BOTH, Event.NOTIFY_ENTER_OFFICE),
+    EventSpec(Event.LEAVE_OFFICE, LeaveOfficeReq, tuple, _BOTH, Event.NOTIFY_LEAVE_OFFICE),
+    EventSpec(
+        Event.UPDATE_CONFIG, UpdateComputerConfigReq, None, _COMPUTER, Event.NOTIFY_UPDATE_CONFIG
+    ),
+    EventSpec(
+        Event.UPDATE_TOOL_LIST,
+        UpdateToolListNotification,
+        None,
+        _COMPUTER,
+        Event.NOTIFY_UPDATE_TOOL_LIST,
+    ),
+    EventSpec(
+        Event.UPDATE_DESKTOP, UpdateComputerConfigReq, None, _COMPUTER, Event.NOTIFY_UPDATE_DESKTOP
+    ),
+    EventSpec(Event.TOOL_CALL_CANCEL, AgentCallData, None, _AGENT, Event.NOTIFY_TOOL_CALL_CANCEL),
+    EventSpec(Event.LIST_ROOM, ListRoomReq, ListRoomRet, _AGENT),
+    EventSpec(Event.NOTIFY_ENTER_OFFICE, EnterOfficeNotification, None, _NOBODY),
+    EventSpec(Event.NOTIFY_LEAVE_OFFICE, LeaveOfficeNotification, None, _NOBODY),
+    EventSpec(Event.NOTIFY_UPDATE_CONFIG, UpdateMCPConfigNotification, None, _NOBODY),
+    EventSpec(Event.NOTIFY_UPDATE_TOOL_LIST, UpdateToolListNotification, None, _NOBODY),
+    EventSpec(Event.NOTIFY_UPDATE_DESKTOP, UpdateComputerConfigReq, None, _NOBODY),
+    EventSpec(Event.NOTIFY_TOOL_CALL_CANCEL, AgentCallData, None, _NOBODY),
+)
+
+#: Event → its spec; covers every member of :class:`Event`.
+EVENTS: Final[Mapping[Event, EventSpec]] = MappingProxyType({s.event: s for s in _SPECS})
+
+#: The five ``client:*`` events, in catalogue order.
+CLIENT_EVENTS: Final = tuple(e for e in Event if EVENTS[e].kind is EventKind.CLIENT)

@@ -1,0 +1,484 @@
+"""Frozen attrs models for every payload of protocol 0.2 (data-structures.md).
+
+The models know nothing about JSON; :mod:`a2c_protocol._wire` owns every wire
+spelling. Field metadata carries the two facts the converter needs:
+
+* ``wire``: the JSON key when it differs from the attribute (``_meta``, ``isError``...);
+* ``omit``: an optional field that is left out of the JSON when it is ``None``, so
+  optional fields absent on input stay absent on output.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Literal, TypeAlias
+
+import attrs
+
+__all__ = [
+    "A2CResource",
+    "AgentCallData",
+    "AttributeValue",
+    "Attributes",
+    "CallToolResult",
+    "CapabilityNotSupportedPayload",
+    "CommandInput",
+    "ComputerConfig",
+    "EnterOfficeNotification",
+    "EnterOfficeReq",
+    "ErrorPayload",
+    "GetComputerConfigReq",
+    "GetComputerConfigRet",
+    "GetDeskTopReq",
+    "GetDeskTopRet",
+    "GetResourcesReq",
+    "GetResourcesRet",
+    "GetToolsReq",
+    "GetToolsRet",
+    "JsonObject",
+    "LeaveOfficeNotification",
+    "LeaveOfficeReq",
+    "ListRoomReq",
+    "ListRoomRet",
+    "MCPSSEParameters",
+    "MCPServerConfig",
+    "MCPServerInput",
+    "MCPServerStdioParameters",
+    "MCPServerStreamableHttpParameters",
+    "McpServerNotFoundPayload",
+    "PickStringInput",
+    "PromptStringInput",
+    "Role",
+    "SMCPTool",
+    "SessionInfo",
+    "SseServerConfig",
+    "StdioServerConfig",
+    "StreamableServerConfig",
+    "ToolCallReq",
+    "ToolMeta",
+    "UpdateComputerConfigReq",
+    "UpdateDesktopNotification",
+    "UpdateMCPConfigNotification",
+    "UpdateToolListNotification",
+    "VersionMismatchPayload",
+]
+
+JsonObject: TypeAlias = dict[str, Any]
+AttributeValue: TypeAlias = str | int | float | bool | list[str] | None
+Attributes: TypeAlias = dict[str, AttributeValue]
+
+
+def _opt(**kwargs: Any) -> Any:
+    """An optional field: defaults to None and is omitted from the JSON when None."""
+    metadata = {"omit": True, **kwargs.pop("metadata", {})}
+    return attrs.field(default=None, metadata=metadata, **kwargs)
+
+
+def _wire(name: str, **kwargs: Any) -> Any:
+    metadata = {"wire": name, **kwargs.pop("metadata", {})}
+    return attrs.field(metadata=metadata, **kwargs)
+
+
+class Role(StrEnum):
+    """The two client roles (``auth.role`` and ``EnterOfficeReq.role``)."""
+
+    AGENT = "agent"
+    COMPUTER = "computer"
+
+
+# --------------------------------------------------------------------------- base
+
+
+@attrs.frozen(kw_only=True)
+class AgentCallData:
+    """Base of every Agent-originated request; also ``server:tool_call_cancel``."""
+
+    agent: str
+    req_id: str
+
+
+# -------------------------------------------------------------------------- tools
+
+
+@attrs.frozen(kw_only=True)
+class ToolCallReq:
+    """``client:tool_call`` request."""
+
+    agent: str
+    req_id: str
+    computer: str
+    tool_name: str
+    params: JsonObject
+    timeout: int
+
+
+@attrs.frozen(kw_only=True)
+class ToolMeta:
+    """A2C tool metadata; on the wire it is a JSON *string* in ``meta["a2c_tool_meta"]``.
+
+    All four keys are always emitted (null when unset), as the protocol's examples do.
+    """
+
+    auto_apply: bool | None = None
+    ret_object_mapper: dict[str, str] | None = None
+    alias: str | None = None
+    tags: list[str] | None = None
+
+
+@attrs.frozen(kw_only=True)
+class SMCPTool:
+    """A tool as exposed to Agents by ``client:get_tools``."""
+
+    name: str
+    description: str
+    params_schema: JsonObject
+    return_schema: JsonObject | None
+    meta: Attributes | None = _opt()
+
+
+@attrs.frozen(kw_only=True)
+class GetToolsReq:
+    agent: str
+    req_id: str
+    computer: str
+
+
+@attrs.frozen(kw_only=True)
+class GetToolsRet:
+    tools: list[SMCPTool]
+    req_id: str
+
+
+# ----------------------------------------------------------- offices and sessions
+
+
+@attrs.frozen(kw_only=True)
+class EnterOfficeReq:
+    """``server:join_office`` request."""
+
+    role: Role
+    name: str
+    office_id: str
+
+
+@attrs.frozen(kw_only=True)
+class LeaveOfficeReq:
+    """``server:leave_office`` request."""
+
+    office_id: str
+
+
+@attrs.frozen(kw_only=True)
+class EnterOfficeNotification:
+    """``notify:enter_office``: exactly one of ``computer`` / ``agent`` is set."""
+
+    office_id: str
+    computer: str | None = _opt()
+    agent: str | None = _opt()
+
+
+@attrs.frozen(kw_only=True)
+class LeaveOfficeNotification:
+    """``notify:leave_office``: exactly one of ``computer`` / ``agent`` is set."""
+
+    office_id: str
+    computer: str | None = _opt()
+    agent: str | None = _opt()
+
+
+@attrs.frozen(kw_only=True)
+class ListRoomReq:
+    agent: str
+    req_id: str
+    office_id: str
+
+
+@attrs.frozen(kw_only=True)
+class SessionInfo:
+    """One member of an office, as listed by ``server:list_room``."""
+
+    sid: str
+    name: str
+    role: Role
+    office_id: str
+    a2c_version: str
+
+
+@attrs.frozen(kw_only=True)
+class ListRoomRet:
+    sessions: list[SessionInfo]
+    req_id: str
+
+
+# ---------------------------------------------------------- change notifications
+
+
+@attrs.frozen(kw_only=True)
+class UpdateComputerConfigReq:
+    """The ``{"computer": name}`` shape of update_config / update_desktop events."""
+
+    computer: str
+
+
+@attrs.frozen(kw_only=True)
+class UpdateMCPConfigNotification:
+    """``notify:update_config``."""
+
+    computer: str
+
+
+@attrs.frozen(kw_only=True)
+class UpdateToolListNotification:
+    """``server:update_tool_list`` and ``notify:update_tool_list``."""
+
+    computer: str
+
+
+UpdateDesktopNotification: TypeAlias = UpdateComputerConfigReq
+
+
+# ---------------------------------------------------------------- configuration
+
+
+@attrs.frozen(kw_only=True)
+class MCPServerStdioParameters:
+    command: str
+    args: list[str] = attrs.Factory(list)
+    env: dict[str, str] | None = None
+    cwd: str | None = None
+    encoding: str = "utf-8"
+    encoding_error_handler: Literal["strict", "ignore", "replace"] = "strict"
+
+
+@attrs.frozen(kw_only=True)
+class MCPServerStreamableHttpParameters:
+    """Streamable HTTP parameters; timeouts are ISO 8601 durations (``"PT30S"``)."""
+
+    url: str
+    headers: dict[str, Any] | None = None
+    timeout: str = "PT30S"
+    sse_read_timeout: str = "PT5M"
+    terminate_on_close: bool = True
+
+
+@attrs.frozen(kw_only=True)
+class MCPSSEParameters:
+    """SSE parameters; timeouts are float seconds (unlike Streamable HTTP)."""
+
+    url: str
+    headers: dict[str, Any] | None = None
+    timeout: float = 5.0
+    sse_read_timeout: float = 300.0
+
+
+@attrs.frozen(kw_only=True)
+class StdioServerConfig:
+    """An MCP server run as a subprocess (``type: "stdio"``)."""
+
+    name: str
+    server_parameters: MCPServerStdioParameters
+    disabled: bool = False
+    forbidden_tools: list[str] = attrs.Factory(list)
+    tool_meta: dict[str, ToolMeta] = attrs.Factory(dict)
+    default_tool_meta: ToolMeta | None = None
+    vrl: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class StreamableServerConfig:
+    """An MCP server over Streamable HTTP (``type: "streamable"``)."""
+
+    name: str
+    server_parameters: MCPServerStreamableHttpParameters
+    disabled: bool = False
+    forbidden_tools: list[str] = attrs.Factory(list)
+    tool_meta: dict[str, ToolMeta] = attrs.Factory(dict)
+    default_tool_meta: ToolMeta | None = None
+    vrl: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class SseServerConfig:
+    """An MCP server over Server-Sent Events (``type: "sse"``)."""
+
+    name: str
+    server_parameters: MCPSSEParameters
+    disabled: bool = False
+    forbidden_tools: list[str] = attrs.Factory(list)
+    tool_meta: dict[str, ToolMeta] = attrs.Factory(dict)
+    default_tool_meta: ToolMeta | None = None
+    vrl: str | None = None
+
+
+MCPServerConfig: TypeAlias = StdioServerConfig | StreamableServerConfig | SseServerConfig
+
+
+@attrs.frozen(kw_only=True)
+class PromptStringInput:
+    """``type: "promptString"``: free text; ``password`` hides and never logs it."""
+
+    id: str
+    description: str
+    default: str | None = _opt()
+    password: bool | None = _opt()
+
+
+@attrs.frozen(kw_only=True)
+class PickStringInput:
+    """``type: "pickString"``: one of ``options``."""
+
+    id: str
+    description: str
+    options: list[str]
+    default: str | None = _opt()
+
+
+@attrs.frozen(kw_only=True)
+class CommandInput:
+    """``type: "command"``: the value is the trimmed stdout of ``command``."""
+
+    id: str
+    description: str
+    command: str
+    args: dict[str, str] | None = _opt()
+
+
+MCPServerInput: TypeAlias = PromptStringInput | PickStringInput | CommandInput
+
+
+@attrs.frozen(kw_only=True)
+class GetComputerConfigReq:
+    agent: str
+    req_id: str
+    computer: str
+
+
+@attrs.frozen(kw_only=True)
+class GetComputerConfigRet:
+    """``client:get_config`` answer; also the shape of a Computer's config file."""
+
+    servers: dict[str, MCPServerConfig]
+    inputs: list[MCPServerInput] | None = _opt()
+
+
+#: A Computer configuration document has exactly the shape of ``GetComputerConfigRet``.
+ComputerConfig: TypeAlias = GetComputerConfigRet
+
+
+# ---------------------------------------------------------------------- desktop
+
+
+@attrs.frozen(kw_only=True)
+class GetDeskTopReq:
+    agent: str
+    req_id: str
+    computer: str
+    desktop_size: int | None = _opt()
+    window: str | None = _opt()
+
+
+@attrs.frozen(kw_only=True)
+class GetDeskTopRet:
+    desktops: list[str]
+    req_id: str
+
+
+# -------------------------------------------------------------------- resources
+
+
+@attrs.frozen(kw_only=True)
+class GetResourcesReq:
+    agent: str
+    req_id: str
+    computer: str
+    mcp_server: str
+    cursor: str | None = _opt()
+
+
+@attrs.frozen(kw_only=True)
+class GetResourcesRet:
+    """One page of MCP ``resources/list``; ``resources`` are MCP JSON objects, unchanged."""
+
+    resources: list[JsonObject]
+    req_id: str
+    next_cursor: str | None = _opt()
+
+
+@attrs.frozen(kw_only=True)
+class A2CResource:
+    """Typed view of an MCP ``Resource`` (any scheme).
+
+    On the wire it keeps MCP's spelling (``mimeType``, ``_meta``); ``mime_type`` is
+    accepted on input too.
+    """
+
+    uri: str
+    name: str | None = _opt()
+    title: str | None = _opt()
+    description: str | None = _opt()
+    mime_type: str | None = _opt(metadata={"wire": "mimeType"})
+    size: int | None = _opt()
+    annotations: JsonObject | None = _opt()
+    meta: JsonObject | None = _opt(metadata={"wire": "_meta"})
+
+
+# ------------------------------------------------------------------ tool result
+
+
+@attrs.frozen(kw_only=True)
+class CallToolResult:
+    """MCP ``CallToolResult`` as relayed by ``client:tool_call`` (MCP JSON spelling).
+
+    ``meta`` is emitted as ``meta`` (the protocol's spelling); ``_meta`` is accepted.
+    """
+
+    content: list[JsonObject]
+    is_error: bool = _wire("isError", default=False)
+    meta: JsonObject | None = None
+    structured_content: JsonObject | None = _opt(metadata={"wire": "structuredContent"})
+
+
+# ---------------------------------------------------------------- error payloads
+
+
+@attrs.frozen(kw_only=True)
+class ErrorPayload:
+    """Flat protocol error: ``{code, message, [code-specific fields], [details]}``."""
+
+    code: int
+    message: str
+    details: JsonObject | None = _opt()
+
+
+@attrs.frozen(kw_only=True)
+class VersionMismatchPayload:
+    """4008: the handshake's HTTP 400 body. All six fields are required."""
+
+    code: int
+    message: str
+    server_version: str
+    client_version: str
+    min_supported: str
+    max_supported: str
+    details: JsonObject | None = _opt()
+
+
+@attrs.frozen(kw_only=True)
+class McpServerNotFoundPayload:
+    """4014: ``mcp_server`` is not registered (or not running) on the Computer."""
+
+    code: int
+    message: str
+    mcp_server_name: str
+    details: JsonObject | None = _opt()
+
+
+@attrs.frozen(kw_only=True)
+class CapabilityNotSupportedPayload:
+    """4015: the MCP server did not declare ``capability``."""
+
+    code: int
+    message: str
+    mcp_server_name: str
+    capability: str
+    details: JsonObject | None = _opt()

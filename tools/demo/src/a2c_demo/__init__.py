@@ -1,0 +1,1 @@
+"""a2c_demo (private)."""
