@@ -1,0 +1,59 @@
+"""The event registry is complete, and no event name is spelled outside it."""
+
+import re
+from pathlib import Path
+
+import attrs
+
+from a2c_protocol import CLIENT_EVENTS, EVENTS, NAMESPACE, Event, EventKind, Role
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def test_namespace() -> None:
+    assert NAMESPACE == "/smcp"
+
+
+def test_every_event_has_a_spec_with_models() -> None:
+    assert set(EVENTS) == set(Event)
+    assert len(Event) == 18
+    for event, spec in EVENTS.items():
+        assert spec.event is event
+        assert spec.kind.value == event.value.split(":")[0]
+        assert attrs.has(spec.request)
+        if spec.kind is EventKind.NOTIFY:
+            assert not spec.senders and spec.response is None
+        else:
+            assert spec.senders
+
+
+def test_client_events_are_agent_only_and_answered() -> None:
+    assert [e.value for e in CLIENT_EVENTS] == [
+        "client:tool_call", "client:get_config", "client:get_tools",
+        "client:get_desktop", "client:get_resources",
+    ]  # fmt: skip
+    for event in CLIENT_EVENTS:
+        assert EVENTS[event].senders == {Role.AGENT}
+        assert EVENTS[event].response is not None
+
+
+def test_server_events_name_their_broadcast() -> None:
+    assert EVENTS[Event.UPDATE_DESKTOP].notifies is Event.NOTIFY_UPDATE_DESKTOP
+    assert EVENTS[Event.TOOL_CALL_CANCEL].notifies is Event.NOTIFY_TOOL_CALL_CANCEL
+    assert EVENTS[Event.LIST_ROOM].notifies is None
+
+
+def test_no_event_name_literal_outside_the_registry() -> None:
+    pattern = re.compile(r"""["'](?:client|server|notify):[a-z_]+["']""")
+    offenders = []
+    sources = [p for p in ROOT.glob("packages/*/src/**/*.py")] + list(
+        ROOT.glob("tools/*/src/**/*.py")
+    )
+    assert sources
+    for path in sources:
+        if path.name == "_events.py" and "a2c_protocol" in path.parts:
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if pattern.search(line):
+                offenders.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+    assert not offenders, "use a2c_protocol.Event members instead:\n" + "\n".join(offenders)
