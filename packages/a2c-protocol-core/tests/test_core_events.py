@@ -46,9 +46,7 @@ def test_server_events_name_their_broadcast() -> None:
 def test_no_event_name_literal_outside_the_registry() -> None:
     pattern = re.compile(r"""["'](?:client|server|notify):[a-z_]+["']""")
     offenders = []
-    sources = [p for p in ROOT.glob("packages/*/src/**/*.py")] + list(
-        ROOT.glob("tools/*/src/**/*.py")
-    )
+    sources = list(ROOT.glob("packages/*/src/**/*.py")) + list(ROOT.glob("tools/*/src/**/*.py"))
     assert sources
     for path in sources:
         if path.name == "_events.py" and "a2c_protocol" in path.parts:
