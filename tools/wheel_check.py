@@ -1,0 +1,406 @@
+"""Prove each published distribution installs on its own from its built wheel.
+
+uv ignores version specifiers on workspace sources, so inside the workspace a wrong pin or a
+missing dependency goes unnoticed. This script builds the four published distributions into
+a temporary folder and, outside the workspace, for each one:
+
+* ``a2c-protocol-core`` alone in a fresh venv: ``uv pip check`` passes, it imports, it
+  declares exactly ``attrs`` and ``cattrs``, and nothing is installed beyond those two and
+  what their own metadata requires (computed from the installed metadata, not hard-coded);
+* each role (``a2c-server``, ``a2c-computer``, ``a2c-agent``) in its own fresh venv with only
+  its wheel and the core wheel (other dependencies come from the package index by name):
+  ``uv pip check`` passes, the package imports from the venv (not from the workspace) at the
+  table's version, its command prints ``--help``, no other role is installed, and the
+  forbidden packages are absent (no ``mcp`` for the Agent and the Server, no ``uvicorn`` for
+  the Agent).
+
+Usage: ``uv run python tools/wheel_check.py [--python PY] [--keep]``. Prints one line per
+check and exits non-zero when any check fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import tomllib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+__all__ = ["main"]
+
+ROOT: Final = Path(__file__).resolve().parent.parent
+CORE: Final = "a2c-protocol-core"
+#: The core's declared runtime dependencies: exactly these, nothing else.
+CORE_DEPENDENCIES: Final = frozenset({"attrs", "cattrs"})
+#: Role -> packages its environment must not contain.
+FORBIDDEN: Final[dict[str, frozenset[str]]] = {
+    "a2c-server": frozenset({"mcp"}),
+    "a2c-computer": frozenset(),
+    "a2c-agent": frozenset({"mcp", "uvicorn"}),
+}
+#: Role -> its console command (called with --help).
+COMMANDS: Final = {
+    "a2c-server": "a2c-server",
+    "a2c-computer": "a2c-computer",
+    "a2c-agent": "a2c-agent",
+}
+COMMAND_TIMEOUT: Final = 120.0
+INSTALL_TIMEOUT: Final = 900.0
+
+# Runs inside a venv: every installed distribution -> the names it requires outside extras.
+_METADATA_PROBE: Final = """
+import importlib.metadata as md, json, re
+graph = {}
+for dist in md.distributions():
+    name = re.sub(r"[-_.]+", "-", dist.metadata["Name"]).lower()
+    needs = []
+    for req in dist.requires or []:
+        marker = req.partition(";")[2]
+        if "extra" in marker:
+            continue
+        match = re.match(r"\\s*([A-Za-z0-9][A-Za-z0-9._-]*)", req)
+        if match:
+            needs.append(re.sub(r"[-_.]+", "-", match.group(1)).lower())
+    graph[name] = needs
+print(json.dumps(graph))
+"""
+
+
+def _normalize(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+@dataclass(frozen=True)
+class Dist:
+    """A published distribution as the version table describes it."""
+
+    name: str
+    path: str
+    module: str
+    version: str
+
+
+@dataclass
+class Report:
+    """Collects check results and prints them as they come."""
+
+    failures: list[str] = field(default_factory=list)
+    passed: int = 0
+
+    def section(self, title: str) -> None:
+        """Start a titled group of checks."""
+        print(f"\n==> {title}", flush=True)
+
+    def ok(self, message: str) -> None:
+        """Record and print a passing check."""
+        self.passed += 1
+        print(f"  ok    {message}", flush=True)
+
+    def fail(self, subject: str, message: str, detail: str = "") -> None:
+        """Record and print a failing check, with the tail of any command output."""
+        self.failures.append(message if message.startswith(subject) else f"{subject}: {message}")
+        print(f"  FAIL  {message}", flush=True)
+        for line in _tail(detail):
+            print(f"        | {line}", flush=True)
+
+    def check(self, subject: str, condition: bool, message: str, detail: str = "") -> bool:
+        """Record ``message`` as passed or failed according to ``condition``."""
+        if condition:
+            self.ok(message)
+        else:
+            self.fail(subject, message, detail)
+        return condition
+
+
+def _tail(text: str, lines: int = 15) -> list[str]:
+    kept = [line for line in text.strip().splitlines() if line.strip()]
+    return kept[-lines:]
+
+
+def load_distributions(root: Path) -> list[Dist]:
+    """The published distributions, from ``tools/versions.toml``."""
+    data = tomllib.loads((root / "tools" / "versions.toml").read_text(encoding="utf-8"))
+    return [
+        Dist(name=name, path=row["path"], module=row["module"], version=row["version"])
+        for name, row in data["distributions"].items()
+    ]
+
+
+def _env() -> dict[str, str]:
+    """The environment for child commands, without the workspace venv leaking in."""
+    env = dict(os.environ)
+    for key in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "UV_PROJECT_ENVIRONMENT"):
+        env.pop(key, None)
+    return env
+
+
+def run(
+    cmd: Sequence[str | Path], cwd: Path, timeout: float = INSTALL_TIMEOUT
+) -> subprocess.CompletedProcess[str]:
+    """Run ``cmd`` quietly and return it; a timeout or a missing program becomes rc 124/127."""
+    args = [str(part) for part in cmd]
+    try:
+        return subprocess.run(
+            args,
+            cwd=cwd,
+            env=_env(),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        out = exc.stdout if isinstance(exc.stdout, str) else ""
+        return subprocess.CompletedProcess(args, 124, out, f"timed out after {timeout:.0f}s")
+    except FileNotFoundError as exc:
+        return subprocess.CompletedProcess(args, 127, "", str(exc))
+
+
+def _output(result: subprocess.CompletedProcess[str]) -> str:
+    return f"{result.stdout}\n{result.stderr}"
+
+
+def _bin(venv: Path, name: str) -> Path:
+    folder = venv / ("Scripts" if os.name == "nt" else "bin")
+    suffix = ".exe" if os.name == "nt" else ""
+    return folder / f"{name}{suffix}"
+
+
+class Checker:
+    """Builds the wheels once, then checks each distribution in its own venv."""
+
+    def __init__(self, report: Report, work: Path, python: str) -> None:
+        self.report = report
+        self.work = work
+        self.python = python
+        self.out = work / "dist"
+        self.wheels: dict[str, Path] = {}
+
+    def build(self, dists: Sequence[Dist]) -> None:
+        """``uv build`` each distribution (sdist, then the wheel from it) into one folder."""
+        self.report.section("build the published distributions (uv build, sdist + wheel)")
+        for dist in dists:
+            result = run(
+                ["uv", "build", "--package", dist.name, "--out-dir", self.out, "--quiet"], ROOT
+            )
+            if result.returncode != 0:
+                self.report.fail(dist.name, f"{dist.name}: uv build failed", _output(result))
+                continue
+            stem = f"{_normalize(dist.name).replace('-', '_')}-"
+            wheels = sorted(self.out.glob(f"{stem}*.whl"))
+            expected = f"{stem}{dist.version}-py3-none-any.whl"
+            names = [wheel.name for wheel in wheels]
+            if self.report.check(
+                dist.name,
+                expected in names,
+                f"{dist.name}: built {expected}",
+                f"found {names or 'no wheel'} (the version table says {dist.version})",
+            ):
+                self.wheels[dist.name] = self.out / expected
+
+    def _venv(self, name: str) -> Path | None:
+        venv = self.work / "venvs" / name
+        result = run(["uv", "venv", "--quiet", "--python", self.python, venv], self.work)
+        if result.returncode != 0:
+            self.report.fail(name, f"{name}: uv venv failed", _output(result))
+            return None
+        return venv
+
+    def _install(self, subject: str, venv: Path, wheels: Sequence[Path]) -> bool:
+        result = run(
+            ["uv", "pip", "install", "--quiet", "--python", _bin(venv, "python"), *wheels],
+            self.work,
+        )
+        names = " + ".join(wheel.name for wheel in wheels)
+        return self.report.check(
+            subject, result.returncode == 0, f"{subject}: installs {names}", _output(result)
+        )
+
+    def _pip_check(self, subject: str, venv: Path) -> None:
+        result = run(["uv", "pip", "check", "--python", _bin(venv, "python")], self.work)
+        self.report.check(
+            subject, result.returncode == 0, f"{subject}: uv pip check passes", _output(result)
+        )
+
+    def _installed(self, subject: str, venv: Path) -> dict[str, str] | None:
+        result = run(
+            ["uv", "pip", "list", "--format", "json", "--python", _bin(venv, "python")],
+            self.work,
+        )
+        if result.returncode != 0:
+            self.report.fail(subject, f"{subject}: uv pip list failed", _output(result))
+            return None
+        rows = json.loads(result.stdout)
+        return {_normalize(row["name"]): row["version"] for row in rows}
+
+    def _import(self, subject: str, venv: Path, dist: Dist) -> None:
+        code = (
+            "import importlib.metadata, sys; "
+            f"import {dist.module} as m; "
+            f"print(m.__file__); print(importlib.metadata.version({dist.name!r}))"
+        )
+        result = run([_bin(venv, "python"), "-c", code], self.work, COMMAND_TIMEOUT)
+        if result.returncode != 0:
+            self.report.fail(subject, f"{subject}: import {dist.module} failed", _output(result))
+            return
+        where, _, version = result.stdout.strip().partition("\n")
+        inside = Path(where).resolve().is_relative_to(venv.resolve())
+        self.report.check(
+            subject,
+            inside and version.strip() == dist.version,
+            f"{subject}: import {dist.module} {version.strip()} from the venv",
+            f"imported {where} version {version.strip()}; expected {dist.version} under {venv}",
+        )
+
+    def check_core(self, core: Dist) -> None:
+        """The core alone: only attrs, cattrs and what they require get installed."""
+        subject = core.name
+        self.report.section(f"{subject} alone in a fresh venv")
+        wheel = self.wheels.get(core.name)
+        venv = self._venv("core")
+        if wheel is None or venv is None:
+            self.report.fail(subject, f"{subject}: skipped (no wheel or no venv)")
+            return
+        if not self._install(subject, venv, [wheel]):
+            return
+        self._pip_check(subject, venv)
+        self._import(subject, venv, core)
+        probe = run([_bin(venv, "python"), "-c", _METADATA_PROBE], self.work, COMMAND_TIMEOUT)
+        installed = self._installed(subject, venv)
+        if probe.returncode != 0 or installed is None:
+            self.report.fail(subject, f"{subject}: cannot read the venv's metadata", probe.stderr)
+            return
+        graph: dict[str, list[str]] = json.loads(probe.stdout)
+        direct = set(graph.get(CORE, []))
+        self.report.check(
+            subject,
+            direct == CORE_DEPENDENCIES,
+            f"{subject}: declares exactly {sorted(CORE_DEPENDENCIES)} as dependencies",
+            f"declares {sorted(direct)}",
+        )
+        allowed: set[str] = set()
+        pending = sorted(CORE_DEPENDENCIES)
+        while pending:  # what attrs and cattrs require, transitively (markers ignored)
+            name = pending.pop()
+            if name not in allowed:
+                allowed.add(name)
+                pending += graph.get(name, [])
+        extra = sorted(set(installed) - allowed - {CORE})
+        listing = ", ".join(f"{name} {installed[name]}" for name in sorted(installed))
+        self.report.check(
+            subject,
+            not extra and set(installed) >= CORE_DEPENDENCIES,
+            f"{subject}: installs only attrs, cattrs and their requirements ({listing})",
+            f"unexpected: {extra}; allowed from attrs/cattrs metadata: {sorted(allowed)}",
+        )
+
+    def check_role(self, role: Dist, core: Dist, roles: Sequence[str]) -> None:
+        """One role with the core wheel only, in its own fresh venv."""
+        subject = role.name
+        self.report.section(f"{subject} + {core.name} wheels in a fresh venv")
+        wheel, core_wheel = self.wheels.get(role.name), self.wheels.get(core.name)
+        venv = self._venv(role.name)
+        if wheel is None or core_wheel is None or venv is None:
+            self.report.fail(subject, f"{subject}: skipped (no wheel or no venv)")
+            return
+        if not self._install(subject, venv, [wheel, core_wheel]):
+            return
+        self._pip_check(subject, venv)
+        self._import(subject, venv, role)
+        installed = self._installed(subject, venv)
+        if installed is not None:
+            for name in sorted(FORBIDDEN[role.name]):
+                self.report.check(
+                    subject,
+                    name not in installed,
+                    f"{subject}: no {name} in the environment",
+                    f"{name} {installed.get(name)} was installed; find who pulls it with "
+                    f"`uv pip tree --invert --package {name}`",
+                )
+            others = sorted(set(installed) & set(roles) - {role.name})
+            self.report.check(
+                subject, not others, f"{subject}: no other role installed", f"found {others}"
+            )
+        self._command(subject, venv, COMMANDS[role.name])
+
+    def _command(self, subject: str, venv: Path, command: str) -> None:
+        program = _bin(venv, command)
+        if not program.exists():
+            self.report.fail(
+                subject,
+                f"{subject}: console command {command!r} is not installed "
+                "(no [project.scripts] entry in the wheel?)",
+            )
+            return
+        result = run([program, "--help"], self.work, COMMAND_TIMEOUT)
+        text = _output(result)
+        hint = ""
+        if "ModuleNotFoundError" in text or "ImportError" in text or "AttributeError" in text:
+            hint = " (its entry point does not import: is the CLI module written yet?)"
+        self.report.check(
+            subject,
+            result.returncode == 0 and bool(result.stdout.strip()),
+            f"{subject}: `{command} --help` prints its usage{hint}",
+            text if result.returncode != 0 else "exit 0 but nothing on stdout",
+        )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Build, install and check every published distribution; return the exit status."""
+    parser = argparse.ArgumentParser(
+        prog="tools/wheel_check.py", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument(
+        "--python",
+        default=sys.executable,
+        help="interpreter for the fresh venvs (default: the one running this script)",
+    )
+    parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    args = parser.parse_args(argv)
+
+    if shutil.which("uv") is None:
+        print("error: uv is not on PATH", file=sys.stderr)
+        return 2
+    dists = load_distributions(ROOT)
+    core = next(dist for dist in dists if dist.name == CORE)
+    roles = [dist for dist in dists if dist.name != CORE]
+    unknown = sorted({dist.name for dist in roles} - set(FORBIDDEN))
+    if unknown:
+        print(f"error: no wheel checks defined for {unknown}", file=sys.stderr)
+        return 2
+
+    report = Report()
+    work = Path(tempfile.mkdtemp(prefix="a2c-wheel-check-"))
+    print(f"wheel check in {work} with {args.python}", flush=True)
+    try:
+        checker = Checker(report, work, args.python)
+        checker.build(dists)
+        checker.check_core(core)
+        for role in roles:
+            checker.check_role(role, core, [dist.name for dist in roles])
+    finally:
+        if args.keep:
+            print(f"\nkept {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+    report.section("summary")
+    if report.failures:
+        print(f"wheel check FAILED: {len(report.failures)} failed, {report.passed} passed")
+        for failure in report.failures:
+            print(f"  - {failure}")
+        return 1
+    print(f"wheel check passed: {report.passed} checks")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
