@@ -22,6 +22,9 @@ the protocol version each implements). This script is the only thing that edits 
   for 0.x, ``>=X.Y.Z,<(X+1)`` from 1.0) and the matrix, together.
 * ``matrix [--write]``: print the compatibility matrix, or rewrite it between the markers
   ``<!-- compat-matrix:start -->`` and ``<!-- compat-matrix:end -->``.
+* ``release-tag <tag>``: for the release workflow: accept only ``<dist>-v<version>`` where
+  ``<dist>`` is a published distribution and ``<version>`` equals both its version file and
+  the table, then print ``distribution=...``, ``version=...`` and ``path=...`` lines.
 
 Only the standard library is used, so it runs before anything is installed: TOML is read
 with :mod:`tomllib`, and every edit is a targeted text replacement that leaves the rest of
@@ -51,6 +54,7 @@ __all__ = [
     "core_range",
     "load_table",
     "main",
+    "release_tag",
     "render_matrix",
     "specifier_admits",
 ]
@@ -650,6 +654,38 @@ def bump(root: Path, name: str, part: str) -> list[str]:
     return report
 
 
+# --- release tags ---------------------------------------------------------------------------
+
+
+def release_tag(root: Path, tag: str) -> Distribution:
+    """The distribution a release tag ``<dist>-v<MAJOR.MINOR.PATCH>`` selects.
+
+    Raises :class:`VersionsError` unless the tag names a published distribution and its
+    version equals both the table and the distribution's version file.
+    """
+    table = load_table(root)
+    match = re.fullmatch(r"(?P<name>[a-z0-9][a-z0-9-]*?)-v(?P<version>[0-9]+\.[0-9]+\.[0-9]+)", tag)
+    if match is None:
+        raise VersionsError(
+            f"tag {tag!r} is not <distribution>-v<MAJOR.MINOR.PATCH> (for example a2c-agent-v0.2.1)"
+        )
+    names = {dist.name for dist in table}
+    if match.group("name") not in names:
+        raise VersionsError(
+            f"tag {tag!r} names {match.group('name')!r}, not a published distribution "
+            f"({', '.join(sorted(names))})"
+        )
+    dist = _find(table, match.group("name"))
+    version = match.group("version")
+    on_disk = read_version_file(dist.version_file(root))
+    if version != on_disk or version != dist.version:
+        raise VersionsError(
+            f"tag {tag!r} says {version} but {dist.version_file(root).relative_to(root)} says "
+            f"{on_disk} and {TABLE} says {dist.version}: bump first, then tag that commit"
+        )
+    return dist
+
+
 # --- show and the command line --------------------------------------------------------------
 
 
@@ -697,6 +733,10 @@ def _parser() -> argparse.ArgumentParser:
     bump_cmd = commands.add_parser("bump", help="bump one distribution and every pin on it")
     bump_cmd.add_argument("distribution")
     bump_cmd.add_argument("part", choices=["patch", "minor", "major"])
+    tag_cmd = commands.add_parser(
+        "release-tag", help="validate a release tag <dist>-v<version> and print what it selects"
+    )
+    tag_cmd.add_argument("tag")
     matrix_cmd = commands.add_parser("matrix", help="print or rewrite the compatibility matrix")
     matrix_cmd.add_argument(
         "--write",
@@ -726,6 +766,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "bump":
             for line in bump(root, args.distribution, args.part):
                 print(line)
+            return 0
+        if args.command == "release-tag":
+            dist = release_tag(root, args.tag)
+            print(f"distribution={dist.name}\nversion={dist.version}\npath={dist.path}")
             return 0
         table = load_table(root)
         if not args.write:

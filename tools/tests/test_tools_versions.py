@@ -303,3 +303,38 @@ def test_tools_versions_command_line_exit_status(repo: Path) -> None:
     )
     assert failed.returncode == 1
     assert "a2c-agent" in failed.stderr
+
+
+def test_tools_versions_release_tag_selects_one_distribution(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert versions.main(["--root", str(repo), "release-tag", "a2c-protocol-core-v0.2.0"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "distribution=a2c-protocol-core",
+        "version=0.2.0",
+        "path=packages/a2c-protocol-core",
+    ]
+    versions.bump(repo, "a2c-agent", "patch")
+    assert versions.release_tag(repo, "a2c-agent-v0.2.1").name == "a2c-agent"
+
+
+@pytest.mark.parametrize(
+    ("tag", "expected"),
+    [
+        ("a2c-agent-v0.2.1", "says 0.2.1 but packages/a2c-agent/src/a2c_agent/_version.py"),
+        ("a2c-demo-v0.2.0", "not a published distribution"),
+        ("a2c-agent-0.2.0", "is not <distribution>-v<MAJOR.MINOR.PATCH>"),
+        ("a2c-agent-v0.2", "is not <distribution>-v<MAJOR.MINOR.PATCH>"),
+    ],
+)
+def test_tools_versions_release_tag_refuses_a_wrong_tag(
+    repo: Path, tag: str, expected: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert versions.main(["--root", str(repo), "release-tag", tag]) == 1
+    assert expected in capsys.readouterr().err
+
+
+def test_tools_versions_release_tag_refuses_a_version_file_ahead_of_the_table(repo: Path) -> None:
+    _write(repo, "packages/a2c-server/src/a2c_server/_version.py", '__version__ = "0.2.1"\n')
+    with pytest.raises(versions.VersionsError, match=re.escape("tools/versions.toml says 0.2.0")):
+        versions.release_tag(repo, "a2c-server-v0.2.1")
