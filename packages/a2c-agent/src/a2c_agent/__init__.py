@@ -1,5 +1,130 @@
-"""a2c_agent."""
+"""a2c_agent: the Agent role of the A2C-SMCP protocol 0.2.
 
+An Agent connects to a Server, joins an office and calls tools hosted by the Computers of
+that office::
+
+    from a2c_agent import AsyncAgent
+
+    async with AsyncAgent("http://127.0.0.1:8000", name="bot") as agent:
+        await agent.join_office("office-1")
+        print(agent.tools)                       # kept fresh from notify:* events
+        result = await agent.call_tool("box-1", "word_count", {"text": "a b c"})
+
+``SyncAgent`` offers the same methods, blocking. ``PROTOCOL_VERSION`` is the protocol
+version this SDK speaks (sent as ``a2c_version``), independent of ``__version__``.
+"""
+
+from a2c_protocol import (
+    PROTOCOL_VERSION,
+    A2CResource,
+    BadRequestError,
+    CallToolResult,
+    CapabilityNotSupportedError,
+    CrossOfficeError,
+    Event,
+    ForbiddenError,
+    GetComputerConfigRet,
+    InternalError,
+    InvalidWindowURIError,
+    McpServerNotFoundError,
+    NotFoundError,
+    NotInOfficeError,
+    ProtocolVersionError,
+    RemoteError,
+    RequestTimeoutError,
+    SessionInfo,
+    ToolAuthorizationError,
+    ToolError,
+    ToolMeta,
+    UnauthorizedError,
+    WindowURI,
+)
+
+from ._agent import (
+    AsyncAgent,
+    DesktopListener,
+    NotificationListener,
+    NotificationStream,
+    StateListener,
+    ToolsListener,
+)
+from ._exceptions import (
+    AckTimeoutError,
+    AgentConnectionError,
+    AgentError,
+    AgentStateError,
+    ConnectionLostError,
+    InvalidResponseError,
+    JoinOfficeError,
+    LeaveOfficeError,
+    ToolCallTimeoutError,
+)
+from ._lifecycle import AgentState
+from ._sync import SyncAgent
+from ._types import (
+    AgentNotification,
+    AgentTool,
+    NotificationPayload,
+    ResourcePage,
+    ToolAuthorization,
+    raise_for_tool_error,
+    resource_priority,
+    result_error_code,
+    result_text,
+    tool_authorization,
+)
 from ._version import __version__
 
-__all__ = ["__version__"]
+__all__ = [
+    "PROTOCOL_VERSION",
+    "A2CResource",
+    "AckTimeoutError",
+    "AgentConnectionError",
+    "AgentError",
+    "AgentNotification",
+    "AgentState",
+    "AgentStateError",
+    "AgentTool",
+    "AsyncAgent",
+    "BadRequestError",
+    "CallToolResult",
+    "CapabilityNotSupportedError",
+    "ConnectionLostError",
+    "CrossOfficeError",
+    "DesktopListener",
+    "Event",
+    "ForbiddenError",
+    "GetComputerConfigRet",
+    "InternalError",
+    "InvalidResponseError",
+    "InvalidWindowURIError",
+    "JoinOfficeError",
+    "LeaveOfficeError",
+    "McpServerNotFoundError",
+    "NotFoundError",
+    "NotInOfficeError",
+    "NotificationListener",
+    "NotificationPayload",
+    "NotificationStream",
+    "ProtocolVersionError",
+    "RemoteError",
+    "RequestTimeoutError",
+    "ResourcePage",
+    "SessionInfo",
+    "StateListener",
+    "SyncAgent",
+    "ToolAuthorization",
+    "ToolAuthorizationError",
+    "ToolCallTimeoutError",
+    "ToolError",
+    "ToolMeta",
+    "ToolsListener",
+    "UnauthorizedError",
+    "WindowURI",
+    "__version__",
+    "raise_for_tool_error",
+    "resource_priority",
+    "result_error_code",
+    "result_text",
+    "tool_authorization",
+]

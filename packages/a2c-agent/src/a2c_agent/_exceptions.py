@@ -1,0 +1,114 @@
+"""The Agent's own exceptions; every one derives from :class:`AgentError`.
+
+::
+
+    a2c_protocol.A2CError
+    ├── AgentError                        root of everything a2c_agent raises itself
+    │   ├── AgentStateError               an operation not allowed in the current lifecycle state
+    │   ├── AgentConnectionError          the Socket.IO connection could not be opened / was lost
+    │   │   └── ConnectionLostError       the connection dropped while a request was waiting
+    │   ├── JoinOfficeError               ``server:join_office`` answered ``[false, reason]``
+    │   ├── LeaveOfficeError              ``server:leave_office`` answered ``[false, reason]``
+    │   ├── AckTimeoutError               no ack within ``request_timeout`` (also a TimeoutError)
+    │   ├── ToolCallTimeoutError          a tool call outlived its timeout; the cancel was sent
+    │   └── InvalidResponseError          a peer's answer does not match the protocol model
+    ├── RemoteError (from a2c_protocol)   a flat ErrorPayload ack, typed by code:
+    │   BadRequestError 400, UnauthorizedError 401, ForbiddenError 403, NotFoundError 404,
+    │   RequestTimeoutError 408, InternalError 500, ProtocolVersionError 4008/4900,
+    │   McpServerNotFoundError 4014, CapabilityNotSupportedError 4015,
+    │   NotInOfficeError 4103, CrossOfficeError 4104 …
+    └── InvalidWindowURIError (from a2c_protocol)  a window URI with a query/fragment etc.
+
+Tool-level failures (``isError: true``) are *results*, never raised by ``call_tool``; see
+:func:`a2c_agent.raise_for_tool_error` to turn one into the core ``ToolError`` tree.
+"""
+
+from __future__ import annotations
+
+from a2c_protocol import A2CError, FieldError
+
+__all__ = [
+    "AckTimeoutError",
+    "AgentConnectionError",
+    "AgentError",
+    "AgentStateError",
+    "ConnectionLostError",
+    "InvalidResponseError",
+    "JoinOfficeError",
+    "LeaveOfficeError",
+    "ToolCallTimeoutError",
+]
+
+
+class AgentError(A2CError):
+    """Root of every exception raised by ``a2c_agent`` itself."""
+
+
+class AgentStateError(AgentError, RuntimeError):
+    """The agent is not in a state that allows the operation (e.g. not connected)."""
+
+
+class AgentConnectionError(AgentError, ConnectionError):
+    """The connection to the Server could not be opened, or it is down right now."""
+
+
+class ConnectionLostError(AgentConnectionError):
+    """The Socket.IO connection dropped while this request waited for its answer.
+
+    Liveness comes from Socket.IO's ``disconnect`` event, never from an ack timeout, so a
+    pending request fails with this as soon as the transport is gone.
+    """
+
+
+class JoinOfficeError(AgentError):
+    """The Server refused ``server:join_office``; ``reason`` is its message."""
+
+    def __init__(self, office_id: str, reason: str | None) -> None:
+        self.office_id = office_id
+        self.reason = reason or "join refused"
+        super().__init__(f"cannot join office {office_id!r}: {self.reason}")
+
+
+class LeaveOfficeError(AgentError):
+    """The Server refused ``server:leave_office``; ``reason`` is its message."""
+
+    def __init__(self, office_id: str, reason: str | None) -> None:
+        self.office_id = office_id
+        self.reason = reason or "leave refused"
+        super().__init__(f"cannot leave office {office_id!r}: {self.reason}")
+
+
+class AckTimeoutError(AgentError, TimeoutError):
+    """No answer to a request within the agent's ``request_timeout``."""
+
+    def __init__(self, event: str, timeout: float) -> None:
+        self.event = event
+        self.timeout = timeout
+        super().__init__(f"no answer to {event} within {timeout:g} s")
+
+
+class ToolCallTimeoutError(AgentError, TimeoutError):
+    """A tool call got no answer within its timeout (plus the grace period).
+
+    The agent has already sent ``server:tool_call_cancel`` for ``req_id`` when this is
+    raised; the Computer cancels the call on a best-effort basis.
+    """
+
+    def __init__(self, computer: str, tool_name: str, req_id: str, timeout: float) -> None:
+        self.computer = computer
+        self.tool_name = tool_name
+        self.req_id = req_id
+        self.timeout = timeout
+        super().__init__(
+            f"tool {tool_name!r} on {computer!r} timed out after {timeout:g} s "
+            f"(cancel sent for req_id {req_id})"
+        )
+
+
+class InvalidResponseError(AgentError, ValueError):
+    """A peer answered with data that does not match the protocol's model."""
+
+    def __init__(self, what: str, errors: list[FieldError] | None = None) -> None:
+        self.errors = errors or []
+        detail = "; ".join(str(e) for e in self.errors)
+        super().__init__(f"invalid {what}" + (f": {detail}" if detail else ""))
