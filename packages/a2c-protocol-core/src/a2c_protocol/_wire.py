@@ -191,10 +191,29 @@ def _strict_container(
         if not isinstance(value, kind):
             raise _TypeMismatch(f"expected {label}, got {_json_type(value)}")
         if inner is None:
-            return dict(value) if kind is dict else list(value)  # type: ignore[call-overload]
+            # Opaque JSON (dict[str, Any] / list[Any]) is passed through uncopied: it is
+            # the hot path for tool params and results.
+            return value
         return inner(value, tp)  # type: ignore[arg-type]
 
     return hook
+
+
+_OPAQUE_LEAVES: Final = (Any, str, AttributeValue)
+
+
+def _is_opaque_json(tp: Any) -> bool:
+    """JSON containers whose leaves need no conversion (schemas, params, content blocks)."""
+    origin, args = get_origin(tp), get_args(tp)
+    if origin is dict:
+        return args[1] in _OPAQUE_LEAVES or _is_opaque_json(args[1])
+    if origin is list:
+        return args[0] in _OPAQUE_LEAVES or _is_opaque_json(args[0])
+    return False
+
+
+def _identity(value: Any) -> Any:
+    return value
 
 
 def _attrs_unstructure(conv: Converter) -> Callable[[type], Callable[[Any], dict[str, Any]]]:
@@ -211,7 +230,7 @@ def _attrs_unstructure(conv: Converter) -> Callable[[type], Callable[[Any], dict
 
 
 def _attrs_structure(
-    conv: Converter, forbid_extra: bool
+    conv: Converter, forbid_extra: bool, detailed: bool
 ) -> Callable[[type], Callable[[Any, type], Any]]:
     def factory(cls: type) -> Callable[[Any, type], Any]:
         overrides: dict[str, Any] = {
@@ -223,7 +242,7 @@ def _attrs_structure(
             cls,
             conv,
             _cattrs_forbid_extra_keys=forbid_extra,
-            _cattrs_detailed_validation=True,
+            _cattrs_detailed_validation=detailed,
             **overrides,
         )
         aliases = _INPUT_ALIASES.get(cls, {})
@@ -274,8 +293,8 @@ def _tagged_union(
     return structure, unstructure
 
 
-def _make_converter(*, forbid_extra: bool) -> Converter:
-    conv = Converter()
+def _make_converter(*, forbid_extra: bool, detailed: bool = True) -> Converter:
+    conv = Converter(detailed_validation=detailed)
     conv.register_structure_hook(str, _structure_str)
     conv.register_structure_hook(int, _structure_int)
     conv.register_structure_hook(float, _structure_float)
@@ -293,7 +312,10 @@ def _make_converter(*, forbid_extra: bool) -> Converter:
         _is_list_type, lambda tp: _strict_container(conv, tp, list, "array")
     )
     conv.register_unstructure_hook_factory(attrs.has, _attrs_unstructure(conv))
-    conv.register_structure_hook_factory(attrs.has, _attrs_structure(conv, forbid_extra))
+    # Encoding opaque JSON value by value is the dominant cost for tool lists; it is
+    # already JSON, so it goes out as is.
+    conv.register_unstructure_hook_func(_is_opaque_json, _identity)
+    conv.register_structure_hook_factory(attrs.has, _attrs_structure(conv, forbid_extra, detailed))
     for union, tags, aliases in (
         (MCPServerConfig, _SERVER_TAGS, _SERVER_TAG_ALIASES),
         (MCPServerInput, _INPUT_TAGS, {}),
@@ -307,6 +329,9 @@ def _make_converter(*, forbid_extra: bool) -> Converter:
     return conv
 
 
+# Decoding runs on the fast converter; only when it fails is the payload decoded again by
+# the detailed one, whose job is to collect every field error for the report.
+_PEER_FAST: Final = _make_converter(forbid_extra=False, detailed=False)
 _PEER: Final = _make_converter(forbid_extra=False)
 _CONFIG: Final = _make_converter(forbid_extra=True)
 
@@ -354,7 +379,14 @@ def _note_of(exc: BaseException) -> str | None:
     return None
 
 
-def _structure(conv: Converter, cls: type[T], data: object, label: str) -> T:
+def _structure(
+    conv: Converter, cls: type[T], data: object, label: str, fast: Converter | None = None
+) -> T:
+    if fast is not None:
+        try:
+            return fast.structure(data, cls)
+        except Exception:
+            pass  # any failure is re-diagnosed in detail below
     try:
         return conv.structure(data, cls)
     except (
@@ -387,7 +419,7 @@ def from_wire(cls: type[T], data: object) -> T:
 
     Raises :class:`InvalidPayloadError` listing every field error.
     """
-    return _structure(_PEER, cls, data, _label(cls))
+    return _structure(_PEER, cls, data, _label(cls), _PEER_FAST)
 
 
 def config_from_json(data: object) -> GetComputerConfigRet:
