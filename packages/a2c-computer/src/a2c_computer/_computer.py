@@ -1,0 +1,582 @@
+"""The Computer: hosts MCP servers and answers for them (the I/O shell around the rules).
+
+It owns one :class:`McpServer` per enabled configured server, keeps the tool registry and
+the window lists current, runs tool calls (timeout, cancel, confirmation, error codes),
+organizes the desktop, forwards ``resources/list`` pages, and reports changes to its
+listeners (the Socket.IO link is one of them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from types import TracebackType
+from typing import Any, Literal, Self, TypeAlias
+
+import attrs
+from a2c_protocol import (
+    CallToolResult,
+    CapabilityNotSupportedError,
+    ComputerConfig,
+    ErrorCode,
+    Event,
+    InvalidPayloadError,
+    JsonObject,
+    MCPServerConfig,
+    McpServerNotFoundError,
+    SMCPTool,
+    StreamableServerConfig,
+    SseServerConfig,
+    from_wire,
+    to_wire,
+)
+
+from ._auth import classify_upstream_failure, default_auth_hint, sanitize_auth_hint
+from ._config import load_config
+from ._desktop import (
+    CallRecord,
+    WindowInfo,
+    describe_window,
+    host_collisions,
+    list_changed_needs_refresh,
+    organize,
+    updated_needs_refresh,
+    window_uri_set,
+)
+from ._exceptions import ComputerStateError
+from ._inputs import InputResolver, PromptFn
+from ._mcp import McpCallFailure, McpServer, NotificationKind, ServerStatus
+from ._registry import LookupKind, ToolRegistry, build_registry
+
+__all__ = [
+    "ConfirmCallback",
+    "ConfirmRequest",
+    "ServerState",
+    "ToolCallRecord",
+    "UpdateListener",
+    "ToolsSource",
+    "ComputerCore",
+    "error_result",
+]
+
+logger = logging.getLogger("a2c_computer")
+
+ToolCallRecord = CallRecord
+
+
+@attrs.frozen
+class ConfirmRequest:
+    """What a confirmation callback is asked about."""
+
+    req_id: str
+    agent: str | None
+    mcp_server: str
+    tool: str
+    exposed_name: str
+    arguments: JsonObject
+
+
+#: ``async confirm(request) -> bool``: True runs the tool, False declines it (4005).
+ConfirmCallback: TypeAlias = Callable[[ConfirmRequest], Awaitable[bool]]
+#: Called with ``Event.UPDATE_CONFIG`` / ``UPDATE_TOOL_LIST`` / ``UPDATE_DESKTOP``.
+UpdateListener: TypeAlias = Callable[[Event], Awaitable[None] | None]
+ToolsSource: TypeAlias = Mapping[str, Sequence[JsonObject]]
+
+
+@attrs.frozen
+class ServerState:
+    """Status of one configured MCP server."""
+
+    name: str
+    status: str
+    last_error: str | None
+    restarts: int
+    tools: int
+    windows: int
+
+
+def error_result(
+    code: int, message: str, *, mcp_server: str | None = None, extra: JsonObject | None = None
+) -> CallToolResult:
+    """An ``isError`` tool result with ``meta.error_code`` (and ``meta.mcp_server``)."""
+    meta: JsonObject = {"error_code": int(code)}
+    if mcp_server is not None:
+        meta["mcp_server"] = mcp_server
+    meta.update(extra or {})
+    return CallToolResult(content=[{"type": "text", "text": message}], is_error=True, meta=meta)
+
+
+def _credentials_configured(config: MCPServerConfig) -> bool:
+    if isinstance(config, StreamableServerConfig | SseServerConfig):
+        headers = config.server_parameters.headers or {}
+        return any(k.lower() in ("authorization", "x-api-key", "cookie") for k in headers)
+    return True
+
+
+class ComputerCore:
+    """MCP servers, tools, windows and tool calls, without any Socket.IO."""
+
+    def __init__(
+        self,
+        config: ComputerConfig | Mapping[str, Any] | str,
+        *,
+        confirm: ConfirmCallback | None = None,
+        confirm_policy: Literal["allow", "deny"] = "allow",
+        env: Mapping[str, str] | None = None,
+        prompt: PromptFn | None = None,
+        interactive: bool | None = None,
+        restart: bool = True,
+        start_timeout: float = 30.0,
+        history_size: int = 10,
+    ) -> None:
+        self._config = load_config(config) if not isinstance(config, ComputerConfig) else load_config(config)
+        self._confirm = confirm
+        self._confirm_policy = confirm_policy
+        self._resolver = InputResolver(self._config.inputs, env=env, prompt=prompt, interactive=interactive)
+        self._restart = restart
+        self._start_timeout = start_timeout
+        self._servers: dict[str, McpServer] = {}
+        self._tools: dict[str, list[JsonObject]] = {}
+        self._windows: dict[str, list[WindowInfo]] = {}
+        self._window_sets: dict[str, frozenset[str]] = {}
+        self._registry = build_registry({}, {})
+        self._history: deque[CallRecord] = deque(maxlen=history_size)
+        self._inflight: dict[str, asyncio.Task[CallToolResult]] = {}
+        self._cancelled: set[str] = set()
+        self._listeners: list[UpdateListener] = []
+        self._side: set[asyncio.Task[Any]] = set()
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._running = False
+        self._warned_unconfirmed: set[str] = set()
+
+    # -- lifecycle -----------------------------------------------------------
+
+    async def start(self, *, wait: float | None = None) -> None:
+        """Start every enabled server; wait (up to ``wait`` s) for each first attempt."""
+        self._running = True
+        for name, config in self._config.servers.items():
+            if not config.disabled:
+                self._launch(name, config)
+        await self.wait_settled(wait if wait is not None else self._start_timeout + 5)
+
+    async def wait_settled(self, timeout: float) -> None:
+        """Wait until every server's first start attempt has finished."""
+        servers = list(self._servers.values())
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(
+                asyncio.gather(*(s.wait_settled() for s in servers)), timeout
+            )
+
+    async def stop(self) -> None:
+        """Stop every server (kills stdio children) and cancel in-flight calls."""
+        self._running = False
+        for task in list(self._inflight.values()):
+            task.cancel()
+        await asyncio.gather(*(s.stop() for s in self._servers.values()), return_exceptions=True)
+        for task in list(self._side):
+            task.cancel()
+        await asyncio.gather(*self._side, return_exceptions=True)
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.stop()
+
+    def _launch(self, name: str, config: MCPServerConfig) -> None:
+        async def params() -> Mapping[str, Any]:
+            authored: JsonObject = to_wire(config.server_parameters)
+            return await self._resolver.resolve_params(authored, server=name)
+
+        server = McpServer(
+            config,
+            params=params,
+            on_ready=self._server_ready,
+            on_down=self._server_down,
+            on_notification=self._server_notification,
+            restart=self._restart,
+            start_timeout=self._start_timeout,
+        )
+        self._servers[name] = server
+        server.start()
+
+    # -- listeners -----------------------------------------------------------
+
+    def add_update_listener(self, listener: UpdateListener) -> None:
+        """Be told about ``server:update_*`` worthy changes."""
+        self._listeners.append(listener)
+
+    def remove_update_listener(self, listener: UpdateListener) -> None:
+        with contextlib.suppress(ValueError):
+            self._listeners.remove(listener)
+
+    async def _announce(self, event: Event) -> None:
+        logger.debug("change: %s", event)
+        for listener in list(self._listeners):
+            try:
+                outcome = listener(event)
+                if outcome is not None:
+                    await outcome
+            except Exception:
+                logger.exception("update listener failed for %s", event)
+
+    def _spawn(self, coro: Awaitable[Any]) -> None:
+        task = asyncio.ensure_future(coro)
+        self._side.add(task)
+        task.add_done_callback(self._side.discard)
+
+    # -- server callbacks ------------------------------------------------------
+
+    def _lock(self, name: str) -> asyncio.Lock:
+        return self._locks.setdefault(name, asyncio.Lock())
+
+    async def _server_ready(self, server: McpServer) -> None:
+        async with self._lock(server.name):
+            await self._refresh_tools(server)
+            await self._refresh_windows(server, initial=True)
+        self._rebuild_and_announce()
+        await self._announce(Event.UPDATE_DESKTOP)
+
+    async def _server_down(self, server: McpServer) -> None:
+        self._tools.pop(server.name, None)
+        had_windows = bool(self._windows.pop(server.name, None))
+        self._window_sets.pop(server.name, None)
+        self._rebuild_and_announce()
+        if had_windows:
+            await self._announce(Event.UPDATE_DESKTOP)
+
+    def _server_notification(self, server: McpServer, kind: NotificationKind, uri: str | None) -> None:
+        self._spawn(self._handle_notification(server, kind, uri))
+
+    async def _handle_notification(self, server: McpServer, kind: NotificationKind, uri: str | None) -> None:
+        try:
+            if kind is NotificationKind.TOOLS_CHANGED:
+                async with self._lock(server.name):
+                    await self._refresh_tools(server)
+                self._registry = self._build_registry()
+                await self._announce(Event.UPDATE_TOOL_LIST)
+            elif kind is NotificationKind.RESOURCES_CHANGED:
+                async with self._lock(server.name):
+                    changed = await self._refresh_windows(server)
+                if changed:
+                    await self._announce(Event.UPDATE_DESKTOP)
+                else:
+                    logger.debug("MCP server %s: resource list changed, window set did not", server.name)
+            elif kind is NotificationKind.RESOURCE_UPDATED and uri is not None:
+                if updated_needs_refresh(uri):
+                    await self._announce(Event.UPDATE_DESKTOP)
+        except Exception as exc:
+            logger.warning("MCP server %s: handling %s failed: %s", server.name, kind, exc)
+
+    async def _refresh_tools(self, server: McpServer) -> None:
+        caps = server.capabilities
+        if caps is None or caps.tools is None:
+            self._tools[server.name] = []
+            return
+        self._tools[server.name] = await server.list_all("tools/list", "tools")
+
+    async def _refresh_windows(self, server: McpServer, *, initial: bool = False) -> bool:
+        """Re-list the server's windows; True when its window URI set changed."""
+        if not server.can_subscribe:
+            if initial and server.has_resources:
+                logger.info(
+                    "MCP server %s has resources but no resources.subscribe; no windows", server.name
+                )
+            self._windows[server.name] = []
+            return False
+        resources = await server.list_all("resources/list", "resources")
+        infos = [i for r in resources if (i := describe_window(server.name, r)) is not None]
+        current = window_uri_set(resources)
+        old = self._window_sets.get(server.name)
+        self._windows[server.name] = infos
+        self._window_sets[server.name] = current
+        new_uris = current - (old or frozenset())
+        for info in infos:
+            if info.key in new_uris:
+                with contextlib.suppress(Exception):
+                    await server.request("resources/subscribe", {"uri": info.resource["uri"]}, timeout=10)
+        if initial or new_uris:
+            self._warn_host_collisions(server.name)
+        return list_changed_needs_refresh(old, current) and not (initial and not current)
+
+    def _warn_host_collisions(self, name: str) -> None:
+        hosts = {s: {w.uri.host for w in ws} for s, ws in self._windows.items()}
+        for host, servers in host_collisions(hosts).items():
+            if name in servers:
+                logger.warning(
+                    "window host %r of MCP server %s is also used by %s (hosts SHOULD be unique)",
+                    host,
+                    name,
+                    ", ".join(s for s in servers if s != name),
+                )
+
+    def _build_registry(self) -> ToolRegistry:
+        running = {n: t for n, t in self._tools.items() if n in self._servers}
+        return build_registry(self._config.servers, running)
+
+    def _rebuild_and_announce(self) -> None:
+        before = self._registry.fingerprint()
+        self._registry = self._build_registry()
+        if self._registry.fingerprint() != before:
+            self._spawn(self._announce(Event.UPDATE_TOOL_LIST))
+
+    # -- reading -------------------------------------------------------------
+
+    @property
+    def config(self) -> ComputerConfig:
+        """The configuration as authored (``${input:...}`` placeholders unresolved)."""
+        return self._config
+
+    @property
+    def history(self) -> list[CallRecord]:
+        """Recent tool calls, oldest first."""
+        return list(self._history)
+
+    def tools(self) -> list[SMCPTool]:
+        """The tools an Agent sees."""
+        return self._registry.tools()
+
+    def server_states(self) -> dict[str, ServerState]:
+        """Status of every configured server (disabled ones included)."""
+        out: dict[str, ServerState] = {}
+        for name, config in self._config.servers.items():
+            server = self._servers.get(name)
+            if server is None or config.disabled:
+                out[name] = ServerState(name, ServerStatus.DISABLED.value, None, 0, 0, 0)
+                continue
+            out[name] = ServerState(
+                name,
+                server.status.value,
+                server.last_error,
+                server.restarts,
+                len(self._tools.get(name, [])),
+                len(self._windows.get(name, [])),
+            )
+        return out
+
+    def server(self, name: str) -> McpServer | None:
+        return self._servers.get(name)
+
+    async def wait_ready(self, name: str, timeout: float = 30.0) -> None:
+        server = self._servers.get(name)
+        if server is None:
+            raise ComputerStateError(f"MCP server {name!r} is not running")
+        await server.wait_ready(timeout)
+
+    def windows(self) -> list[WindowInfo]:
+        """The discovered windows in enumeration order (servers alphabetically)."""
+        return [w for name in sorted(self._windows) for w in self._windows[name]]
+
+    async def desktop(self, size: int | None = None, window: str | None = None) -> list[str]:
+        """The organized desktop (reads every window's current content)."""
+        if size is not None and size <= 0:
+            return []
+        infos = self.windows()
+        contents = await asyncio.gather(*(self._read_window(w) for w in infos))
+        return organize(list(zip(infos, contents, strict=True)), size, list(self._history), window)
+
+    async def _read_window(self, info: WindowInfo) -> list[JsonObject] | None:
+        server = self._servers.get(info.server)
+        if server is None or server.status is not ServerStatus.READY:
+            return None
+        try:
+            result = await server.request("resources/read", {"uri": info.resource["uri"]}, timeout=30)
+        except Exception as exc:
+            logger.warning("window %s: resources/read failed: %s", info.key, exc)
+            return None
+        contents = result.get("contents")
+        return [c for c in contents if isinstance(c, dict)] if isinstance(contents, list) else None
+
+    async def list_resources(self, mcp_server: str, cursor: str | None = None) -> tuple[list[JsonObject], str | None]:
+        """One page of the server's ``resources/list``, unchanged.
+
+        Raises :class:`McpServerNotFoundError` (4014) for an unknown, disabled or not
+        running server and :class:`CapabilityNotSupportedError` (4015) without ``resources``.
+        """
+        server = self._servers.get(mcp_server)
+        config = self._config.servers.get(mcp_server)
+        if server is None or config is None or config.disabled or server.status is not ServerStatus.READY:
+            raise McpServerNotFoundError(
+                f"MCP server {mcp_server!r} is not registered or not running on this Computer",
+                mcp_server_name=mcp_server,
+            )
+        if not server.has_resources:
+            raise CapabilityNotSupportedError(
+                f"MCP server {mcp_server!r} lacks the 'resources' capability",
+                mcp_server_name=mcp_server,
+                capability="resources",
+            )
+        page = await server.request("resources/list", {"cursor": cursor} if cursor else None)
+        resources = [r for r in page.get("resources") or [] if isinstance(r, dict)]
+        next_cursor = page.get("nextCursor")
+        return resources, next_cursor if isinstance(next_cursor, str) and next_cursor else None
+
+    # -- tool calls ----------------------------------------------------------
+
+    def cancel(self, req_id: str) -> bool:
+        """Cancel an in-flight call (best effort); False for an unknown ``req_id``."""
+        task = self._inflight.get(req_id)
+        if task is None or task.done():
+            return False
+        self._cancelled.add(req_id)
+        task.cancel()
+        return True
+
+    async def call_tool(
+        self,
+        tool_name: str,
+        params: JsonObject | None = None,
+        *,
+        timeout: float = 60.0,
+        req_id: str | None = None,
+        agent: str | None = None,
+    ) -> CallToolResult:
+        """Run a tool by exposed name; every failure is an ``isError`` result with a code."""
+        import uuid
+
+        req_id = req_id or uuid.uuid4().hex
+        lookup = self._registry.lookup(tool_name)
+        if lookup.kind is LookupKind.FORBIDDEN:
+            return error_result(
+                ErrorCode.TOOL_DISABLED,
+                f"Tool {tool_name!r} is forbidden by this Computer's configuration",
+                mcp_server=lookup.server,
+            )
+        if lookup.kind is LookupKind.UNKNOWN or lookup.entry is None:
+            return error_result(ErrorCode.TOOL_NOT_FOUND, f"Tool {tool_name!r} not found on this Computer")
+        entry = lookup.entry
+        server = self._servers.get(entry.server)
+        if server is None:
+            return error_result(ErrorCode.TOOL_NOT_FOUND, f"Tool {tool_name!r} not found on this Computer")
+        if not (entry.meta is not None and entry.meta.auto_apply is True):
+            refusal = await self._confirmation(req_id, agent, entry.server, entry.original, tool_name, params or {})
+            if refusal is not None:
+                return refusal
+        if req_id in self._inflight:
+            return error_result(ErrorCode.TOOL_EXECUTION_FAILED, f"a call with req_id {req_id!r} is already running")
+        task = asyncio.ensure_future(self._invoke(server, entry.original, params or {}, timeout))
+        self._inflight[req_id] = task
+        success = False
+        try:
+            result = await task
+            success = not result.is_error
+            return result
+        except asyncio.CancelledError:
+            if req_id in self._cancelled and task.cancelled():
+                logger.info("tool call %s (%s) cancelled", req_id, tool_name)
+                return error_result(
+                    ErrorCode.TOOL_TIMEOUT,
+                    f"Tool call {tool_name!r} was cancelled",
+                    mcp_server=entry.server,
+                    extra={"cancelled": True},
+                )
+            raise
+        finally:
+            self._inflight.pop(req_id, None)
+            self._cancelled.discard(req_id)
+            self._history.append(CallRecord(entry.server, entry.original, req_id, time.time(), success))
+
+    async def _confirmation(
+        self, req_id: str, agent: str | None, server: str, tool: str, exposed: str, params: JsonObject
+    ) -> CallToolResult | None:
+        if self._confirm is None:
+            if self._confirm_policy == "allow":
+                if exposed not in self._warned_unconfirmed:
+                    self._warned_unconfirmed.add(exposed)
+                    logger.warning(
+                        "tool %s lacks auto_apply: true and no confirmation callback is set; "
+                        "running it (confirm_policy='allow')",
+                        exposed,
+                    )
+                return None
+            return error_result(
+                ErrorCode.TOOL_REQUIRES_CONFIRMATION,
+                f"Tool {exposed!r} requires confirmation, but this Computer has no confirmation "
+                "handler; set auto_apply: true for it in the configuration",
+                mcp_server=server,
+            )
+        try:
+            approved = await self._confirm(ConfirmRequest(req_id, agent, server, tool, exposed, dict(params)))
+        except Exception as exc:
+            logger.warning("confirmation callback failed for %s: %s", exposed, exc)
+            approved = False
+        if approved:
+            return None
+        return error_result(
+            ErrorCode.TOOL_REQUIRES_CONFIRMATION,
+            f"The call of tool {exposed!r} was declined on the Computer",
+            mcp_server=server,
+        )
+
+    async def _invoke(self, server: McpServer, tool: str, params: JsonObject, timeout: float) -> CallToolResult:
+        try:
+            raw = await server.call_tool(tool, params, max(timeout, 0.001))
+        except TimeoutError:
+            return error_result(
+                ErrorCode.TOOL_TIMEOUT, f"Tool {tool!r} timed out after {timeout:g} s", mcp_server=server.name
+            )
+        except McpCallFailure as exc:
+            return self._failure_result(server, tool, exc)
+        except Exception as exc:
+            logger.warning("tool %s on %s failed: %s", tool, server.name, exc)
+            return error_result(
+                ErrorCode.TOOL_EXECUTION_FAILED, f"Tool {tool!r} failed: {type(exc).__name__}", mcp_server=server.name
+            )
+        try:
+            result = from_wire(CallToolResult, raw)
+        except InvalidPayloadError as exc:
+            return error_result(
+                ErrorCode.TOOL_EXECUTION_FAILED, f"Tool {tool!r} returned an invalid result: {exc}", mcp_server=server.name
+            )
+        if result.is_error:
+            meta = dict(result.meta or {})
+            meta.setdefault("error_code", int(ErrorCode.TOOL_EXECUTION_FAILED))
+            meta.setdefault("mcp_server", server.name)
+            result = attrs.evolve(result, meta=meta)
+        return result
+
+    def _failure_result(self, server: McpServer, tool: str, exc: McpCallFailure) -> CallToolResult:
+        if exc.connection_lost:
+            return error_result(
+                ErrorCode.TOOL_EXECUTION_FAILED,
+                f"Tool {tool!r} failed: the MCP server {server.name} stopped responding (it will be restarted)",
+                mcp_server=server.name,
+            )
+        code = classify_upstream_failure(
+            http_status=exc.http_status, credentials_configured=_credentials_configured(server.config)
+        )
+        if code in (ErrorCode.TOOL_AUTHORIZATION_REQUIRED, ErrorCode.TOOL_AUTHORIZATION_FAILED):
+            hint = sanitize_auth_hint(default_auth_hint(code, server.name))
+            return error_result(code, hint["message"], mcp_server=server.name, extra={"auth_hint": hint})
+        return error_result(ErrorCode.TOOL_EXECUTION_FAILED, f"Tool {tool!r} failed: {exc}", mcp_server=server.name)
+
+    # -- runtime configuration -------------------------------------------------
+
+    async def update_config(self, config: ComputerConfig | Mapping[str, Any] | str) -> None:
+        """Replace the configuration: restart changed servers, stop removed ones, start new ones."""
+        new = load_config(config)
+        old = self._config
+        self._config = new
+        self._resolver.update_inputs(new.inputs)
+        for name, server in list(self._servers.items()):
+            if new.servers.get(name) != old.servers.get(name) or new.servers[name].disabled:
+                await server.stop()
+                del self._servers[name]
+                self._tools.pop(name, None)
+                self._windows.pop(name, None)
+                self._window_sets.pop(name, None)
+        if self._running:
+            for name, server_config in new.servers.items():
+                if name not in self._servers and not server_config.disabled:
+                    self._launch(name, server_config)
+        await self._announce(Event.UPDATE_CONFIG)
+        self._rebuild_and_announce()
+        if self._running:
+            await self.wait_settled(self._start_timeout + 5)

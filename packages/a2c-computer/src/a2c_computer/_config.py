@@ -1,0 +1,72 @@
+"""Loading and validating a Computer configuration file (computer-config.md).
+
+Rules:
+
+* the document has the shape ``{"inputs": [...], "servers": {name: MCPServerConfig}}``;
+  unknown keys anywhere are errors, every error names its JSON path;
+* a server's ``name`` equals its key; Streamable timeouts are ISO 8601 durations;
+* ``vrl`` scripts are refused at load time: this Computer ships no VRL runtime, and the
+  spec wants VRL problems to surface at start-up rather than at the first call.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from a2c_protocol import ComputerConfig, FieldError, InvalidPayloadError, config_from_json, to_wire
+
+from ._exceptions import ConfigError
+
+__all__ = ["config_to_json", "load_config"]
+
+
+def load_config(source: str | os.PathLike[str] | Mapping[str, Any] | ComputerConfig) -> ComputerConfig:
+    """Load and validate a configuration from a JSON file path, a dict, or a parsed config.
+
+    Raises :class:`ConfigError` listing every problem with its JSON path.
+    """
+    if isinstance(source, ComputerConfig):
+        data: Any = to_wire(source)
+        label = "config"
+    elif isinstance(source, Mapping):
+        data = dict(source)
+        label = "config"
+    else:
+        path = Path(source)
+        label = str(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"cannot read config file {label}: {exc}") from exc
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise ConfigError(f"config file {label} is not valid JSON: {exc}") from exc
+    try:
+        config = config_from_json(data)
+    except InvalidPayloadError as exc:
+        details = "; ".join(f"{e.path}: {e.problem}" for e in exc.errors)
+        raise ConfigError(f"invalid configuration {label}: {details}", exc.errors) from exc
+    errors = [
+        FieldError(
+            f"$.servers.{name}.vrl",
+            "VRL result transformation is not supported by this Computer (no VRL runtime is "
+            "available); remove the 'vrl' key",
+        )
+        for name, server in config.servers.items()
+        if server.vrl is not None
+    ]
+    if errors:
+        details = "; ".join(f"{e.path}: {e.problem}" for e in errors)
+        raise ConfigError(f"invalid configuration {label}: {details}", errors)
+    return config
+
+
+def config_to_json(config: ComputerConfig) -> dict[str, Any]:
+    """The configuration as authored (placeholders unresolved), fully populated."""
+    data: dict[str, Any] = to_wire(config)
+    return data

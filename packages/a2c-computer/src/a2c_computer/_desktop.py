@@ -1,0 +1,224 @@
+"""Desktop rules: window metadata, the organize algorithm, rendering, change detection.
+
+Rules (desktop-and-windows.md §2, §4-§6):
+
+* a window is a resource whose URI parses as ``window://`` (lenient: query/fragment
+  dropped with a WARN; identity = normalized host + path); metadata comes only from
+  ``annotations.priority`` (float in [0, 1], else WARN + 0.0), ``annotations.audience``
+  (no ``"assistant"`` → WARN, still included) and ``_meta.fullscreen`` (boolean) — never
+  from the URI;
+* organize: ``size <= 0`` → ``[]``; drop windows without contents, invalid URIs and
+  blob-only windows; keep only ``window`` when given; group by MCP server; servers in
+  order of most recent tool use (newest first), then the rest alphabetically; inside a
+  server priority descending, stable; a server with a fullscreen window contributes only
+  its earliest-listed fullscreen window; the global ``size`` cap is checked before every
+  append;
+* render: ``"<uri>\\n\\n<text blocks joined by \\n\\n>"``, or the bare URI when no text;
+  blobs are skipped with a WARN;
+* change detection: ``resources/list_changed`` refreshes only when the set of window URIs
+  changed; ``resources/updated`` refreshes at once for a window URI, never otherwise.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final
+
+import attrs
+from a2c_protocol import InvalidWindowURIError, JsonObject, WindowURI, read_fullscreen, read_priority
+
+__all__ = [
+    "CallRecord",
+    "WindowInfo",
+    "describe_window",
+    "host_collisions",
+    "is_reverse_dns",
+    "list_changed_needs_refresh",
+    "organize",
+    "render_window",
+    "updated_needs_refresh",
+    "window_uri_set",
+]
+
+logger = logging.getLogger("a2c_computer.desktop")
+
+_REVERSE_DNS: Final = re.compile(r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)+")
+
+
+@attrs.frozen
+class WindowInfo:
+    """A window as discovered: owner server, normalized URI and its metadata."""
+
+    server: str
+    uri: WindowURI
+    resource: JsonObject
+    priority: float
+    fullscreen: bool
+
+    @property
+    def key(self) -> str:
+        return str(self.uri)
+
+
+@attrs.frozen
+class CallRecord:
+    """One tool call in the history (owning MCP server, not the alias)."""
+
+    server: str
+    tool: str
+    req_id: str
+    timestamp: float
+    success: bool
+
+
+def _parse_window(uri: object) -> WindowURI | None:
+    if not isinstance(uri, str) or not uri.startswith("window://"):
+        return None
+    try:
+        return WindowURI.parse(uri, lenient=True)
+    except InvalidWindowURIError as exc:
+        logger.warning("resource %r is not a valid window URI (%s); skipped", uri, exc)
+        return None
+
+
+def describe_window(server: str, resource: Mapping[str, Any]) -> WindowInfo | None:
+    """The window view of one raw MCP resource, or None if it is not a window.
+
+    Logs the WARNs of the metadata rules (query dropped, bad priority, bad fullscreen,
+    audience without ``assistant``).
+    """
+    raw_uri = resource.get("uri")
+    uri = _parse_window(raw_uri)
+    if uri is None:
+        return None
+    annotations = resource.get("annotations")
+    annotations = annotations if isinstance(annotations, Mapping) else {}
+    meta = resource.get("_meta")
+    meta = meta if isinstance(meta, Mapping) else {}
+    priority = read_priority(annotations.get("priority"), uri=str(raw_uri))
+    fullscreen = read_fullscreen(meta.get("fullscreen"), uri=str(raw_uri))
+    audience = annotations.get("audience")
+    if audience is not None and (not isinstance(audience, list) or "assistant" not in audience):
+        logger.warning(
+            "window %s (MCP server %s): audience %r lacks 'assistant'; included anyway",
+            raw_uri,
+            server,
+            audience,
+        )
+    return WindowInfo(server, uri, dict(resource), priority, fullscreen)
+
+
+def _text_blocks(contents: Sequence[Mapping[str, Any]], uri: str) -> list[str] | None:
+    """Texts of the contents; None when the window is blob-only (to be dropped)."""
+    texts: list[str] = []
+    blobs = 0
+    for item in contents:
+        if isinstance(item.get("text"), str):
+            texts.append(item["text"])
+        else:
+            blobs += 1
+    if blobs:
+        logger.warning("window %s: %d blob content(s) are not rendered", uri, blobs)
+    if blobs and not texts and blobs == len(contents):
+        return None
+    return texts
+
+
+def render_window(uri: WindowURI, contents: Sequence[Mapping[str, Any]]) -> str:
+    """One desktop entry: the normalized URI, then the non-empty text blocks."""
+    texts = [t for t in (_text_blocks(contents, str(uri)) or []) if t]
+    body = "\n\n".join(texts)
+    return f"{uri}\n\n{body}" if body else str(uri)
+
+
+def organize(
+    windows: Sequence[tuple[WindowInfo, Sequence[Mapping[str, Any]] | None]],
+    size: int | None,
+    history: Sequence[CallRecord],
+    window: str | None = None,
+) -> list[str]:
+    """The desktop: rendered windows in organized order (see the module rules).
+
+    ``windows`` are ``(info, contents)`` pairs in enumeration order (servers' listing order);
+    ``contents`` is the ``resources/read`` result's ``contents`` (None if the read failed).
+    """
+    if size is not None and size <= 0:
+        return []
+    wanted: str | None = None
+    if window is not None:
+        parsed = _parse_window(window)
+        if parsed is None:
+            return []
+        wanted = str(parsed)
+    groups: dict[str, list[tuple[int, WindowInfo, Sequence[Mapping[str, Any]]]]] = {}
+    for pos, (info, contents) in enumerate(windows):
+        if not contents:
+            continue
+        if _text_blocks(contents, info.key) is None:
+            continue
+        if wanted is not None and info.key != wanted:
+            continue
+        groups.setdefault(info.server, []).append((pos, info, contents))
+    order: list[str] = []
+    for record in reversed(history):
+        if record.server in groups and record.server not in order:
+            order.append(record.server)
+    order += sorted(s for s in groups if s not in order)
+    out: list[str] = []
+    for server in order:
+        items = sorted(groups[server], key=lambda w: -w[1].priority)
+        full = [w for w in items if w[1].fullscreen]
+        chosen = [min(full, key=lambda w: w[0])] if full else items
+        for _, info, contents in chosen:
+            if size is not None and len(out) >= size:
+                return out
+            out.append(render_window(info.uri, contents))
+    return out
+
+
+def window_uri_set(resources: Iterable[Mapping[str, Any]]) -> frozenset[str]:
+    """Normalized window URIs among raw resources (no logging)."""
+    keys: set[str] = set()
+    for resource in resources:
+        uri = resource.get("uri")
+        if not isinstance(uri, str) or not uri.startswith("window://"):
+            continue
+        try:
+            keys.add(str(WindowURI.parse(uri.split("?", 1)[0].split("#", 1)[0])))
+        except InvalidWindowURIError:
+            continue
+    return frozenset(keys)
+
+
+def list_changed_needs_refresh(cached: frozenset[str] | None, current: frozenset[str]) -> bool:
+    """After ``resources/list_changed``: refresh only if the window set changed."""
+    return cached is None or cached != current
+
+
+def updated_needs_refresh(uri: str) -> bool:
+    """After ``resources/updated``: refresh at once for a window URI, ignore others."""
+    return isinstance(uri, str) and uri.startswith("window://") and _parse_window_quiet(uri)
+
+
+def _parse_window_quiet(uri: str) -> bool:
+    try:
+        WindowURI.parse(uri.split("?", 1)[0].split("#", 1)[0])
+    except InvalidWindowURIError:
+        return False
+    return True
+
+
+def is_reverse_dns(host: str) -> bool:
+    """Whether a host looks like reverse-DNS (``org.example.editor``: lowercase, dotted)."""
+    return _REVERSE_DNS.fullmatch(host) is not None
+
+
+def host_collisions(hosts_by_server: Mapping[str, Iterable[str]]) -> dict[str, list[str]]:
+    """Window hosts used by more than one MCP server → the servers using them (sorted)."""
+    users: dict[str, set[str]] = {}
+    for server, hosts in hosts_by_server.items():
+        for host in hosts:
+            users.setdefault(host, set()).add(server)
+    return {h: sorted(s) for h, s in sorted(users.items()) if len(s) > 1}

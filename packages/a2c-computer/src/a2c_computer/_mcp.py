@@ -1,0 +1,482 @@
+"""The thin adapter around the ``mcp`` client library (the only module importing ``mcp``).
+
+What it does, and nothing more:
+
+* opens a transport chosen from a dict keyed by config type (stdio, Streamable HTTP, SSE);
+* runs one MCP server per owner task with its own ``AsyncExitStack``: a failed start closes
+  only that stack; status is starting / ready / failed (+ last error) / stopped;
+* notices a lost transport (a crashed stdio process) and restarts with backoff;
+* speaks MCP with raw JSON results, so that the Computer (not ``mcp``'s typed models) decides
+  how lenient to be — e.g. an out-of-range ``annotations.priority`` must not fail a whole
+  ``resources/list``;
+* turns an HTTP 401/403/5xx answer to a JSON-RPC POST into a JSON-RPC error carrying the
+  status, so one refused call does not tear the session down and the caller can map it;
+* sends ``notifications/cancelled`` when a call is abandoned (timeout or cancel).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+import json
+import logging
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
+from datetime import timedelta
+from typing import Any, Final, TypeAlias
+
+import anyio
+import httpx
+from a2c_protocol import (
+    JsonObject,
+    MCPServerConfig,
+    SseServerConfig,
+    StdioServerConfig,
+    StreamableServerConfig,
+    parse_iso8601_duration,
+    reconnect_delays,
+)
+from mcp import ClientSession, McpError, StdioServerParameters, types
+from mcp.client.sse import sse_client
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamablehttp_client
+from pydantic import BaseModel, ConfigDict
+
+from ._exceptions import ComputerError
+
+__all__ = [
+    "McpCallFailure",
+    "McpServer",
+    "NotificationKind",
+    "ServerStatus",
+]
+
+logger = logging.getLogger("a2c_computer.mcp")
+
+#: JSON-RPC error code used for an HTTP refusal turned into an error response.
+_HTTP_REFUSAL: Final = -32001
+_MAX_PAGES: Final = 10_000
+
+
+class ServerStatus(enum.StrEnum):
+    """Lifecycle of one MCP server."""
+
+    STARTING = "starting"
+    READY = "ready"
+    FAILED = "failed"
+    STOPPED = "stopped"
+    DISABLED = "disabled"
+
+
+class NotificationKind(enum.StrEnum):
+    TOOLS_CHANGED = "tools_changed"
+    RESOURCES_CHANGED = "resources_changed"
+    RESOURCE_UPDATED = "resource_updated"
+
+
+class McpCallFailure(ComputerError):
+    """An MCP request failed; ``http_status`` is set for an HTTP refusal upstream."""
+
+    def __init__(
+        self, message: str, *, http_status: int | None = None, connection_lost: bool = False
+    ) -> None:
+        self.http_status = http_status
+        self.connection_lost = connection_lost
+        super().__init__(message)
+
+
+class _Raw(BaseModel):
+    """Any JSON-RPC result, kept as plain JSON."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+Streams: TypeAlias = tuple[Any, Any]
+TransportFactory: TypeAlias = Callable[[Mapping[str, Any]], AbstractAsyncContextManager[Streams]]
+
+
+# ----------------------------------------------------------------- transports
+
+
+class _HttpRefusalTransport(httpx.AsyncBaseTransport):
+    """Answers a refused JSON-RPC POST (401/403/5xx) with a JSON-RPC error instead."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
+        self._inner = inner
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await self._inner.handle_async_request(request)
+        status = response.status_code
+        if request.method != "POST" or not (status in (401, 403) or status >= 500):
+            return response
+        try:
+            message = json.loads(request.content)
+        except (ValueError, httpx.RequestNotRead):
+            return response
+        if not isinstance(message, dict) or "id" not in message or "method" not in message:
+            return response
+        await response.aread()
+        await response.aclose()
+        data = {"a2c_http_status": status}
+        error = {
+            "code": _HTTP_REFUSAL,
+            "message": f"upstream answered HTTP {status} to {message['method']}",
+            "data": data,
+        }
+        return httpx.Response(
+            200,
+            headers={"content-type": "application/json"},
+            content=json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": error}).encode(),
+            request=request,
+        )
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+def _http_client(
+    headers: dict[str, str] | None = None,
+    timeout: httpx.Timeout | None = None,
+    auth: httpx.Auth | None = None,
+) -> httpx.AsyncClient:
+    return httpx.AsyncClient(
+        headers=headers,
+        timeout=timeout if timeout is not None else httpx.Timeout(30.0, read=300.0),
+        auth=auth,
+        transport=_HttpRefusalTransport(httpx.AsyncHTTPTransport()),
+    )
+
+
+def _headers(params: Mapping[str, Any]) -> dict[str, str] | None:
+    raw = params.get("headers")
+    if not raw:
+        return None
+    return {str(k): str(v) for k, v in raw.items()}
+
+
+@contextlib.asynccontextmanager
+async def _open_stdio(params: Mapping[str, Any]) -> AsyncIterator[Streams]:
+    env = params.get("env")
+    server = StdioServerParameters(
+        command=str(params["command"]),
+        args=[str(a) for a in params.get("args") or []],
+        env={str(k): str(v) for k, v in env.items()} if env else None,
+        cwd=params.get("cwd"),
+        encoding=params.get("encoding") or "utf-8",
+        encoding_error_handler=params.get("encoding_error_handler") or "strict",
+    )
+    async with stdio_client(server, errlog=sys.stderr) as (read, write):
+        yield read, write
+
+
+@contextlib.asynccontextmanager
+async def _open_streamable(params: Mapping[str, Any]) -> AsyncIterator[Streams]:
+    async with streamablehttp_client(
+        str(params["url"]),
+        headers=_headers(params),
+        timeout=parse_iso8601_duration(params.get("timeout") or "PT30S"),
+        sse_read_timeout=parse_iso8601_duration(params.get("sse_read_timeout") or "PT5M"),
+        terminate_on_close=bool(params.get("terminate_on_close", True)),
+        httpx_client_factory=_http_client,
+    ) as (read, write, _):
+        yield read, write
+
+
+@contextlib.asynccontextmanager
+async def _open_sse(params: Mapping[str, Any]) -> AsyncIterator[Streams]:
+    async with sse_client(
+        str(params["url"]),
+        headers=_headers(params),
+        timeout=float(params.get("timeout") or 5.0),
+        sse_read_timeout=float(params.get("sse_read_timeout") or 300.0),
+        httpx_client_factory=_http_client,
+    ) as (read, write):
+        yield read, write
+
+
+TRANSPORTS: Final[Mapping[type[Any], TransportFactory]] = {
+    StdioServerConfig: _open_stdio,
+    StreamableServerConfig: _open_streamable,
+    SseServerConfig: _open_sse,
+}
+
+
+# --------------------------------------------------------------------- server
+
+
+ParamsFn: TypeAlias = Callable[[], Awaitable[Mapping[str, Any]]]
+ReadyFn: TypeAlias = Callable[["McpServer"], Awaitable[None]]
+DownFn: TypeAlias = Callable[["McpServer"], Awaitable[None]]
+NotifyFn: TypeAlias = Callable[["McpServer", NotificationKind, str | None], None]
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, BaseExceptionGroup):
+        return "; ".join(_describe(e) for e in exc.exceptions)
+    if isinstance(exc, McpError):
+        return f"MCP error {exc.error.code}: {exc.error.message}"
+    text = str(exc) or type(exc).__name__
+    return f"{type(exc).__name__}: {text}"
+
+
+class McpServer:
+    """One configured MCP server and its session, restarted with backoff when lost."""
+
+    def __init__(
+        self,
+        config: MCPServerConfig,
+        *,
+        params: ParamsFn,
+        on_ready: ReadyFn,
+        on_down: DownFn,
+        on_notification: NotifyFn,
+        restart: bool = True,
+        start_timeout: float = 30.0,
+    ) -> None:
+        self.config = config
+        self.name = config.name
+        self.status = ServerStatus.STARTING
+        self.last_error: str | None = None
+        self.capabilities: types.ServerCapabilities | None = None
+        self.restarts = 0
+        self._params = params
+        self._on_ready = on_ready
+        self._on_down = on_down
+        self._notify = on_notification
+        self._restart = restart
+        self._start_timeout = start_timeout
+        self._session: ClientSession | None = None
+        self._stop = asyncio.Event()
+        self._settled = asyncio.Event()  # first attempt finished (ready or failed)
+        self._ready = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._side_tasks: set[asyncio.Task[None]] = set()
+
+    # -- lifecycle -----------------------------------------------------------
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name=f"mcp-server:{self.name}")
+
+    async def stop(self, timeout: float = 10.0) -> None:
+        self._stop.set()
+        task = self._task
+        if task is None:
+            return
+        try:
+            await asyncio.wait_for(asyncio.shield(task), timeout)
+        except TimeoutError:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self.status = ServerStatus.STOPPED
+
+    async def wait_settled(self, timeout: float | None = None) -> None:
+        """Wait until the first start attempt has finished (ready or failed)."""
+        await asyncio.wait_for(self._settled.wait(), timeout)
+
+    async def wait_ready(self, timeout: float | None = None) -> None:
+        await asyncio.wait_for(self._ready.wait(), timeout)
+
+    @property
+    def has_resources(self) -> bool:
+        return self.capabilities is not None and self.capabilities.resources is not None
+
+    @property
+    def can_subscribe(self) -> bool:
+        caps = self.capabilities
+        return bool(caps is not None and caps.resources is not None and caps.resources.subscribe)
+
+    async def _run(self) -> None:
+        delays = reconnect_delays(initial=0.5, maximum=15.0)
+        while not self._stop.is_set():
+            self.status = ServerStatus.STARTING
+            was_ready = False
+            try:
+                was_ready = await self._session_once()
+            except Exception as exc:
+                self.last_error = _describe(exc)
+                logger.warning("MCP server %s failed: %s", self.name, self.last_error)
+            finally:
+                self._session = None
+                self._ready.clear()
+            if was_ready:
+                with contextlib.suppress(Exception):
+                    await self._on_down(self)
+            if self._stop.is_set():
+                break
+            self.status = ServerStatus.FAILED
+            if self.last_error is None:
+                self.last_error = "connection to the MCP server was lost"
+            self._settled.set()
+            if was_ready:
+                logger.warning("MCP server %s went away: %s", self.name, self.last_error)
+                delays = reconnect_delays(initial=0.5, maximum=15.0)
+            if not self._restart:
+                return
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), next(delays))
+            self.restarts += 1
+        self.status = ServerStatus.STOPPED
+        self._settled.set()
+
+    async def _session_once(self) -> bool:
+        """Run one session until it is lost or stopped; True if it became ready."""
+        opener = TRANSPORTS[type(self.config)]
+        params = await self._params()
+        closed = anyio.Event()
+        async with AsyncExitStack() as stack:
+            read, write = await stack.enter_async_context(opener(params))
+            pipe_in, pipe_out = anyio.create_memory_object_stream[Any](16)
+            group = await stack.enter_async_context(anyio.create_task_group())
+            stack.callback(group.cancel_scope.cancel)
+            group.start_soon(self._pump, read, pipe_in, closed)
+            session = await stack.enter_async_context(
+                ClientSession(pipe_out, write, message_handler=self._on_message)
+            )
+            with anyio.fail_after(self._start_timeout):
+                init = await session.initialize()
+            self.capabilities = init.capabilities
+            self._session = session
+            self.status = ServerStatus.READY
+            self.last_error = None
+            logger.info("MCP server %s ready", self.name)
+            try:
+                await self._on_ready(self)
+            except Exception as exc:
+                logger.warning("MCP server %s: listing after start failed: %s", self.name, exc)
+            self._ready.set()
+            self._settled.set()
+            stop_wait = asyncio.ensure_future(self._stop.wait())
+            try:
+                async with anyio.create_task_group() as waiters:
+
+                    async def on_closed() -> None:
+                        await closed.wait()
+                        waiters.cancel_scope.cancel()
+
+                    async def on_stop() -> None:
+                        await stop_wait
+                        waiters.cancel_scope.cancel()
+
+                    waiters.start_soon(on_closed)
+                    waiters.start_soon(on_stop)
+            finally:
+                stop_wait.cancel()
+            self._session = None
+            if closed.is_set() and not self._stop.is_set():
+                self.last_error = "the MCP server closed the connection (process exited?)"
+        return True
+
+    @staticmethod
+    async def _pump(source: Any, sink: Any, closed: anyio.Event) -> None:
+        try:
+            async with sink:
+                async for message in source:
+                    await sink.send(message)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
+            pass
+        finally:
+            closed.set()
+
+    async def _on_message(self, message: Any) -> None:
+        # Runs inside the session's receive loop: never await MCP requests here.
+        if not isinstance(message, types.ServerNotification):
+            return
+        root = message.root
+        if isinstance(root, types.ToolListChangedNotification):
+            self._notify(self, NotificationKind.TOOLS_CHANGED, None)
+        elif isinstance(root, types.ResourceListChangedNotification):
+            self._notify(self, NotificationKind.RESOURCES_CHANGED, None)
+        elif isinstance(root, types.ResourceUpdatedNotification):
+            self._notify(self, NotificationKind.RESOURCE_UPDATED, str(root.params.uri))
+
+    # -- requests ------------------------------------------------------------
+
+    def _require_session(self) -> ClientSession:
+        session = self._session
+        if session is None or self.status is not ServerStatus.READY:
+            raise McpCallFailure(f"MCP server {self.name} is not running", connection_lost=True)
+        return session
+
+    async def request(
+        self, method: str, params: JsonObject | None = None, *, timeout: float | None = 60.0
+    ) -> JsonObject:
+        """Send one MCP request; the result as plain JSON."""
+        session = self._require_session()
+        payload: JsonObject = {"method": method}
+        if params is not None:
+            payload["params"] = params
+        request = types.ClientRequest.model_validate(payload)
+        read_timeout = timedelta(seconds=timeout) if timeout is not None else None
+        try:
+            result = await session.send_request(request, _Raw, request_read_timeout_seconds=read_timeout)
+        except McpError as exc:
+            raise _failure(exc, self.name) from exc
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
+            raise McpCallFailure(f"MCP server {self.name}: connection lost", connection_lost=True) from exc
+        return result.model_dump()
+
+    async def list_all(self, method: str, key: str) -> list[JsonObject]:
+        """Every item of a paginated list (following ``nextCursor``)."""
+        items: list[JsonObject] = []
+        cursor: str | None = None
+        for _ in range(_MAX_PAGES):
+            page = await self.request(method, {"cursor": cursor} if cursor else None)
+            got = page.get(key)
+            if isinstance(got, list):
+                items.extend(i for i in got if isinstance(i, dict))
+            cursor = page.get("nextCursor")
+            if not isinstance(cursor, str) or not cursor:
+                return items
+        logger.warning("MCP server %s: stopped paging %s after %d pages", self.name, method, _MAX_PAGES)
+        return items
+
+    async def call_tool(self, name: str, arguments: JsonObject, timeout: float) -> JsonObject:
+        """Call a tool; on timeout or cancellation the MCP server is told to cancel.
+
+        Raises ``TimeoutError`` on expiry and :class:`McpCallFailure` on failure.
+        """
+        session = self._require_session()
+        request = types.ClientRequest(
+            types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments))
+        )
+        # send_request takes the next id synchronously on entry; the mcp client does not
+        # announce cancellations itself, so remember the id to do it.
+        request_id = session._request_id
+        try:
+            async with asyncio.timeout(timeout):
+                result = await session.send_request(request, _Raw)
+        except (TimeoutError, asyncio.CancelledError):
+            self._announce_cancel(session, request_id)
+            raise
+        except McpError as exc:
+            raise _failure(exc, self.name) from exc
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
+            raise McpCallFailure(f"MCP server {self.name}: connection lost", connection_lost=True) from exc
+        return result.model_dump()
+
+    def _announce_cancel(self, session: ClientSession, request_id: int) -> None:
+        async def send() -> None:
+            notification = types.ClientNotification(
+                types.CancelledNotification(
+                    params=types.CancelledNotificationParams(requestId=request_id, reason="cancelled by the caller")
+                )
+            )
+            with contextlib.suppress(Exception):
+                await session.send_notification(notification)
+
+        task = asyncio.ensure_future(send())
+        self._side_tasks.add(task)
+        task.add_done_callback(self._side_tasks.discard)
+
+
+def _failure(exc: McpError, server: str) -> McpCallFailure:
+    data = exc.error.data
+    status = data.get("a2c_http_status") if isinstance(data, dict) else None
+    if exc.error.code == types.CONNECTION_CLOSED:
+        return McpCallFailure(f"MCP server {server}: connection closed", connection_lost=True)
+    if isinstance(status, int):
+        return McpCallFailure(f"MCP server {server}: upstream answered HTTP {status}", http_status=status)
+    return McpCallFailure(f"MCP server {server}: {exc.error.message}")

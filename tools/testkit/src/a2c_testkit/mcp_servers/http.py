@@ -1,0 +1,187 @@
+"""Test MCP server over Streamable HTTP (``/mcp``) and SSE (``/sse``), for uvicorn.
+
+Run: ``python -m a2c_testkit.mcp_servers.http --port 8765`` or, in a test,
+``async with serve_http() as base_url: ...`` (uvicorn in-process on 127.0.0.1, port 0).
+
+Tools: ``search`` (open), ``secure_read`` (needs ``Authorization: Bearer good``: no or another
+token → HTTP 401, ``Bearer limited`` → HTTP 403), ``flaky`` (HTTP 502). The refusals are
+real HTTP statuses on the JSON-RPC POST, decided by an ASGI middleware, as an OAuth-protected
+MCP server would answer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import socket
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import uvicorn
+from mcp import types
+from mcp.server.lowlevel import Server
+from mcp.server.models import InitializationOptions
+from mcp.server.sse import SseServerTransport
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from ._kit import register_raw
+
+__all__ = ["build_app", "main", "serve_http"]
+
+
+def _build_server() -> tuple[Server[Any, Any], InitializationOptions]:
+    server: Server[Any, Any] = Server("a2c-test-http")
+    tools = [
+        {"name": "search", "description": "Search (HTTP server).", "inputSchema": {"type": "object"}},
+        {"name": "secure_read", "description": "Needs authorization.", "inputSchema": {"type": "object"}},
+        {"name": "flaky", "description": "Upstream failure.", "inputSchema": {"type": "object"}},
+    ]
+
+    async def list_tools(request: types.ListToolsRequest) -> dict[str, Any]:
+        return {"tools": tools}
+
+    async def call_tool(request: types.CallToolRequest) -> dict[str, Any]:
+        return {"content": [{"type": "text", "text": f"http:{request.params.name}"}], "isError": False}
+
+    async def list_resources(request: types.ListResourcesRequest) -> dict[str, Any]:
+        return {"resources": [{"uri": "window://org.a2c.test.http/status", "name": "Status",
+                               "annotations": {"priority": 0.5, "audience": ["assistant"]}}]}
+
+    async def read_resource(request: types.ReadResourceRequest) -> dict[str, Any]:
+        return {"contents": [{"uri": str(request.params.uri), "text": "http ok"}]}
+
+    register_raw(server, types.ListToolsRequest, list_tools)
+    register_raw(server, types.CallToolRequest, call_tool)
+    register_raw(server, types.ListResourcesRequest, list_resources)
+    register_raw(server, types.ReadResourceRequest, read_resource)
+    options = InitializationOptions(
+        server_name="a2c-test-http",
+        server_version="0.2.0",
+        capabilities=types.ServerCapabilities(
+            tools=types.ToolsCapability(listChanged=False),
+            resources=types.ResourcesCapability(subscribe=False, listChanged=False),
+        ),
+    )
+    return server, options
+
+
+class _Guard:
+    """Refuses protected tool calls with real HTTP statuses (401 / 403 / 502)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        more = True
+        while more:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        status = self._decide(scope, body)
+        if status is not None:
+            headers = [(b"content-type", b"application/json")]
+            if status == 401:
+                headers.append((b"www-authenticate", b'Bearer realm="a2c-test"'))
+            await send({"type": "http.response.start", "status": status, "headers": headers})
+            await send({"type": "http.response.body", "body": json.dumps({"error": status}).encode()})
+            return
+        sent = False
+
+        async def replay() -> dict[str, Any]:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+    @staticmethod
+    def _decide(scope: Scope, body: bytes) -> int | None:
+        try:
+            message = json.loads(body)
+        except ValueError:
+            return None
+        if not isinstance(message, dict) or message.get("method") != "tools/call":
+            return None
+        name = (message.get("params") or {}).get("name")
+        if name == "flaky":
+            return 502
+        if name != "secure_read":
+            return None
+        headers = {k.decode().lower(): v.decode() for k, v in scope.get("headers", [])}
+        auth = headers.get("authorization", "")
+        if auth == "Bearer good":
+            return None
+        if auth == "Bearer limited":
+            return 403
+        return 401
+
+
+def build_app() -> ASGIApp:
+    """The ASGI app: Streamable HTTP at ``/mcp``, SSE at ``/sse`` + ``/messages/``."""
+    server, options = _build_server()
+    manager = StreamableHTTPSessionManager(app=server, json_response=True, stateless=False)
+    sse = SseServerTransport("/messages/")
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            async with manager.run():
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                message = await receive()
+                await send({"type": "lifespan.shutdown.complete"})
+            return
+        path = scope.get("path", "")
+        if path.startswith("/mcp"):
+            await manager.handle_request(scope, receive, send)
+        elif path.startswith("/sse"):
+            async with sse.connect_sse(scope, receive, send) as (read, write):
+                await server.run(read, write, options)
+        elif path.startswith("/messages"):
+            await sse.handle_post_message(scope, receive, send)
+        else:
+            await send({"type": "http.response.start", "status": 404, "headers": []})
+            await send({"type": "http.response.body", "body": b""})
+
+    # The session manager needs the initialization options of the low-level server.
+    server.create_initialization_options = lambda *a, **k: options  # type: ignore[method-assign]
+    return _Guard(app)
+
+
+@contextlib.asynccontextmanager
+async def serve_http(port: int = 0) -> AsyncIterator[str]:
+    """Run the app under uvicorn on 127.0.0.1 in this process; yields ``http://127.0.0.1:<port>``."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    config = uvicorn.Config(build_app(), log_level="warning", lifespan="on")
+    server = uvicorn.Server(config)
+    async with anyio.create_task_group() as group:
+        group.start_soon(server.serve, [sock])
+        while not server.started:
+            await anyio.sleep(0.02)
+        try:
+            yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+        finally:
+            server.should_exit = True
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="A2C test MCP server over HTTP")
+    parser.add_argument("--port", type=int, default=8765)
+    args = parser.parse_args()
+    uvicorn.run(build_app(), host="127.0.0.1", port=args.port, log_level="info")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,60 @@
+"""Test MCP server (stdio) with tools only: no ``resources`` capability (for 4015).
+
+Run: ``python -m a2c_testkit.mcp_servers.plain``. Tools: ``echo`` and ``search`` (the same name
+as a tool of other test servers, for alias/clash tests).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+from mcp import types
+from mcp.server.models import InitializationOptions
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+from ._kit import register_raw
+
+__all__ = ["build_server", "main"]
+
+TOOLS: list[dict[str, Any]] = [
+    {"name": "echo", "description": "Echo the text back (plain server).",
+     "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}},
+    {"name": "search", "description": "Search something (plain server).", "inputSchema": {"type": "object"}},
+]
+
+
+def build_server() -> tuple[Server[Any, Any], InitializationOptions]:
+    server: Server[Any, Any] = Server("a2c-test-plain")
+
+    async def list_tools(request: types.ListToolsRequest) -> dict[str, Any]:
+        return {"tools": TOOLS}
+
+    async def call_tool(request: types.CallToolRequest) -> dict[str, Any]:
+        args = request.params.arguments or {}
+        value = f"plain:{request.params.name}:{args.get('text', '')}"
+        return {"content": [{"type": "text", "text": value}], "isError": False}
+
+    register_raw(server, types.ListToolsRequest, list_tools)
+    register_raw(server, types.CallToolRequest, call_tool)
+    options = InitializationOptions(
+        server_name="a2c-test-plain",
+        server_version="0.2.0",
+        capabilities=types.ServerCapabilities(tools=types.ToolsCapability(listChanged=False)),
+    )
+    return server, options
+
+
+def main() -> None:
+    server, options = build_server()
+
+    async def run() -> None:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, options)
+
+    anyio.run(run)
+
+
+if __name__ == "__main__":
+    main()
