@@ -1,0 +1,149 @@
+"""The ASGI application: routing, the version gate, Socket.IO and ``GET /healthz``.
+
+Requests on the Engine.IO mount path go through :class:`~a2c_server.VersionGate` to
+python-socketio; ``/healthz`` answers JSON; everything else is 404. The lifespan shuts
+Socket.IO's background tasks down.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import socketio
+
+from a2c_protocol import NAMESPACE
+
+from ._auth import AllowAllAuth, AuthProvider, SharedTokenAuth, is_loopback_host
+from ._gate import Receive, Scope, Send, VersionGate, mount_matches
+from ._namespace import SmcpNamespace
+from ._offices import Offices
+from ._settings import ServerSettings
+from ._store import MemoryStateStore, StateStore
+
+__all__ = ["A2CServerApp", "create_app"]
+
+_log = logging.getLogger("a2c_server")
+
+HEALTH_PATH = "/healthz"
+
+
+class A2CServerApp:
+    """The ASGI app returned by :func:`create_app`.
+
+    ``sio`` is the python-socketio ``AsyncServer`` (namespace ``/smcp``), ``store`` the
+    state store, ``settings`` the settings it runs with.
+    """
+
+    def __init__(
+        self, *, settings: ServerSettings, sio: socketio.AsyncServer, store: StateStore
+    ) -> None:
+        self.settings = settings
+        self.sio = sio
+        self.store = store
+        self._gate = VersionGate(
+            self._engineio, server_version=settings.protocol_version, mount=settings.socketio_path
+        )
+
+    async def _engineio(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.sio.handle_request(scope, receive, send)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope.get("type")
+        if kind == "lifespan":
+            await self._lifespan(receive, send)
+        elif kind in ("http", "websocket") and mount_matches(
+            scope.get("path", ""), self.settings.socketio_path
+        ):
+            await self._gate(scope, receive, send)
+        elif kind == "http" and scope.get("path") == HEALTH_PATH:
+            await self._health(scope, send)
+        elif kind == "http":
+            await _plain(send, 404, {"code": 404, "message": "Not Found"})
+        elif kind == "websocket":
+            await receive()
+            await send({"type": "websocket.close", "code": 1008})
+
+    async def health(self) -> dict[str, Any]:
+        """The ``/healthz`` document."""
+        stats = await self.store.stats()
+        return {
+            "status": "ok",
+            "protocol_version": self.settings.protocol_version,
+            "namespace": NAMESPACE,
+            "connections": stats.connections,
+            "offices": stats.offices,
+        }
+
+    async def _health(self, scope: Scope, send: Send) -> None:
+        if scope.get("method") not in ("GET", "HEAD"):
+            await _plain(send, 405, {"code": 405, "message": "Method Not Allowed"})
+            return
+        await _plain(send, 200, await self.health())
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.sio.shutdown()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+
+async def _plain(send: Send, status: int, document: dict[str, Any]) -> None:
+    body = json.dumps(document, separators=(",", ":")).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+def default_auth(settings: ServerSettings) -> AuthProvider:
+    """Shared-token auth when ``settings.auth_token`` is set, else allow-all."""
+    if settings.auth_token:
+        return SharedTokenAuth(settings.auth_token)
+    return AllowAllAuth()
+
+
+def create_app(
+    settings: ServerSettings | None = None,
+    *,
+    auth: AuthProvider | None = None,
+    store: StateStore | None = None,
+) -> A2CServerApp:
+    """Build the Server's ASGI app.
+
+    ``auth`` defaults to :class:`SharedTokenAuth` when ``settings.auth_token`` is set and
+    to :class:`AllowAllAuth` otherwise (with a WARNING when ``settings.host`` is not a
+    loopback address). ``store`` defaults to a fresh :class:`MemoryStateStore`.
+    """
+    settings = settings or ServerSettings()
+    provider = auth if auth is not None else default_auth(settings)
+    if isinstance(provider, AllowAllAuth) and not is_loopback_host(settings.host):
+        _log.warning(
+            "allow-all authentication on non-loopback address %s: anyone who can reach this "
+            "port may connect; set an auth token for anything but local development",
+            settings.host,
+        )
+    sio = socketio.AsyncServer(
+        async_mode="asgi",
+        max_http_buffer_size=settings.max_message_bytes,
+        ping_interval=settings.ping_interval,
+        ping_timeout=settings.ping_timeout,
+        cors_allowed_origins=list(settings.cors_allowed_origins) or None,
+        logger=False,
+        engineio_logger=False,
+    )
+    state = store if store is not None else MemoryStateStore()
+    SmcpNamespace(sio, settings=settings, offices=Offices(state), auth=provider).register()
+    return A2CServerApp(settings=settings, sio=sio, store=state)

@@ -1,0 +1,109 @@
+"""Connection authentication: a small async provider protocol and two built-ins.
+
+The protocol only requires ``auth.role`` (checked by the namespace before any provider
+runs); everything else in ``auth`` is business data that a provider may judge. A provider
+returns an :class:`Identity` to accept or raises :class:`AuthenticationError` to refuse.
+Tokens are compared in constant time and never logged or repr'd.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import logging
+from collections.abc import Mapping
+from typing import Any, Protocol, runtime_checkable
+
+import attrs
+
+from a2c_protocol import Role
+
+from ._exceptions import AuthenticationError
+
+__all__ = [
+    "AllowAllAuth",
+    "AuthProvider",
+    "AuthRequest",
+    "Identity",
+    "SharedTokenAuth",
+    "is_loopback_host",
+]
+
+_log = logging.getLogger("a2c_server.auth")
+
+
+@attrs.frozen(kw_only=True)
+class AuthRequest:
+    """What a provider sees about a connecting client.
+
+    ``auth`` is the Socket.IO auth object as sent (it contains ``role``), ``headers`` the
+    HTTP handshake headers with lower-case names, ``peer`` the ``"host:port"`` of the
+    remote end when known.
+    """
+
+    role: Role
+    auth: Mapping[str, Any]
+    headers: Mapping[str, str]
+    peer: str | None
+
+
+@attrs.frozen(kw_only=True)
+class Identity:
+    """Who a provider says the client is; ``subject`` shows up in logs."""
+
+    subject: str
+    attributes: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+@runtime_checkable
+class AuthProvider(Protocol):
+    """Decides whether a connection is allowed.
+
+    Return an :class:`Identity` to accept; raise :class:`AuthenticationError` with a
+    client-safe message to refuse. Any other exception also refuses (and is logged).
+    """
+
+    async def authenticate(self, request: AuthRequest) -> Identity: ...
+
+
+class AllowAllAuth:
+    """Accepts everybody. For local development only.
+
+    The app factory logs a WARNING when it is used on a non-loopback address.
+    """
+
+    async def authenticate(self, request: AuthRequest) -> Identity:
+        return Identity(subject=f"anonymous-{request.role.value}")
+
+    def __repr__(self) -> str:
+        return "AllowAllAuth()"
+
+
+class SharedTokenAuth:
+    """Accepts clients whose ``auth["token"]`` equals one shared secret."""
+
+    def __init__(self, token: str) -> None:
+        if not token:
+            raise ValueError("the shared token must not be empty")
+        self._token = token.encode()
+
+    async def authenticate(self, request: AuthRequest) -> Identity:
+        offered = request.auth.get("token")
+        if not isinstance(offered, str) or not offered:
+            raise AuthenticationError("Authentication failed: auth.token is required")
+        if not hmac.compare_digest(offered.encode(), self._token):
+            raise AuthenticationError("Authentication failed: invalid token")
+        return Identity(subject=f"token-{request.role.value}")
+
+    def __repr__(self) -> str:
+        return "SharedTokenAuth(token=***)"
+
+
+def is_loopback_host(host: str) -> bool:
+    """Whether binding to ``host`` only exposes the server to this machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False

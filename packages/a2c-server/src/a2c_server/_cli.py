@@ -1,0 +1,130 @@
+"""The ``a2c-server`` command: run the Server under uvicorn.
+
+Every option has a flag and an environment variable (the flag wins)::
+
+    a2c-server --host 127.0.0.1 --port 8000
+    A2C_SERVER_AUTH_TOKEN=... a2c-server --host 0.0.0.0
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final
+
+import uvicorn
+
+from ._app import create_app
+from ._exceptions import SettingsError
+from ._logs import configure_logging
+from ._settings import ServerSettings
+from ._version import __version__
+
+__all__ = ["ENV_VARS", "main", "settings_from_args"]
+
+# flag dest → (environment variable, parser of the variable's text)
+ENV_VARS: Final[Mapping[str, tuple[str, Callable[[str], Any]]]] = {
+    "host": ("A2C_SERVER_HOST", str),
+    "port": ("A2C_SERVER_PORT", int),
+    "socketio_path": ("A2C_SERVER_PATH", str),
+    "protocol_version": ("A2C_SERVER_PROTOCOL_VERSION", str),
+    "auth_token": ("A2C_SERVER_AUTH_TOKEN", str),
+    "max_message_bytes": ("A2C_SERVER_MAX_MESSAGE_BYTES", int),
+    "max_tool_timeout": ("A2C_SERVER_MAX_TOOL_TIMEOUT", int),
+    "tool_call_buffer": ("A2C_SERVER_TOOL_CALL_BUFFER", float),
+    "forward_timeout": ("A2C_SERVER_FORWARD_TIMEOUT", float),
+    "ping_interval": ("A2C_SERVER_PING_INTERVAL", float),
+    "ping_timeout": ("A2C_SERVER_PING_TIMEOUT", float),
+    "cors_allowed_origins": (
+        "A2C_SERVER_CORS_ORIGINS",
+        lambda text: tuple(o.strip() for o in text.split(",") if o.strip()),
+    ),
+    "log_level": ("A2C_SERVER_LOG_LEVEL", str),
+}
+
+
+def _parser() -> argparse.ArgumentParser:
+    defaults = ServerSettings()
+    p = argparse.ArgumentParser(
+        prog="a2c-server",
+        description="A2C-SMCP 0.2 signaling Server (Socket.IO namespace /smcp).",
+        epilog="Every option can also be set with the environment variable shown; "
+        "a flag wins over its variable.",
+    )
+    p.add_argument("--version", action="version", version=f"a2c-server {__version__}")
+
+    def opt(flag: str, dest: str, kind: Callable[[str], Any], help_text: str) -> None:
+        env = ENV_VARS[dest][0]
+        default = getattr(defaults, dest)
+        shown = "unset" if dest == "auth_token" else default
+        p.add_argument(
+            flag, dest=dest, type=kind, default=None,
+            help=f"{help_text} [env {env}; default {shown}]",
+        )  # fmt: skip
+
+    opt("--host", "host", str, "address to bind")
+    opt("--port", "port", int, "TCP port (0 picks a free one)")
+    opt("--path", "socketio_path", str, "Engine.IO mount path")
+    opt("--protocol-version", "protocol_version", str,
+        "A2C protocol version this Server declares (leave the default)")  # fmt: skip
+    opt("--auth-token", "auth_token", str,
+        "shared token clients must send as auth.token (prefer the env var: flags are "
+        "visible to other local users); without it every client is accepted")  # fmt: skip
+    opt("--max-message-bytes", "max_message_bytes", int, "largest accepted message")
+    opt("--max-tool-timeout", "max_tool_timeout", int, "largest client:tool_call timeout (s)")
+    opt("--tool-call-buffer", "tool_call_buffer", float,
+        "seconds added to a tool call's timeout while waiting for the Computer")  # fmt: skip
+    opt("--forward-timeout", "forward_timeout", float,
+        "seconds to wait for a Computer's answer to the other client:* events")  # fmt: skip
+    opt("--ping-interval", "ping_interval", float, "Engine.IO ping interval (s)")
+    opt("--ping-timeout", "ping_timeout", float, "Engine.IO ping timeout (s)")
+    opt("--cors-origins", "cors_allowed_origins", ENV_VARS["cors_allowed_origins"][1],
+        "comma-separated browser origins allowed (default: same origin only)")  # fmt: skip
+    opt("--log-level", "log_level", str, "DEBUG, INFO, WARNING or ERROR")
+    return p
+
+
+def settings_from_args(
+    argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None
+) -> ServerSettings:
+    """Settings from flags, then environment variables, then defaults."""
+    args = _parser().parse_args(argv)
+    env = os.environ if environ is None else environ
+    values: dict[str, Any] = {}
+    for dest, (var, parse) in ENV_VARS.items():
+        flag = getattr(args, dest)
+        if flag is not None:
+            values[dest] = flag
+        elif env.get(var):
+            try:
+                values[dest] = parse(env[var])
+            except ValueError as exc:
+                raise SettingsError(f"{var}: {exc}") from exc
+    return ServerSettings(**values)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point of ``a2c-server``."""
+    try:
+        settings = settings_from_args(argv)
+    except SettingsError as exc:
+        print(f"a2c-server: {exc}", file=sys.stderr)
+        raise SystemExit(2) from exc
+    configure_logging(settings.log_level)
+    app = create_app(settings)
+    print(
+        f"a2c-server {__version__}: protocol {settings.protocol_version} on "
+        f"http://{settings.host}:{settings.port}/{settings.socketio_path}/ "
+        f"(namespace /smcp, auth {'token' if settings.auth_token else 'allow-all'})",
+        file=sys.stderr,
+    )
+    uvicorn.run(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_level=settings.log_level.lower(),
+        lifespan="on",
+        ws_max_size=settings.max_message_bytes,
+    )

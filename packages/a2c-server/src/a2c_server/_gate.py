@@ -1,0 +1,207 @@
+"""The version gate: a plain ASGI middleware that refuses incompatible handshakes.
+
+Rules (handshake-and-versioning.md §3):
+
+* It guards every ``http`` and ``websocket`` request on the Engine.IO mount path, before
+  any Socket.IO code (and so before any connect handler) runs.
+* Only *new* Engine.IO sessions are checked: a request carrying ``sid`` belongs to a
+  session that already passed the gate (polling round trips, the WebSocket upgrade).
+* Order, first failure wins: ``a2c_version`` absent or empty → 400 ``Missing a2c_version
+  query parameter``; not ``MAJOR.MINOR.PATCH`` → 400 ``Invalid a2c_version: …``; not
+  compatible with the server → 400 + ``X-A2C-Error-Code: 4008`` + the flat six-field 4008
+  body. The first occurrence of a repeated parameter counts.
+* On a ``websocket`` scope the same bytes are sent through the ASGI WebSocket denial
+  response; a stack without it gets the socket accepted and closed with code 4900.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any, Final
+from urllib.parse import parse_qsl
+
+import attrs
+
+from a2c_protocol import (
+    ERROR_CODE_HEADER,
+    VERSION_QUERY_PARAM,
+    WS_CLOSE_VERSION_REJECTED,
+    ErrorCode,
+    ErrorPayload,
+    InvalidVersionError,
+    ProtocolVersion,
+    VersionMismatchPayload,
+    is_compatible,
+    supported_range,
+    to_wire,
+)
+
+__all__ = [
+    "ASGIApp",
+    "GateRefusal",
+    "VersionGate",
+    "check_version_query",
+    "first_query_value",
+    "mount_matches",
+]
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+_log = logging.getLogger("a2c_server.gate")
+
+_DENIAL_EXTENSION: Final = "websocket.http.response"
+_MAX_ECHO: Final = 64  # how much of a malformed version the error message repeats
+
+
+@attrs.frozen
+class GateRefusal:
+    """Why a handshake is refused: the payload plus the extra headers to send."""
+
+    payload: ErrorPayload | VersionMismatchPayload
+
+    @property
+    def body(self) -> bytes:
+        """The exact response body; polling and WebSocket paths send these same bytes."""
+        return json.dumps(to_wire(self.payload), separators=(",", ":")).encode()
+
+    @property
+    def headers(self) -> list[tuple[bytes, bytes]]:
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(self.body)).encode()),
+        ]
+        if self.payload.code == ErrorCode.PROTOCOL_VERSION_MISMATCH:
+            code = str(int(ErrorCode.PROTOCOL_VERSION_MISMATCH)).encode()
+            headers.append((ERROR_CODE_HEADER.lower().encode(), code))
+        return headers
+
+
+def first_query_value(query: str, key: str) -> str | None:
+    """The first value of ``key`` in a raw query string (None when absent)."""
+    for name, value in parse_qsl(query, keep_blank_values=True):
+        if name == key:
+            return value
+    return None
+
+
+def check_version_query(query: str, server_version: str) -> GateRefusal | None:
+    """Decide the version handshake from a raw query string; None means accepted."""
+    raw = first_query_value(query, VERSION_QUERY_PARAM)
+    if not raw:
+        return GateRefusal(
+            ErrorPayload(code=ErrorCode.BAD_REQUEST, message="Missing a2c_version query parameter")
+        )
+    try:
+        client = ProtocolVersion.parse(raw)
+    except InvalidVersionError:
+        shown = raw if len(raw) <= _MAX_ECHO else raw[:_MAX_ECHO] + "…"
+        return GateRefusal(
+            ErrorPayload(
+                code=ErrorCode.BAD_REQUEST,
+                message=f"Invalid a2c_version: {shown!r} is not MAJOR.MINOR.PATCH",
+            )
+        )
+    if is_compatible(client, server_version):
+        return None
+    low, high = supported_range(server_version)
+    return GateRefusal(
+        VersionMismatchPayload(
+            code=ErrorCode.PROTOCOL_VERSION_MISMATCH,
+            message="Protocol version mismatch",
+            server_version=str(ProtocolVersion.parse(server_version)),
+            client_version=str(client),
+            min_supported=low,
+            max_supported=high,
+        )
+    )
+
+
+def mount_matches(path: str, mount: str) -> bool:
+    """Whether ``path`` is under the Engine.IO ``mount`` (``"socket.io"``).
+
+    The same test Engine.IO's own ASGI adapter uses, so the gate guards exactly the
+    requests that reach Engine.IO.
+    """
+    prefix = "/" + mount.strip("/") + "/"
+    return (path if path.endswith("/") else path + "/").startswith(prefix)
+
+
+class VersionGate:
+    """ASGI middleware enforcing the version handshake in front of ``app``.
+
+    Requests outside ``mount`` and lifespan events pass straight through.
+    """
+
+    def __init__(self, app: ASGIApp, *, server_version: str, mount: str) -> None:
+        ProtocolVersion.parse(server_version)
+        self._app = app
+        self._server_version = server_version
+        self._mount = mount
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope.get("type")
+        if kind not in ("http", "websocket") or not mount_matches(
+            scope.get("path", ""), self._mount
+        ):
+            await self._app(scope, receive, send)
+            return
+        query = bytes(scope.get("query_string", b"")).decode("latin-1")
+        if first_query_value(query, "sid") is not None:
+            await self._app(scope, receive, send)  # an Engine.IO session that passed already
+            return
+        refusal = check_version_query(query, self._server_version)
+        if refusal is None:
+            await self._app(scope, receive, send)
+            return
+        client = scope.get("client")
+        _log.warning(
+            "handshake refused code=%s transport=%s peer=%s",
+            refusal.payload.code,
+            kind,
+            f"{client[0]}:{client[1]}" if client else "?",
+            extra={"a2c": {"code": refusal.payload.code, "transport": kind}},
+        )
+        if kind == "http":
+            await _drain_http(receive)
+            await send({"type": "http.response.start", "status": 400, "headers": refusal.headers})
+            await send({"type": "http.response.body", "body": refusal.body})
+        else:
+            await _refuse_websocket(scope, receive, send, refusal)
+
+
+async def _drain_http(receive: Receive) -> None:
+    # Read the (small) request body so the server can reuse the connection cleanly.
+    while True:
+        message = await receive()
+        if message.get("type") != "http.request" or not message.get("more_body"):
+            return
+
+
+async def _refuse_websocket(
+    scope: Scope, receive: Receive, send: Send, refusal: GateRefusal
+) -> None:
+    message = await receive()
+    if message.get("type") != "websocket.connect":
+        return  # the peer went away before the handshake finished
+    if _DENIAL_EXTENSION in (scope.get("extensions") or {}):
+        await send(
+            {"type": "websocket.http.response.start", "status": 400, "headers": refusal.headers}
+        )
+        await send({"type": "websocket.http.response.body", "body": refusal.body})
+        return
+    # Closing before accept would surface as HTTP 403 with no close code; accept first so
+    # the client sees 4900 (handshake-and-versioning.md §3.3).
+    await send({"type": "websocket.accept"})
+    await send(
+        {
+            "type": "websocket.close",
+            "code": WS_CLOSE_VERSION_REJECTED,
+            "reason": "a2c version rejected",
+        }
+    )

@@ -1,0 +1,403 @@
+"""The ``/smcp`` namespace: translates Socket.IO events to the office rules and back.
+
+Everything protocol-specific is decided in :mod:`a2c_server._rules` and
+:mod:`a2c_server._offices`; this module decodes payloads, asks, and performs the effects
+(rooms, broadcasts, forwarding). Every handler is wrapped: whatever a payload does, a
+request with an ack gets exactly one answer (a flat 500 for a bug, logged), never silence.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Final
+
+import socketio
+
+from a2c_protocol import (
+    EVENTS,
+    NAMESPACE,
+    VERSION_QUERY_PARAM,
+    AgentCallData,
+    EnterOfficeReq,
+    ErrorCode,
+    ErrorPayload,
+    Event,
+    FieldError,
+    InvalidPayloadError,
+    LeaveOfficeReq,
+    ListRoomReq,
+    ListRoomRet,
+    ProtocolVersion,
+    Role,
+    SessionInfo,
+    ToolCallReq,
+    from_wire,
+    to_wire,
+)
+
+from ._auth import AuthProvider, AuthRequest
+from ._exceptions import AuthenticationError
+from ._gate import check_version_query, first_query_value
+from ._logs import log
+from ._offices import Broadcast, MembershipOutcome, Offices
+from ._rules import Refusal, check_cancel, check_list_room, check_route, check_update
+from ._settings import ServerSettings
+
+__all__ = ["SmcpNamespace"]
+
+_log = logging.getLogger("a2c_server.namespace")
+
+Handler = Callable[[str, Any], Awaitable[Any]]
+
+_JOIN_FAILED: Final = (False, "Internal server error")
+_UPDATE_EVENTS: Final = (Event.UPDATE_CONFIG, Event.UPDATE_TOOL_LIST, Event.UPDATE_DESKTOP)
+_ROLES: Final = {role.value: role for role in Role}
+
+
+def _flat(code: int, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
+    wire: dict[str, Any] = to_wire(ErrorPayload(code=code, message=message, details=details))
+    return wire
+
+
+def _internal_error() -> dict[str, Any]:
+    return _flat(ErrorCode.INTERNAL_ERROR, "Internal server error")
+
+
+class SmcpNamespace:
+    """Registers the handlers of namespace ``/smcp`` on ``sio``."""
+
+    def __init__(
+        self,
+        sio: socketio.AsyncServer,
+        *,
+        settings: ServerSettings,
+        offices: Offices,
+        auth: AuthProvider,
+    ) -> None:
+        self._sio = sio
+        self._settings = settings
+        self._offices = offices
+        self._store = offices.store
+        self._auth = auth
+        # One future per connected sid, resolved when it disconnects: forwarded calls race
+        # against it because AsyncServer.call() would otherwise wait out its timeout.
+        self._gone: dict[str, asyncio.Future[None]] = {}
+
+    def register(self) -> None:
+        sio = self._sio
+        sio.on("connect", self._on_connect, namespace=NAMESPACE)
+        sio.on("disconnect", self._on_disconnect, namespace=NAMESPACE)
+        for event in EVENTS:
+            if event.value.startswith("client:"):
+                handler = self._guard(event, self._forwarder(event), _internal_error)
+            elif event is Event.LIST_ROOM:
+                handler = self._guard(event, self._on_list_room, _internal_error)
+            elif event in (Event.JOIN_OFFICE, Event.LEAVE_OFFICE):
+                on = self._on_join if event is Event.JOIN_OFFICE else self._on_leave
+                handler = self._guard(event, on, lambda: _JOIN_FAILED)
+            elif event in _UPDATE_EVENTS:
+                handler = self._guard(event, self._updater(event), lambda: None)
+            elif event is Event.TOOL_CALL_CANCEL:
+                handler = self._guard(event, self._on_cancel, lambda: None)
+            else:
+                continue  # notify:* are only ever sent by the Server
+            sio.on(event.value, handler, namespace=NAMESPACE)
+
+    def _guard(self, event: Event, handler: Handler, on_error: Callable[[], Any]) -> Any:
+        async def guarded(sid: str, *args: Any) -> Any:
+            # Exactly one argument is a payload; anything else fails validation as a list.
+            data = args[0] if len(args) == 1 else list(args) if args else None
+            try:
+                return await handler(sid, data)
+            except Exception:
+                _log.exception("handler failed event=%s sid=%s", event.value, sid)
+                return on_error()
+
+        guarded.__name__ = f"on_{event.name.lower()}"
+        return guarded
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def _on_connect(self, sid: str, environ: Mapping[str, Any], auth: Any = None) -> None:
+        try:
+            await self._admit(sid, environ, auth)
+        except socketio.exceptions.ConnectionRefusedError:
+            raise
+        except Exception as exc:
+            _log.exception("connect handler failed sid=%s", sid)
+            raise socketio.exceptions.ConnectionRefusedError("Internal server error") from exc
+
+    async def _admit(self, sid: str, environ: Mapping[str, Any], auth: Any) -> None:
+        scope = environ.get("asgi.scope") or {}
+        peer_addr = scope.get("client")
+        peer = f"{peer_addr[0]}:{peer_addr[1]}" if peer_addr else None
+        query = bytes(scope.get("query_string", b"")).decode("latin-1")
+        # The gate already ran; checking again costs nothing and guards a misconfiguration.
+        if check_version_query(query, self._settings.protocol_version) is not None:
+            log(_log, logging.WARNING, "connection refused: version", sid=sid, peer=peer)
+            raise socketio.exceptions.ConnectionRefusedError("A2C version handshake rejected")
+        version = str(ProtocolVersion.parse(first_query_value(query, VERSION_QUERY_PARAM) or ""))
+        role = _ROLES.get(auth.get("role")) if isinstance(auth, dict) else None  # type: ignore[arg-type]
+        if role is None:
+            log(_log, logging.WARNING, "connection refused: bad auth.role", sid=sid, peer=peer)
+            raise socketio.exceptions.ConnectionRefusedError(
+                'auth.role is required and must be "agent" or "computer"'
+            )
+        headers = {
+            bytes(k).decode("latin-1").lower(): bytes(v).decode("latin-1")
+            for k, v in scope.get("headers", ())
+        }
+        request = AuthRequest(role=role, auth=dict(auth), headers=headers, peer=peer)
+        try:
+            identity = await self._auth.authenticate(request)
+        except AuthenticationError as exc:
+            log(_log, logging.WARNING, "authentication failed", sid=sid, peer=peer, reason=exc)
+            raise socketio.exceptions.ConnectionRefusedError(str(exc)) from exc
+        except Exception as exc:
+            _log.exception("auth provider failed sid=%s", sid)
+            raise socketio.exceptions.ConnectionRefusedError("Authentication failed") from exc
+        await self._sio.save_session(
+            sid,
+            {"a2c_version": version, "role": role.value, "identity": identity.subject},
+            namespace=NAMESPACE,
+        )
+        await self._offices.connect(sid, role, version)
+        self._gone[sid] = asyncio.get_running_loop().create_future()
+        log(
+            _log,
+            logging.INFO,
+            "connected",
+            sid=sid,
+            role=role.value,
+            identity=identity.subject,
+            a2c_version=version,
+            peer=peer,
+        )
+
+    async def _on_disconnect(self, sid: str, reason: Any = None) -> None:
+        try:
+            gone = self._gone.pop(sid, None)
+            if gone is not None and not gone.done():
+                gone.set_result(None)
+            outcome = await self._offices.disconnect(sid)
+            await self._broadcast(outcome.before_leave)
+            log(_log, logging.INFO, "disconnected", sid=sid, office=outcome.left_office)
+        except Exception:
+            _log.exception("disconnect handler failed sid=%s", sid)
+
+    # ------------------------------------------------------------------- offices
+
+    async def _broadcast(self, broadcasts: tuple[Broadcast, ...]) -> None:
+        for b in broadcasts:
+            await self._sio.emit(
+                b.event.value, b.payload, room=b.office_id, skip_sid=b.skip_sid, namespace=NAMESPACE
+            )
+
+    async def _on_join(self, sid: str, data: Any) -> tuple[bool, str | None]:
+        try:
+            req = from_wire(EnterOfficeReq, data)
+        except InvalidPayloadError as exc:
+            return (False, str(exc))
+        outcome = await self._offices.join(sid, req)
+        if not outcome.ok:
+            log(_log, logging.INFO, "join refused", sid=sid, name=req.name,
+                office=req.office_id, reason=outcome.reason)  # fmt: skip
+            return outcome.ack
+        try:
+            await self._apply(sid, outcome)
+        except Exception:
+            _log.exception("join effects failed sid=%s office=%s", sid, req.office_id)
+            await self._offices.rollback(sid, outcome)
+            await self._sio.leave_room(sid, req.office_id, namespace=NAMESPACE)
+            return _JOIN_FAILED
+        log(_log, logging.INFO, "joined", sid=sid, name=req.name, office=req.office_id,
+            role=req.role.value)  # fmt: skip
+        return outcome.ack
+
+    async def _apply(self, sid: str, outcome: MembershipOutcome) -> None:
+        await self._broadcast(outcome.before_leave)
+        if outcome.left_office is not None:
+            await self._sio.leave_room(sid, outcome.left_office, namespace=NAMESPACE)
+        if outcome.entered_office is not None:
+            await self._sio.enter_room(sid, outcome.entered_office, namespace=NAMESPACE)
+        await self._broadcast(outcome.after_enter)
+
+    async def _on_leave(self, sid: str, data: Any) -> tuple[bool, str | None]:
+        try:
+            req = from_wire(LeaveOfficeReq, data)
+        except InvalidPayloadError as exc:
+            return (False, str(exc))
+        outcome = await self._offices.leave(sid, req.office_id)
+        if outcome.ok:
+            await self._apply(sid, outcome)
+            log(_log, logging.INFO, "left", sid=sid, office=req.office_id)
+        return outcome.ack
+
+    async def _on_list_room(self, sid: str, data: Any) -> dict[str, Any]:
+        try:
+            req = from_wire(ListRoomReq, data)
+        except InvalidPayloadError as exc:
+            return to_wire(exc.to_payload())  # type: ignore[no-any-return]
+        sender = await self._store.get(sid)
+        refusal = check_list_room(sender, Event.LIST_ROOM.value, req.agent, req.office_id)
+        if refusal is not None:
+            return self._refuse(refusal, sid, Event.LIST_ROOM, req.req_id)
+        sessions = [
+            SessionInfo(
+                sid=m.sid,
+                name=m.name,
+                role=m.role,
+                office_id=m.office_id,
+                a2c_version=m.a2c_version,
+            )
+            for m in await self._store.office_members(req.office_id)
+            if m.name is not None and m.office_id is not None
+        ]
+        return to_wire(ListRoomRet(sessions=sessions, req_id=req.req_id))  # type: ignore[no-any-return]
+
+    def _refuse(
+        self, refusal: Refusal, sid: str, event: Event, req_id: str | None
+    ) -> dict[str, Any]:
+        level = logging.WARNING if refusal.security else logging.INFO
+        log(_log, level, "request refused", sid=sid, event=event.value, req_id=req_id,
+            code=refusal.code, reason=refusal.message)  # fmt: skip
+        return to_wire(refusal.to_payload())  # type: ignore[no-any-return]
+
+    # -------------------------------------------------------------- notifications
+
+    def _updater(self, event: Event) -> Handler:
+        spec = EVENTS[event]
+        notify = spec.notifies
+        if notify is None:  # the registry pairs every update with its notification
+            raise RuntimeError(f"{event.value} has no notification in the registry")
+        notify_model = EVENTS[notify].request
+
+        async def on_update(sid: str, data: Any) -> None:
+            try:
+                req = from_wire(spec.request, data)
+            except InvalidPayloadError as exc:
+                log(_log, logging.INFO, "invalid payload dropped", sid=sid, event=event.value,
+                    reason=exc)  # fmt: skip
+                return
+            sender = await self._store.get(sid)
+            refusal = check_update(sender, event.value, req.computer)
+            if refusal is not None or sender is None or sender.office_id is None:
+                if refusal is not None:
+                    self._refuse(refusal, sid, event, None)
+                return
+            payload = to_wire(notify_model(computer=sender.name))
+            await self._sio.emit(
+                notify.value, payload, room=sender.office_id, skip_sid=sid, namespace=NAMESPACE
+            )
+
+        return on_update
+
+    async def _on_cancel(self, sid: str, data: Any) -> None:
+        try:
+            req = from_wire(AgentCallData, data)
+        except InvalidPayloadError as exc:
+            log(_log, logging.INFO, "invalid payload dropped", sid=sid,
+                event=Event.TOOL_CALL_CANCEL.value, reason=exc)  # fmt: skip
+            return
+        sender = await self._store.get(sid)
+        refusal = check_cancel(sender, Event.TOOL_CALL_CANCEL.value, req.agent)
+        if refusal is not None or sender is None or sender.office_id is None:
+            if refusal is not None:
+                self._refuse(refusal, sid, Event.TOOL_CALL_CANCEL, req.req_id)
+            return
+        await self._sio.emit(
+            Event.NOTIFY_TOOL_CALL_CANCEL.value,
+            to_wire(req),
+            room=sender.office_id,
+            skip_sid=sid,
+            namespace=NAMESPACE,
+        )
+
+    # ----------------------------------------------------------------- forwarding
+
+    def _forwarder(self, event: Event) -> Handler:
+        model = EVENTS[event].request
+
+        async def forward(sid: str, data: Any) -> Any:
+            try:
+                req = from_wire(model, data)
+            except InvalidPayloadError as exc:
+                return to_wire(exc.to_payload())
+            if isinstance(req, ToolCallReq):
+                limit = self._settings.max_tool_timeout
+                if not 1 <= req.timeout <= limit:
+                    problem = f"must be between 1 and {limit} seconds, got {req.timeout}"
+                    error = InvalidPayloadError("ToolCallReq", [FieldError("$.timeout", problem)])
+                    return to_wire(error.to_payload())
+                wait = req.timeout + self._settings.tool_call_buffer
+            else:
+                wait = self._settings.forward_timeout
+            sender = await self._store.get(sid)
+            target_sid = await self._store.sid_of(req.computer)
+            target = await self._store.get(target_sid) if target_sid is not None else None
+            refusal = check_route(sender, event.value, req.agent, req.computer, target)
+            if refusal is not None or target is None:
+                if refusal is None:  # pragma: no cover - check_route refuses a missing target
+                    return _internal_error()
+                return self._refuse(refusal, sid, event, req.req_id)
+            return await self._call(sid, event, data, req.req_id, req.computer, target.sid, wait)
+
+        return forward
+
+    async def _call(
+        self,
+        sid: str,
+        event: Event,
+        data: Any,
+        req_id: str,
+        computer: str,
+        target_sid: str,
+        wait: float,
+    ) -> Any:
+        gone = self._gone.get(target_sid)
+        if gone is None or gone.done():
+            return self._computer_gone(sid, event, req_id, computer)
+        call = asyncio.ensure_future(
+            self._sio.call(event.value, data, to=target_sid, namespace=NAMESPACE, timeout=wait)
+        )
+        try:
+            await asyncio.wait((call, gone), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not call.done():
+                call.cancel()
+        if not call.done() or call.cancelled():
+            return self._computer_gone(sid, event, req_id, computer)
+        try:
+            answer = call.result()
+        except socketio.exceptions.TimeoutError:
+            log(_log, logging.INFO, "forward timed out", sid=sid, event=event.value,
+                req_id=req_id, computer=computer, wait=wait)  # fmt: skip
+            return _flat(
+                ErrorCode.TIMEOUT,
+                f"Computer {computer!r} did not answer within {wait:g} seconds",
+                {"computer_name": computer},
+            )
+        if sid not in self._gone:
+            # The Agent left while its request was in flight: nobody can read an ack.
+            log(_log, logging.DEBUG, "answer dropped, agent gone", sid=sid, req_id=req_id)
+            return None
+        if not isinstance(answer, dict):
+            log(_log, logging.WARNING, "computer answered a non-object", sid=target_sid,
+                event=event.value, req_id=req_id)  # fmt: skip
+            return _flat(
+                ErrorCode.INTERNAL_ERROR,
+                f"Computer {computer!r} answered with a non-object acknowledgement",
+                {"computer_name": computer},
+            )
+        return answer
+
+    def _computer_gone(self, sid: str, event: Event, req_id: str, computer: str) -> dict[str, Any]:
+        log(_log, logging.INFO, "computer disconnected mid-call", sid=sid, event=event.value,
+            req_id=req_id, computer=computer)  # fmt: skip
+        return _flat(
+            ErrorCode.INTERNAL_ERROR,
+            f"Computer {computer!r} disconnected before answering",
+            {"computer_name": computer, "reason": "computer_disconnected"},
+        )

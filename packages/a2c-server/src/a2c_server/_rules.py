@@ -1,0 +1,232 @@
+"""Office rules of protocol 0.2, as pure decisions (no Socket.IO, no I/O).
+
+Rules (rooms-and-security.md §2-§4, events.md §2-§3):
+
+Joining (``server:join_office``)
+  J1 ``role`` must equal the role the session connected with (``auth.role``).
+  J2 ``name`` and ``office_id`` are non-empty strings of at most 256 characters.
+  J3 Re-joining the office one is in under the same name is an idempotent success; a
+     different name in the same office is refused (leave first).
+  J4 An Agent already in another office is refused (only Computers auto-leave).
+  J5 Names are unique in the namespace: a name held by another session is refused.
+  J6 An office holds at most one Agent: ``"Room already has an agent"``.
+  J7 A Computer in another office leaves it first (``notify:leave_office`` there).
+
+Leaving (``server:leave_office``)
+  L1 Only the office one is in can be left.
+
+Requests from Agents (``client:*`` and ``server:list_room``)
+  R1 The sender must be in an office (4103) and be an Agent (403).
+  R2 The payload's ``agent`` must be the sender's own name (403, spoofing).
+  R3 The target Computer must exist under that name (404, ``details.computer_name``).
+  R4 The target must share the sender's office (4104); ``list_room`` may list only the
+     sender's own office (4104).
+
+Notifications from clients
+  U1 ``server:update_*`` only from a Computer in an office naming itself.
+  U2 ``server:tool_call_cancel`` only from an Agent in an office naming itself.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import attrs
+
+from a2c_protocol import EnterOfficeReq, ErrorCode, ErrorPayload, Role
+
+__all__ = [
+    "MAX_NAME_LENGTH",
+    "ROOM_HAS_AGENT",
+    "JoinDecision",
+    "Member",
+    "Refusal",
+    "check_agent_request",
+    "check_cancel",
+    "check_list_room",
+    "check_route",
+    "check_update",
+    "decide_join",
+    "decide_leave",
+]
+
+MAX_NAME_LENGTH: Final = 256
+ROOM_HAS_AGENT: Final = "Room already has an agent"
+
+
+@attrs.frozen(kw_only=True)
+class Member:
+    """One connected session. ``name``/``office_id`` are set while it is in an office."""
+
+    sid: str
+    role: Role
+    a2c_version: str
+    name: str | None = None
+    office_id: str | None = None
+
+    @property
+    def in_office(self) -> bool:
+        return self.office_id is not None
+
+
+@attrs.frozen(kw_only=True)
+class JoinDecision:
+    """Outcome of a join request.
+
+    ``ok`` with ``changed=False`` is an idempotent re-join (nothing to do, no
+    notification). ``leave_first`` names the office a switching Computer leaves.
+    """
+
+    ok: bool
+    reason: str | None = None
+    changed: bool = False
+    leave_first: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Refusal:
+    """A refused request: the flat error to answer with.
+
+    ``security`` marks refusals that may be an attack (spoofing, cross-office access);
+    they are logged at WARNING.
+    """
+
+    code: int
+    message: str
+    details: dict[str, str] | None = None
+    security: bool = False
+
+    def to_payload(self) -> ErrorPayload:
+        return ErrorPayload(code=self.code, message=self.message, details=self.details)
+
+
+def _bad_identifier(label: str, value: str) -> str | None:
+    if not value.strip():
+        return f"{label} must not be empty"
+    if len(value) > MAX_NAME_LENGTH:
+        return f"{label} is longer than {MAX_NAME_LENGTH} characters"
+    return None
+
+
+def decide_join(
+    member: Member, req: EnterOfficeReq, *, name_owner: str | None, office_agent: str | None
+) -> JoinDecision:
+    """Decide ``server:join_office``.
+
+    ``name_owner`` is the sid currently holding ``req.name`` (None when free);
+    ``office_agent`` the sid of the Agent in ``req.office_id`` (None when there is none).
+    """
+    if req.role is not member.role:
+        return JoinDecision(
+            ok=False,
+            reason=f"Role mismatch: connected as {member.role.value}, "
+            f"asked to join as {req.role.value}",
+        )
+    for label, value in (("name", req.name), ("office_id", req.office_id)):
+        problem = _bad_identifier(label, value)
+        if problem is not None:
+            return JoinDecision(ok=False, reason=problem)
+    if member.office_id == req.office_id:
+        if member.name == req.name:
+            return JoinDecision(ok=True, changed=False)
+        return JoinDecision(
+            ok=False,
+            reason=f"Already in office {req.office_id!r} as {member.name!r}; leave it first",
+        )
+    if member.role is Role.AGENT and member.office_id is not None:
+        return JoinDecision(
+            ok=False,
+            reason=f"Agent is already in office {member.office_id!r}; leave it first",
+        )
+    if name_owner is not None and name_owner != member.sid:
+        return JoinDecision(ok=False, reason=f"Name {req.name!r} is already taken")
+    if member.role is Role.AGENT and office_agent is not None and office_agent != member.sid:
+        return JoinDecision(ok=False, reason=ROOM_HAS_AGENT)
+    return JoinDecision(ok=True, changed=True, leave_first=member.office_id)
+
+
+def decide_leave(member: Member, office_id: str) -> str | None:
+    """Decide ``server:leave_office``: None to proceed, else the refusal reason."""
+    if member.office_id is None:
+        return "Not in any office"
+    if member.office_id != office_id:
+        return f"Not in office {office_id!r}"
+    return None
+
+
+def check_agent_request(sender: Member | None, event: str, agent: str) -> Refusal | None:
+    """R1 + R2: the sender is an Agent in an office, naming itself in ``agent``."""
+    if sender is None or sender.office_id is None:
+        return Refusal(code=ErrorCode.NOT_IN_ROOM, message=f"Join an office before sending {event}")
+    if sender.role is not Role.AGENT:
+        return Refusal(
+            code=ErrorCode.FORBIDDEN, message=f"Only an Agent may send {event}", security=True
+        )
+    if agent != sender.name:
+        return Refusal(
+            code=ErrorCode.FORBIDDEN,
+            message="The agent field does not match the sender's registered name",
+            security=True,
+        )
+    return None
+
+
+def check_route(
+    sender: Member | None, event: str, agent: str, computer: str, target: Member | None
+) -> Refusal | None:
+    """R1-R4 for a ``client:*`` request addressed to ``computer``."""
+    refusal = check_agent_request(sender, event, agent)
+    if refusal is not None:
+        return refusal
+    if target is None or target.role is not Role.COMPUTER or target.name != computer:
+        return Refusal(
+            code=ErrorCode.NOT_FOUND,
+            message=f"Computer {computer!r} is not connected",
+            details={"computer_name": computer},
+        )
+    if sender is None or target.office_id != sender.office_id:
+        return Refusal(
+            code=ErrorCode.CROSS_ROOM_ACCESS,
+            message=f"Computer {computer!r} is not in your office",
+            details={"computer_name": computer},
+            security=True,
+        )
+    return None
+
+
+def check_list_room(
+    sender: Member | None, event: str, agent: str, office_id: str
+) -> Refusal | None:
+    """R1, R2 and R4 for ``server:list_room``."""
+    refusal = check_agent_request(sender, event, agent)
+    if refusal is not None:
+        return refusal
+    if sender is None or sender.office_id != office_id:
+        return Refusal(
+            code=ErrorCode.CROSS_ROOM_ACCESS,
+            message="An Agent may only list its own office",
+            security=True,
+        )
+    return None
+
+
+def check_update(sender: Member | None, event: str, computer: str) -> Refusal | None:
+    """U1: ``server:update_*`` from a Computer in an office naming itself."""
+    if sender is None or sender.office_id is None:
+        return Refusal(code=ErrorCode.NOT_IN_ROOM, message=f"Join an office before sending {event}")
+    if sender.role is not Role.COMPUTER:
+        return Refusal(
+            code=ErrorCode.FORBIDDEN, message=f"Only a Computer may send {event}", security=True
+        )
+    if computer != sender.name:
+        return Refusal(
+            code=ErrorCode.FORBIDDEN,
+            message="The computer field does not match the sender's registered name",
+            security=True,
+        )
+    return None
+
+
+def check_cancel(sender: Member | None, event: str, agent: str) -> Refusal | None:
+    """U2: ``server:tool_call_cancel`` from the office's Agent naming itself."""
+    return check_agent_request(sender, event, agent)
