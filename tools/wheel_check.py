@@ -29,12 +29,13 @@ import subprocess
 import sys
 import tempfile
 import tomllib
+import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-__all__ = ["main"]
+__all__ = ["inspect_wheel", "load_distributions", "main", "requirement_closure"]
 
 ROOT: Final = Path(__file__).resolve().parent.parent
 CORE: Final = "a2c-protocol-core"
@@ -125,6 +126,48 @@ def _tail(text: str, lines: int = 15) -> list[str]:
     return kept[-lines:]
 
 
+def requirement_closure(graph: dict[str, list[str]], roots: frozenset[str]) -> set[str]:
+    """``roots`` and everything they require, transitively, in a name -> requirements graph.
+
+    Environment markers are ignored, so the result is a superset of what one interpreter
+    installs; that is what "attrs, cattrs and their own requirements" allows.
+    """
+    allowed: set[str] = set()
+    pending = sorted(roots)
+    while pending:
+        name = pending.pop()
+        if name not in allowed:
+            allowed.add(name)
+            pending += graph.get(name, [])
+    return allowed
+
+
+def inspect_wheel(wheel: Path, dist: Dist) -> list[str]:
+    """Problems with a built wheel's contents: metadata version, typing marker, stray files."""
+    problems: list[str] = []
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        metadata_name = next((n for n in names if n.endswith(".dist-info/METADATA")), None)
+        if metadata_name is None:
+            return ["no .dist-info/METADATA in the wheel"]
+        metadata = archive.read(metadata_name).decode("utf-8")
+    version = re.search(r"^Version: (.+)$", metadata, re.MULTILINE)
+    if version is None or version.group(1).strip() != dist.version:
+        found = version.group(1).strip() if version else "none"
+        problems.append(f"METADATA Version is {found}, the table says {dist.version}")
+    for required in (f"{dist.module}/__init__.py", f"{dist.module}/py.typed"):
+        if required not in names:
+            problems.append(f"{required} is missing from the wheel")
+    top = {name.split("/", 1)[0] for name in names}
+    stray = sorted(top - {dist.module, metadata_name.split("/", 1)[0]})
+    if stray:
+        problems.append(f"unexpected top-level entries in the wheel: {stray}")
+    tests = sorted(n for n in names if "/tests/" in n or n.rsplit("/", 1)[-1].startswith("test_"))
+    if tests:
+        problems.append(f"test files shipped in the wheel: {tests[:5]}")
+    return problems
+
+
 def load_distributions(root: Path) -> list[Dist]:
     """The published distributions, from ``tools/versions.toml``."""
     data = tomllib.loads((root / "tools" / "versions.toml").read_text(encoding="utf-8"))
@@ -198,11 +241,20 @@ class Checker:
             wheels = sorted(self.out.glob(f"{stem}*.whl"))
             expected = f"{stem}{dist.version}-py3-none-any.whl"
             names = [wheel.name for wheel in wheels]
+            sdist = f"{stem}{dist.version}.tar.gz"
+            if not self.report.check(
+                dist.name,
+                expected in names and (self.out / sdist).exists(),
+                f"{dist.name}: built {sdist} and {expected}",
+                f"found {names or 'no wheel'} (the version table says {dist.version})",
+            ):
+                continue
+            problems = inspect_wheel(self.out / expected, dist)
             if self.report.check(
                 dist.name,
-                expected in names,
-                f"{dist.name}: built {expected}",
-                f"found {names or 'no wheel'} (the version table says {dist.version})",
+                not problems,
+                f"{dist.name}: wheel holds {dist.module}/ with py.typed, METADATA {dist.version}",
+                "\n".join(problems),
             ):
                 self.wheels[dist.name] = self.out / expected
 
@@ -286,13 +338,7 @@ class Checker:
             f"{subject}: declares exactly {sorted(CORE_DEPENDENCIES)} as dependencies",
             f"declares {sorted(direct)}",
         )
-        allowed: set[str] = set()
-        pending = sorted(CORE_DEPENDENCIES)
-        while pending:  # what attrs and cattrs require, transitively (markers ignored)
-            name = pending.pop()
-            if name not in allowed:
-                allowed.add(name)
-                pending += graph.get(name, [])
+        allowed = requirement_closure(graph, CORE_DEPENDENCIES)
         extra = sorted(set(installed) - allowed - {CORE})
         listing = ", ".join(f"{name} {installed[name]}" for name in sorted(installed))
         self.report.check(
