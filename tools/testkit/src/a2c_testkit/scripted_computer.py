@@ -11,7 +11,7 @@ event with any function ``payload -> answer`` (sync or async). Whatever the hand
 is sent as the ack unchanged.
 
     async with ScriptedComputer(server.url, name="box", office_id="o1") as computer:
-        computer.tools = [SMCPTool(name="echo", description="", params_schema={}, return_schema=None)]
+        computer.tools = [scripted_tool("echo", tags=["demo"])]
         ...
         note = await computer.wait_for_notification(Event.NOTIFY_TOOL_CALL_CANCEL)
 """
