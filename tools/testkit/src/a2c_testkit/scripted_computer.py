@@ -181,7 +181,8 @@ class ScriptedComputer:
     async def hold(self, payload: dict[str, Any]) -> dict[str, Any]:
         """A handler that never answers until the computer closes (for timeout tests)."""
         await self._released.wait()
-        return to_wire(_text_result("released", is_error=True))
+        answer: dict[str, Any] = to_wire(_text_result("released", is_error=True))
+        return answer
 
     # ------------------------------------------------------------------- observing
 
