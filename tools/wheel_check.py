@@ -368,8 +368,9 @@ class Checker:
                     subject,
                     name not in installed,
                     f"{subject}: no {name} in the environment",
-                    f"{name} {installed.get(name)} was installed; find who pulls it with "
-                    f"`uv pip tree --invert --package {name}`",
+                    f"{name} {installed.get(name)} was installed; rerun with --keep and find "
+                    f"who pulls it: uv pip tree --invert --package {name} "
+                    f"--python {_bin(venv, 'python')}",
                 )
             others = sorted(set(installed) & set(roles) - {role.name})
             self.report.check(
