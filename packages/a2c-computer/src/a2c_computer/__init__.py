@@ -1,5 +1,55 @@
-"""a2c_computer."""
+"""a2c_computer: the A2C-SMCP 0.2 Computer role.
 
+Hosts MCP servers (stdio, SSE, Streamable HTTP) and serves their tools, their
+``window://`` desktop and their resource lists to an office through an A2C Server::
+
+    from a2c_computer import Computer, load_config
+
+    async with Computer(load_config("computer.json"), name="box-1",
+                        server_url="http://127.0.0.1:8000", office_id="office-1") as computer:
+        await computer.serve_forever()
+
+Command line: ``a2c-computer run ...`` and ``a2c-computer check --config FILE``.
+"""
+
+from ._app import Computer
+from ._auth import classify_upstream_failure, sanitize_auth_hint
+from ._computer import ConfirmCallback, ConfirmRequest, ServerState, ToolCallRecord
+from ._config import load_config
+from ._desktop import CallRecord, WindowInfo, describe_window, organize, render_window
+from ._exceptions import ComputerError, ComputerStateError, ConfigError, InputResolutionError
+from ._inputs import InputResolver, env_var_names
+from ._link import LinkError
+from ._lint import LintFinding, lint_windows
+from ._mcp import ServerStatus
+from ._registry import build_registry, merge_tool_meta
 from ._version import __version__
 
-__all__ = ["__version__"]
+__all__ = [
+    "CallRecord",
+    "Computer",
+    "ComputerError",
+    "ComputerStateError",
+    "ConfigError",
+    "ConfirmCallback",
+    "ConfirmRequest",
+    "InputResolutionError",
+    "InputResolver",
+    "LinkError",
+    "LintFinding",
+    "ServerState",
+    "ServerStatus",
+    "ToolCallRecord",
+    "WindowInfo",
+    "__version__",
+    "build_registry",
+    "classify_upstream_failure",
+    "describe_window",
+    "env_var_names",
+    "lint_windows",
+    "load_config",
+    "merge_tool_meta",
+    "organize",
+    "render_window",
+    "sanitize_auth_hint",
+]

@@ -1,0 +1,120 @@
+"""``Computer``: the core plus, when a Server URL is given, its Socket.IO link."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal, Self
+
+from a2c_protocol import ComputerConfig
+
+from ._computer import ComputerCore, ConfirmCallback
+from ._exceptions import ComputerStateError
+from ._inputs import PromptFn
+from ._link import ComputerLink
+
+__all__ = ["Computer"]
+
+
+class Computer(ComputerCore):
+    """An A2C Computer. Use it as an async context manager::
+
+        async with Computer(load_config("computer.json"), name="box-1",
+                            server_url="http://127.0.0.1:8000", office_id="office-1") as c:
+            await c.serve_forever()
+
+    Entering starts every enabled MCP server (each with its own lifecycle) and, when
+    ``server_url`` is given, connects (polling first, ``a2c_version`` added automatically),
+    joins ``office_id`` and serves the ``client:*`` events. A version refusal raises
+    ``ProtocolVersionError`` after disconnecting; other connection failures raise
+    ``LinkError``. After a transient disconnect it reconnects with backoff and re-joins.
+
+    Confirmation: a tool whose merged ToolMeta lacks ``auto_apply: true`` is confirmed with
+    ``confirm`` (an async callback returning True to run it). Without a callback,
+    ``confirm_policy="allow"`` (the default) runs it with a one-time WARN per tool, and
+    ``"deny"`` answers 4005.
+    """
+
+    def __init__(
+        self,
+        config: ComputerConfig | Mapping[str, Any] | str | Path,
+        *,
+        name: str,
+        server_url: str | None = None,
+        office_id: str | None = None,
+        auth: Mapping[str, Any] | None = None,
+        auth_hook: Callable[[], Awaitable[Mapping[str, Any]] | Mapping[str, Any]] | None = None,
+        socketio_path: str = "socket.io",
+        confirm: ConfirmCallback | None = None,
+        confirm_policy: Literal["allow", "deny"] = "allow",
+        env: Mapping[str, str] | None = None,
+        prompt: PromptFn | None = None,
+        interactive: bool | None = None,
+        restart: bool = True,
+        start_timeout: float = 30.0,
+        connect_timeout: float = 30.0,
+        reconnect: bool = True,
+        history_size: int = 10,
+    ) -> None:
+        super().__init__(
+            str(config) if isinstance(config, Path) else config,
+            confirm=confirm,
+            confirm_policy=confirm_policy,
+            env=env,
+            prompt=prompt,
+            interactive=interactive,
+            restart=restart,
+            start_timeout=start_timeout,
+            history_size=history_size,
+        )
+        if server_url is not None and not office_id:
+            raise ComputerStateError("office_id is required when server_url is given")
+        self.name = name
+        self._link: ComputerLink | None = None
+        if server_url is not None:
+            self._link = ComputerLink(
+                self,
+                name=name,
+                server_url=server_url,
+                office_id=office_id or "",
+                auth=auth,
+                auth_hook=auth_hook,
+                socketio_path=socketio_path,
+                reconnect=reconnect,
+                connect_timeout=connect_timeout,
+            )
+
+    @property
+    def link(self) -> ComputerLink | None:
+        """The Socket.IO link (None for a local-only Computer)."""
+        return self._link
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        if self._link is not None:
+            try:
+                await self._link.connect()
+            except BaseException:
+                await self._link.close()
+                await self.stop()
+                raise
+        return self
+
+    async def __aexit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._link is not None:
+            with contextlib.suppress(Exception):
+                await self._link.close()
+        await self.stop()
+
+    async def serve_forever(self) -> None:
+        """Sleep until cancelled; raises the link's fatal error (e.g. a version refusal)."""
+        import asyncio
+
+        while True:
+            if self._link is not None and self._link.fatal_error is not None:
+                raise self._link.fatal_error
+            await asyncio.sleep(0.5)

@@ -1,0 +1,43 @@
+"""Connection decisions of the Computer link (handshake-and-versioning.md §4).
+
+Rules:
+
+* a refusal whose authoritative body (or ``X-A2C-Error-Code`` header) says 4008 — or a
+  WebSocket close 4900 — is a version refusal: disconnect, raise ``ProtocolVersionError``,
+  never retry;
+* any other failure to connect, and any transport loss after being connected, is
+  transient: retry with exponential backoff and re-join the office;
+* a ``client:*`` request addressed to another Computer is refused with 403.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+
+from a2c_protocol import ProtocolVersionError, RemoteError, error_from_handshake_response
+
+__all__ = ["ConnectVerdict", "judge_refusal"]
+
+
+class ConnectVerdict(enum.Enum):
+    VERSION_REFUSED = "version_refused"
+    REFUSED = "refused"
+    TRANSIENT = "transient"
+
+
+def judge_refusal(
+    status: int | None, headers: Mapping[str, str], body: bytes | str
+) -> tuple[ConnectVerdict, RemoteError | None]:
+    """Classify a failed connect from the handshake URL's plain HTTP answer.
+
+    ``status`` None means the HTTP GET itself failed (network): transient.
+    """
+    if status is None:
+        return ConnectVerdict.TRANSIENT, None
+    error = error_from_handshake_response(status, headers, body)
+    if isinstance(error, ProtocolVersionError):
+        return ConnectVerdict.VERSION_REFUSED, error
+    if error is None or status >= 500:
+        return ConnectVerdict.TRANSIENT, error
+    return ConnectVerdict.REFUSED, error
