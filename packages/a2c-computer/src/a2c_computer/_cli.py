@@ -1,0 +1,188 @@
+"""The ``a2c-computer`` command: ``run`` (serve an office) and ``check`` (lint MCP servers).
+
+::
+
+    a2c-computer run --config computer.json --server http://127.0.0.1:8000 \\
+        --office office-1 --name box-1 [--token T]
+    a2c-computer check --config computer.json
+
+Options of ``run`` may come from the environment: ``A2C_COMPUTER_CONFIG``,
+``A2C_SERVER_URL``, ``A2C_OFFICE_ID``, ``A2C_COMPUTER_NAME``, ``A2C_TOKEN``. The token is
+sent as ``auth.token``. Logs go to stderr; Ctrl-C or SIGTERM shut down cleanly (every MCP
+child process is stopped).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from a2c_protocol import ProtocolVersionError
+
+from ._app import Computer
+from ._computer import ComputerCore, ConfirmRequest
+from ._config import load_config
+from ._exceptions import ComputerError
+from ._lint import LintFinding, lint_windows
+from ._mcp import ServerStatus
+
+__all__ = ["main"]
+
+logger = logging.getLogger("a2c_computer.cli")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="a2c-computer", description="A2C-SMCP 0.2 Computer")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging")
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="serve the configured MCP servers to an office")
+    env = os.environ.get
+    run.add_argument("--config", default=env("A2C_COMPUTER_CONFIG"), help="config JSON file")
+    run.add_argument("--server", default=env("A2C_SERVER_URL"), help="Server URL (http://host:port)")
+    run.add_argument("--office", default=env("A2C_OFFICE_ID"), help="office id to join")
+    run.add_argument("--name", default=env("A2C_COMPUTER_NAME"), help="this Computer's name")
+    run.add_argument("--token", default=env("A2C_TOKEN"), help="sent as auth.token")
+    run.add_argument("--socketio-path", default=env("A2C_SOCKETIO_PATH", "socket.io"))
+    run.add_argument(
+        "--confirm",
+        choices=["ask", "allow", "deny"],
+        default=env("A2C_CONFIRM", "ask"),
+        help="tools without auto_apply: ask on the terminal (allow when none), allow, or deny (4005)",
+    )
+    check = sub.add_parser("check", help="start the MCP servers locally and lint their windows")
+    check.add_argument("--config", required=True, help="config JSON file")
+    check.add_argument("--timeout", type=float, default=30.0, help="start timeout per server (s)")
+    return parser
+
+
+async def _ask(request: ConfirmRequest) -> bool:
+    def prompt() -> bool:
+        try:
+            answer = input(
+                f"Run tool {request.exposed_name} ({request.mcp_server}) for agent "
+                f"{request.agent} with {request.arguments}? [y/N] "
+            )
+        except EOFError:
+            return False
+        return answer.strip().lower() in ("y", "yes")
+
+    return await asyncio.to_thread(prompt)
+
+
+async def _run(args: argparse.Namespace) -> int:
+    missing = [flag for flag in ("config", "server", "office", "name") if not getattr(args, flag)]
+    if missing:
+        print(f"a2c-computer run: missing --{', --'.join(missing)}", file=sys.stderr)
+        return 2
+    auth: dict[str, Any] = {"token": args.token} if args.token else {}
+    interactive = sys.stdin.isatty()
+    confirm = _ask if args.confirm == "ask" and interactive else None
+    policy = "deny" if args.confirm == "deny" else "allow"
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+    computer = Computer(
+        load_config(args.config),
+        name=args.name,
+        server_url=args.server,
+        office_id=args.office,
+        auth=auth,
+        socketio_path=args.socketio_path,
+        confirm=confirm,
+        confirm_policy=policy,
+    )
+    async with computer:
+        for state in computer.server_states().values():
+            logger.info("MCP server %s: %s%s", state.name, state.status,
+                        f" ({state.last_error})" if state.last_error else "")
+        serving = asyncio.ensure_future(computer.serve_forever())
+        stopping = asyncio.ensure_future(stop.wait())
+        done, _ = await asyncio.wait({serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        for task in (serving, stopping):
+            task.cancel()
+        if serving in done and not serving.cancelled() and serving.exception() is not None:
+            raise serving.exception()  # type: ignore[misc]
+    logger.info("stopped")
+    return 0
+
+
+async def _check(args: argparse.Namespace) -> int:
+    config = load_config(args.config)
+    core = ComputerCore(config, restart=False, start_timeout=args.timeout, interactive=sys.stdin.isatty())
+    failed = False
+    resources: dict[str, list[dict[str, Any]]] = {}
+    async with core:
+        states = core.server_states()
+        for name in sorted(states):
+            state = states[name]
+            print(f"MCP server {name}: {state.status}" + (f" — {state.last_error}" if state.last_error else ""))
+            server = core.server(name)
+            if state.status == ServerStatus.DISABLED.value:
+                continue
+            if server is None or server.status is not ServerStatus.READY:
+                failed = True
+                continue
+            own = [t.name for t in core.tools() if _owner(core, t.name) == name]
+            print(f"  tools ({len(own)}): {', '.join(own) or '-'}")
+            if server.has_resources:
+                try:
+                    listed = await server.list_all("resources/list", "resources")
+                except Exception as exc:
+                    print(f"  resources/list failed: {exc}")
+                    failed = True
+                    continue
+                resources[name] = listed
+                windows = [r.get("uri") for r in listed if str(r.get("uri", "")).startswith("window://")]
+                print(f"  windows ({len(windows)}): {', '.join(map(str, windows)) or '-'}")
+                if windows and not server.can_subscribe:
+                    print("  ! resources.subscribe is not declared: the Computer will not show these windows")
+                    failed = True
+            else:
+                print("  no resources capability")
+    findings: list[LintFinding] = lint_windows(resources)
+    if findings:
+        print(f"\n{len(findings)} v0.2 conformance problem(s):")
+        for finding in findings:
+            print(f"  {finding}")
+    else:
+        print("\nwindows: v0.2 conformant")
+    return 1 if failed or findings else 0
+
+
+def _owner(core: ComputerCore, exposed: str) -> str | None:
+    entry = core._registry.lookup(exposed).entry
+    return entry.server if entry is not None else None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``a2c-computer``; returns the exit status."""
+    args = _parser().parse_args(argv)
+    level = logging.WARNING - 10 * min(args.verbose, 2) if args.command == "check" else (
+        logging.INFO if args.verbose == 0 else logging.DEBUG
+    )
+    logging.basicConfig(level=level, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        if args.command == "run":
+            return asyncio.run(_run(args))
+        return asyncio.run(_check(args))
+    except ProtocolVersionError as exc:
+        print(f"a2c-computer: {exc}", file=sys.stderr)
+        return 3
+    except ComputerError as exc:
+        print(f"a2c-computer: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Example MCP servers shipped with a2c-computer (run with ``python -m``)."""
