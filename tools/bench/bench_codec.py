@@ -13,6 +13,7 @@ import json
 import statistics
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from a2c_protocol import CallToolResult, GetToolsRet, ToolCallReq, from_wire, to_wire
@@ -91,7 +92,7 @@ def pydantic_models() -> dict[str, Any]:
 
 
 def main() -> None:
-    cases = [
+    cases: list[tuple[str, type[Any], dict[str, Any], str]] = [
         ("ToolCallReq", ToolCallReq, TOOL_CALL, "tool_call"),
         ("CallToolResult", CallToolResult, RESULT, "result"),
         ("GetToolsRet (50 tools)", GetToolsRet, TOOLS, "tools"),
@@ -105,14 +106,14 @@ def main() -> None:
     )
     for label, model, data, key in cases:
         text = json.dumps(data)
-        decode = timeit(lambda m=model, d=data: from_wire(m, d))
-        obj = from_wire(model, data)
-        encode = timeit(lambda o=obj: to_wire(o))
-        floor = timeit(lambda t=text: json.loads(t))
+        decode = timeit(partial(from_wire, model, data))
+        obj: Any = from_wire(model, data)
+        encode = timeit(partial(to_wire, obj))
+        floor = timeit(partial(json.loads, text))
         ratio_pyd = "n/a"
         if key in references:
             ref = references[key]
-            pyd = timeit(lambda r=ref, d=data: r.model_validate(d))
+            pyd = timeit(partial(ref.model_validate, data))
             ratio_pyd = f"{decode / pyd:.2f}"
         print(f"{label:<24}{decode:>11.2f}{encode:>11.2f}{decode / floor:>14.2f}{ratio_pyd:>12}")
     spread = [timeit(lambda: from_wire(ToolCallReq, TOOL_CALL), rounds=1) for _ in range(5)]
