@@ -1,0 +1,53 @@
+"""Tool-call timeouts send the cancel; Server forward timeouts (408) are typed errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from a2c_agent import AsyncAgent, RequestTimeoutError, ToolCallTimeoutError
+from a2c_protocol import Event
+from a2c_server import ServerSettings
+from a2c_testkit.scripted_computer import ScriptedComputer
+from a2c_testkit.server import running_server
+
+OFFICE = "office-1"
+
+
+async def test_local_timeout_sends_cancel_with_the_same_req_id(make_computer, make_agent):
+    computer = await make_computer()
+    computer.on(Event.TOOL_CALL, computer.hold)
+    agent = await make_agent(tool_call_grace=0.2)
+    await agent.join_office(OFFICE)
+    with pytest.raises(ToolCallTimeoutError) as info:
+        await agent.call_tool("box-1", "slow", {}, timeout=1)
+    (call,) = computer.received(Event.TOOL_CALL)
+    assert info.value.req_id == call["req_id"]
+    cancel = await computer.wait_for_notification(
+        Event.NOTIFY_TOOL_CALL_CANCEL, lambda p: p["req_id"] == call["req_id"]
+    )
+    assert cancel == {"agent": "agent-1", "req_id": call["req_id"]}
+
+
+async def test_server_forward_timeout_is_408_and_cancels_tool_calls():
+    settings = ServerSettings(forward_timeout=0.5, tool_call_buffer=0.0)
+    async with (
+        running_server(settings) as srv,
+        ScriptedComputer(
+            srv.url, name="box-1", office_id=OFFICE, socketio_path=srv.socketio_path
+        ) as computer,
+    ):
+        computer.on(Event.GET_TOOLS, computer.hold)
+        computer.on(Event.TOOL_CALL, computer.hold)
+        async with AsyncAgent(
+            srv.url, name="agent-1", tool_cache=False, tool_call_grace=20.0
+        ) as agent:
+            await agent.join_office(OFFICE)
+            with pytest.raises(RequestTimeoutError) as info:
+                await agent.get_tools("box-1")
+            assert info.value.code == 408
+            with pytest.raises(RequestTimeoutError):
+                await agent.call_tool("box-1", "slow", {}, timeout=1)
+            (call,) = computer.received(Event.TOOL_CALL)
+            await computer.wait_for_notification(
+                Event.NOTIFY_TOOL_CALL_CANCEL, lambda p: p["req_id"] == call["req_id"]
+            )
