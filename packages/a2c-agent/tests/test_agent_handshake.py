@@ -142,10 +142,12 @@ async def test_missing_version_gets_the_400_body():
 
 
 async def test_websocket_only_compatible_connects():
-    async with running_server() as srv:
-        async with AsyncAgent(srv.url, name="agent-1", transports=["websocket"]) as agent:
-            assert agent.state is AgentState.CONNECTED
-            await agent.join_office("office-1")
+    async with (
+        running_server() as srv,
+        AsyncAgent(srv.url, name="agent-1", transports=["websocket"]) as agent,
+    ):
+        assert agent.state is AgentState.CONNECTED
+        await agent.join_office("office-1")
 
 
 async def test_websocket_only_incompatible_gets_the_4008_fields():
