@@ -6,7 +6,7 @@ Run: ``python -m a2c_testkit.mcp_servers.desk [--profile full|conformant|legacy]
 Tools: ``echo``, ``add``, ``fail`` (isError result), ``slow`` (sleeps; writes "cancelled" to
 ``marker`` when cancelled), ``crash`` (kills its own process), ``add_window`` /
 ``remove_window`` (change the window set → list_changed), ``relist`` (list_changed with the
-same set), ``touch`` (resources/updated for any URI), ``add_tool`` (tools/list_changed).
+same set), ``touch`` (resources/updated for any URI), ``add_tool`` (tools/list_changed), ``pid``, ``force_push``.
 
 Profiles: ``full`` has windows with v0.2 annotations/_meta plus the awkward cases (a
 ``?priority=5`` query, an out-of-range priority, audience ``["user"]``, a blob-only window) and
@@ -83,6 +83,7 @@ _TOOLS: list[dict[str, Any]] = [
     {"name": "add_tool", "description": "Add a tool named 'extra' and send tools/list_changed.",
      "inputSchema": {"type": "object"}},
     {"name": "force_push", "description": "A dangerous tool a config can forbid.", "inputSchema": {"type": "object"}},
+    {"name": "pid", "description": "This process's id.", "inputSchema": {"type": "object"}},
 ]
 
 
@@ -171,6 +172,8 @@ def build_server(profile: str = "full", page_size: int = 100, host: str = "org.a
             return ok("tool added")
         if name == "extra":
             return ok("extra ran")
+        if name == "pid":
+            return ok(str(os.getpid()))
         if name == "force_push":
             return ok("pushed!")
         return {"content": [{"type": "text", "text": f"unknown tool {name}"}], "isError": True}

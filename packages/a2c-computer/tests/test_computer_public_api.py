@@ -1,0 +1,42 @@
+import a2c_computer
+
+
+def test_public_surface_is_pinned() -> None:
+    assert sorted(a2c_computer.__all__) == [
+        "CallRecord",
+        "Computer",
+        "ComputerError",
+        "ComputerStateError",
+        "ConfigError",
+        "ConfirmCallback",
+        "ConfirmRequest",
+        "InputResolutionError",
+        "InputResolver",
+        "LinkError",
+        "LintFinding",
+        "ServerState",
+        "ServerStatus",
+        "ToolCallRecord",
+        "WindowInfo",
+        "__version__",
+        "build_registry",
+        "classify_upstream_failure",
+        "describe_window",
+        "env_var_names",
+        "lint_windows",
+        "load_config",
+        "merge_tool_meta",
+        "organize",
+        "render_window",
+        "sanitize_auth_hint",
+    ]
+    for name in a2c_computer.__all__:
+        assert getattr(a2c_computer, name) is not None
+
+
+def test_errors_share_one_root() -> None:
+    from a2c_protocol import A2CError
+
+    for cls in (a2c_computer.ConfigError, a2c_computer.InputResolutionError, a2c_computer.LinkError):
+        assert issubclass(cls, a2c_computer.ComputerError)
+    assert issubclass(a2c_computer.ComputerError, A2CError)
