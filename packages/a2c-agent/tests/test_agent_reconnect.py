@@ -57,20 +57,20 @@ async def test_reconnect_rejoins_and_refreshes_the_cache():
 
     auth = GatedAuth()
     try:
-        async with running_server(auth=auth, port=port) as second:
-            async with ScriptedComputer(second.url, name="box-2", office_id=OFFICE) as box2:
-                box2.tools = [scripted_tool("new")]
-                auth.gate.set()  # box-2 is in the office before the agent comes back
-                await asyncio.wait_for(connected_again.wait(), WAIT)
-                assert agent.office_id == OFFICE
-                # The cache was rebuilt from list_room after the re-join, before CONNECTED.
-                assert {c: [t.name for t in ts] for c, ts in agent.tools.items()} == {
-                    "box-2": ["new"]
-                }
-                members = {(s.name, s.role) for s in await agent.list_room()}
-                assert members == {("agent-1", Role.AGENT), ("box-2", Role.COMPUTER)}
-                result = await agent.call_tool("box-2", "missing", {})
-                assert result.is_error
+        async with (
+            running_server(auth=auth, port=port) as second,
+            ScriptedComputer(second.url, name="box-2", office_id=OFFICE) as box2,
+        ):
+            box2.tools = [scripted_tool("new")]
+            auth.gate.set()  # box-2 is in the office before the agent comes back
+            await asyncio.wait_for(connected_again.wait(), WAIT)
+            assert agent.office_id == OFFICE
+            # The cache was rebuilt from list_room after the re-join, before CONNECTED.
+            assert {c: [t.name for t in ts] for c, ts in agent.tools.items()} == {"box-2": ["new"]}
+            members = {(s.name, s.role) for s in await agent.list_room()}
+            assert members == {("agent-1", Role.AGENT), ("box-2", Role.COMPUTER)}
+            result = await agent.call_tool("box-2", "missing", {})
+            assert result.is_error
     finally:
         await box1.close()
         await agent.close()
