@@ -9,6 +9,7 @@ for type checkers. Listener callbacks run on that private loop thread.
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping
 from concurrent.futures import Future
@@ -61,9 +62,8 @@ def _blocking(
     def forward(agent: SyncAgent, /, *args: P.args, **kwargs: P.kwargs) -> R:
         return agent._portal().run(method(agent._agent, *args, **kwargs))
 
-    forward.__name__ = method.__name__
+    functools.update_wrapper(forward, method)  # name, doc and (via __wrapped__) signature
     forward.__qualname__ = f"SyncAgent.{method.__name__}"
-    forward.__doc__ = method.__doc__
     return forward
 
 

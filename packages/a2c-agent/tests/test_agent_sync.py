@@ -1,0 +1,103 @@
+"""The blocking facade runs the same happy path as the async agent."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import threading
+
+import pytest
+
+from a2c_agent import (
+    AgentState,
+    AgentStateError,
+    AsyncAgent,
+    NotFoundError,
+    SyncAgent,
+    ToolCallTimeoutError,
+)
+from a2c_protocol import CallToolResult, Event
+from a2c_testkit.scripted_computer import scripted_tool
+
+OFFICE = "office-1"
+
+
+async def test_sync_agent_happy_path(make_computer, server):
+    computer = await make_computer(page_size=2)
+    computer.tools = [scripted_tool("count", tags=["text"])]
+    computer.desktops = ["window://org.example.a"]
+    computer.resources = {"wins": [{"uri": f"window://org.example.w/{i}"} for i in range(5)]}
+    computer.tool_results["count"] = CallToolResult(content=[{"type": "text", "text": "2"}])
+
+    def script() -> dict:
+        seen: dict = {}
+        threads: set[str] = set()
+        with SyncAgent(server.url, name="sync-agent", tool_call_grace=0.2) as agent:
+            agent.add_tools_listener(lambda c, t: threads.add(threading.current_thread().name))
+            assert agent.state is AgentState.CONNECTED
+            agent.join_office(OFFICE)
+            seen["cached"] = [t.name for t in agent.tools["box-1"]]
+            seen["room"] = sorted(s.name for s in agent.list_room())
+            seen["tools"] = [t.tool_meta.tags for t in agent.get_tools("box-1")]
+            seen["config"] = agent.get_config("box-1").servers
+            seen["desktop"] = agent.get_desktop("box-1", size=1)
+            seen["page"] = agent.get_resources("box-1", "wins").next_cursor
+            seen["all"] = [r.uri for r in agent.iter_resources("box-1", "wins")]
+            seen["call"] = agent.call_tool("box-1", "count", {"text": "a b"}, timeout=5).content
+            with pytest.raises(NotFoundError):
+                agent.get_tools("ghost")
+            agent.leave_office()
+            seen["office"] = agent.office_id
+        seen["threads"] = threads
+        seen["closed"] = agent.state
+        return seen
+
+    seen = await asyncio.to_thread(script)
+    assert seen["cached"] == ["count"]
+    assert seen["room"] == ["box-1", "sync-agent"]
+    assert seen["tools"] == [["text"]]
+    assert seen["config"] == {}
+    assert seen["desktop"] == ["window://org.example.a"]
+    assert seen["page"] == "2"
+    assert seen["all"] == [f"window://org.example.w/{i}" for i in range(5)]
+    assert seen["call"] == [{"type": "text", "text": "2"}]
+    assert seen["office"] is None
+    assert seen["threads"] == {"a2c-agent-loop"}  # callbacks run on the private loop
+    assert seen["closed"] is AgentState.CLOSED
+
+
+async def test_sync_timeout_sends_cancel(make_computer, server):
+    computer = await make_computer()
+    computer.on(Event.TOOL_CALL, computer.hold)
+
+    def script() -> str:
+        with SyncAgent(server.url, name="sync-agent", tool_call_grace=0.2) as agent:
+            agent.join_office(OFFICE)
+            with pytest.raises(ToolCallTimeoutError) as info:
+                agent.call_tool("box-1", "slow", {}, timeout=1)
+            return info.value.req_id
+
+    req_id = await asyncio.to_thread(script)
+    await computer.wait_for_notification(
+        Event.NOTIFY_TOOL_CALL_CANCEL, lambda p: p["req_id"] == req_id
+    )
+
+
+def test_sync_agent_needs_open_and_keeps_signatures():
+    agent = SyncAgent("http://127.0.0.1:9", name="a")
+    with pytest.raises(AgentStateError):
+        agent.get_tools("box")
+    for name in (
+        "join_office",
+        "get_tools",
+        "get_desktop",
+        "get_resources",
+        "call_tool",
+        "list_room",
+    ):
+        assert inspect.signature(getattr(SyncAgent, name)) == inspect.signature(
+            getattr(AsyncAgent, name)
+        )
+        assert getattr(SyncAgent, name).__doc__ == getattr(AsyncAgent, name).__doc__
+    with pytest.raises(ValueError, match="a2c_version"):
+        SyncAgent("http://127.0.0.1:9/?a2c_version=0.2.0", name="a")
