@@ -1,0 +1,91 @@
+"""The public surface of a2c_agent is pinned: changing it must be deliberate."""
+
+import a2c_agent
+
+EXPECTED = [
+    "PROTOCOL_VERSION",
+    "A2CResource",
+    "AckTimeoutError",
+    "AgentConnectionError",
+    "AgentError",
+    "AgentNotification",
+    "AgentState",
+    "AgentStateError",
+    "AgentTool",
+    "AsyncAgent",
+    "BadRequestError",
+    "CallToolResult",
+    "CapabilityNotSupportedError",
+    "ConnectionLostError",
+    "CrossOfficeError",
+    "DesktopListener",
+    "Event",
+    "ForbiddenError",
+    "GetComputerConfigRet",
+    "InternalError",
+    "InvalidResponseError",
+    "InvalidWindowURIError",
+    "JoinOfficeError",
+    "LeaveOfficeError",
+    "McpServerNotFoundError",
+    "NotFoundError",
+    "NotInOfficeError",
+    "NotificationListener",
+    "NotificationPayload",
+    "NotificationStream",
+    "ProtocolVersionError",
+    "RemoteError",
+    "RequestTimeoutError",
+    "ResourcePage",
+    "SessionInfo",
+    "StateListener",
+    "SyncAgent",
+    "ToolAuthorization",
+    "ToolAuthorizationError",
+    "ToolAuthorizationFailedError",
+    "ToolAuthorizationRequiredError",
+    "ToolCallTimeoutError",
+    "ToolConfirmationRequiredError",
+    "ToolDisabledError",
+    "ToolError",
+    "ToolExecutionError",
+    "ToolMeta",
+    "ToolNotFoundError",
+    "ToolTimeoutError",
+    "ToolsListener",
+    "UnauthorizedError",
+    "WindowURI",
+    "__version__",
+    "raise_for_tool_error",
+    "resource_priority",
+    "result_error_code",
+    "result_text",
+    "tool_authorization",
+]
+
+
+def test_public_names_are_pinned():
+    assert sorted(a2c_agent.__all__) == sorted(EXPECTED)
+    for name in EXPECTED:
+        assert getattr(a2c_agent, name) is not None
+
+
+def test_protocol_version_is_the_core_one_not_the_package_version():
+    import a2c_protocol
+
+    assert a2c_agent.PROTOCOL_VERSION == a2c_protocol.PROTOCOL_VERSION == "0.2.0"
+    assert a2c_agent.__version__ == "0.2.0"
+
+
+def test_every_agent_error_has_one_root():
+    for name in (
+        "AckTimeoutError",
+        "AgentConnectionError",
+        "AgentStateError",
+        "ConnectionLostError",
+        "InvalidResponseError",
+        "JoinOfficeError",
+        "LeaveOfficeError",
+        "ToolCallTimeoutError",
+    ):
+        assert issubclass(getattr(a2c_agent, name), a2c_agent.AgentError)
