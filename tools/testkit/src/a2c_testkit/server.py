@@ -18,11 +18,13 @@ import contextlib
 from collections.abc import AsyncIterator
 
 import attrs
+import socketio
 import uvicorn
 
+from a2c_protocol import NAMESPACE, PROTOCOL_VERSION, Event
 from a2c_server import A2CServerApp, AuthProvider, ServerSettings, create_app
 
-__all__ = ["RunningServer", "running_server"]
+__all__ = ["RawClient", "RunningServer", "close_client", "connect_raw", "running_server"]
 
 _HOST = "127.0.0.1"
 
@@ -126,3 +128,90 @@ async def running_server(
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+
+
+class RawClient:
+    """A bare python-socketio client on ``/smcp`` that records every ``notify:*`` it gets.
+
+    For tests that need to speak the wire protocol directly (no SDK in between).
+    """
+
+    def __init__(self, sio: socketio.AsyncClient) -> None:
+        self.sio = sio
+        self.notifications: asyncio.Queue[tuple[Event, object]] = asyncio.Queue()
+        for event in Event:
+            if event.value.startswith("notify:"):
+                sio.on(event.value, self._recorder(event), namespace=NAMESPACE)
+
+    def _recorder(self, event: Event) -> object:
+        async def record(data: object = None) -> None:
+            await self.notifications.put((event, data))
+
+        return record
+
+    async def call(self, event: Event | str, data: object = None, *, timeout: float = 30) -> object:
+        """Emit ``event`` with an ack and return the ack (a tuple for several arguments)."""
+        return await self.sio.call(str(event), data, namespace=NAMESPACE, timeout=timeout)
+
+    async def emit(self, event: Event | str, data: object = None) -> None:
+        await self.sio.emit(str(event), data, namespace=NAMESPACE)
+
+    async def next_notification(
+        self, event: Event | None = None, *, timeout: float = 30
+    ) -> tuple[Event, object]:
+        """The next recorded notification (of type ``event`` when given; others are skipped)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                raise TimeoutError(f"no {event or 'notification'} within {timeout} s")
+            got = await asyncio.wait_for(self.notifications.get(), remaining)
+            if event is None or got[0] is event:
+                return got
+
+    async def join(self, role: str, name: str, office_id: str) -> object:
+        return await self.call(
+            Event.JOIN_OFFICE, {"role": role, "name": name, "office_id": office_id}
+        )
+
+
+@contextlib.asynccontextmanager
+async def connect_raw(
+    server: RunningServer,
+    role: str,
+    *,
+    auth: dict[str, object] | None = None,
+    a2c_version: str = PROTOCOL_VERSION,
+    transports: list[str] | None = None,
+    reconnection: bool = False,
+) -> AsyncIterator[RawClient]:
+    """Connect a :class:`RawClient` as ``role`` (``auth`` adds fields; it may override role)."""
+    sio = socketio.AsyncClient(reconnection=reconnection)
+    client = RawClient(sio)
+    await sio.connect(
+        f"{server.url}?a2c_version={a2c_version}",
+        namespaces=[NAMESPACE],
+        socketio_path=server.socketio_path,
+        auth={"role": role, **(auth or {})},
+        transports=transports or ["polling", "websocket"],
+        wait_timeout=30,
+    )
+    try:
+        yield client
+    finally:
+        await close_client(sio)
+
+
+async def close_client(sio: socketio.AsyncClient) -> None:
+    """Disconnect ``sio`` and release its HTTP session, even after a refused connect.
+
+    python-engineio keeps its aiohttp session open when ``connect()`` fails; left to the
+    garbage collector it becomes an "unclosed client session" warning in a later test.
+    """
+    if sio.connected:
+        await sio.disconnect()
+    await sio.shutdown()
+    http = getattr(sio.eio, "http", None)
+    if http is not None and not http.closed:
+        await http.close()

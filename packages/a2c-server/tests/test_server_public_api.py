@@ -1,0 +1,56 @@
+"""The public surface of a2c_server is deliberate: changing it must change this test."""
+
+import a2c_server
+import a2c_testkit.server
+
+
+def test_server_all_is_pinned() -> None:
+    assert sorted(a2c_server.__all__) == sorted(
+        [
+            "A2CServerApp",
+            "AllowAllAuth",
+            "AuthProvider",
+            "AuthRequest",
+            "AuthenticationError",
+            "Broadcast",
+            "Identity",
+            "Member",
+            "MembershipOutcome",
+            "MemoryStateStore",
+            "Offices",
+            "ServerError",
+            "ServerSettings",
+            "SettingsError",
+            "SharedTokenAuth",
+            "StateConflictError",
+            "StateStore",
+            "StoreStats",
+            "VersionGate",
+            "__version__",
+            "create_app",
+        ]
+    )
+    for name in a2c_server.__all__:
+        assert getattr(a2c_server, name) is not None
+
+
+def test_server_exceptions_share_one_root() -> None:
+    from a2c_protocol import A2CError
+
+    assert issubclass(a2c_server.ServerError, A2CError)
+    for cls in (
+        a2c_server.AuthenticationError,
+        a2c_server.SettingsError,
+        a2c_server.StateConflictError,
+    ):
+        assert issubclass(cls, a2c_server.ServerError)
+
+
+def test_server_testkit_helpers_are_exported() -> None:
+    assert sorted(a2c_testkit.server.__all__) == [
+        "RawClient",
+        "RunningServer",
+        "close_client",
+        "connect_raw",
+        "running_server",
+    ]
