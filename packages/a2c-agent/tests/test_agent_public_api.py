@@ -89,3 +89,14 @@ def test_every_agent_error_has_one_root():
         "ToolCallTimeoutError",
     ):
         assert issubclass(getattr(a2c_agent, name), a2c_agent.AgentError)
+
+
+def test_readme_examples_compile():
+    import pathlib
+    import re
+
+    readme = pathlib.Path(a2c_agent.__file__).parents[2] / "README.md"
+    blocks = re.findall(r"```python\n(.*?)```", readme.read_text(), re.S)
+    assert len(blocks) >= 2
+    for block in blocks:
+        compile(block, str(readme), "exec")
