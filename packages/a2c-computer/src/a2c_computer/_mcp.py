@@ -41,7 +41,7 @@ from a2c_protocol import (
 from mcp import ClientSession, McpError, StdioServerParameters, types
 from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamablehttp_client
+from mcp.client import streamable_http as _streamable_http
 from pydantic import BaseModel, ConfigDict
 
 from ._exceptions import ComputerError
@@ -173,15 +173,29 @@ async def _open_stdio(params: Mapping[str, Any]) -> AsyncIterator[Streams]:
 
 @contextlib.asynccontextmanager
 async def _open_streamable(params: Mapping[str, Any]) -> AsyncIterator[Streams]:
-    async with streamablehttp_client(
+    timeout = httpx.Timeout(
+        parse_iso8601_duration(params.get("timeout") or "PT30S"),
+        read=parse_iso8601_duration(params.get("sse_read_timeout") or "PT5M"),
+    )
+    terminate = bool(params.get("terminate_on_close", True))
+    # mcp >= 1.24 takes a ready httpx client; older releases only the factory-based function.
+    modern = getattr(_streamable_http, "streamable_http_client", None)
+    if modern is not None:
+        async with (
+            _http_client(headers=_headers(params), timeout=timeout) as client,
+            modern(str(params["url"]), http_client=client, terminate_on_close=terminate) as streams,
+        ):
+            yield streams[0], streams[1]
+        return
+    async with _streamable_http.streamablehttp_client(
         str(params["url"]),
         headers=_headers(params),
-        timeout=parse_iso8601_duration(params.get("timeout") or "PT30S"),
-        sse_read_timeout=parse_iso8601_duration(params.get("sse_read_timeout") or "PT5M"),
-        terminate_on_close=bool(params.get("terminate_on_close", True)),
+        timeout=timeout.connect or 30.0,
+        sse_read_timeout=timeout.read or 300.0,
+        terminate_on_close=terminate,
         httpx_client_factory=_http_client,
-    ) as (read, write, _):
-        yield read, write
+    ) as streams:
+        yield streams[0], streams[1]
 
 
 @contextlib.asynccontextmanager
@@ -328,12 +342,14 @@ class McpServer:
         closed = anyio.Event()
         async with AsyncExitStack() as stack:
             read, write = await stack.enter_async_context(opener(params))
-            pipe_in, pipe_out = anyio.create_memory_object_stream[Any](16)
+            pipe_send, pipe_receive = anyio.create_memory_object_stream[Any](16)
+            stack.push_async_callback(pipe_receive.aclose)
+            stack.push_async_callback(pipe_send.aclose)
             group = await stack.enter_async_context(anyio.create_task_group())
             stack.callback(group.cancel_scope.cancel)
-            group.start_soon(self._pump, read, pipe_in, closed)
+            group.start_soon(self._pump, read, pipe_send, closed)
             session = await stack.enter_async_context(
-                ClientSession(pipe_out, write, message_handler=self._on_message)
+                ClientSession(pipe_receive, write, message_handler=self._on_message)
             )
             with anyio.fail_after(self._start_timeout):
                 init = await session.initialize()
@@ -379,6 +395,9 @@ class McpServer:
             pass
         finally:
             closed.set()
+            # The transport hands us the receiving end; closing it is the reader's job.
+            with contextlib.suppress(Exception):
+                await source.aclose()
 
     async def _on_message(self, message: Any) -> None:
         # Runs inside the session's receive loop: never await MCP requests here.

@@ -1,7 +1,8 @@
 """Test MCP server over Streamable HTTP (``/mcp``) and SSE (``/sse``), for uvicorn.
 
 Run: ``python -m a2c_testkit.mcp_servers.http --port 8765`` or, in a test,
-``async with serve_http() as base_url: ...`` (uvicorn in-process on 127.0.0.1, port 0).
+``async with serve_http() as base_url: ...`` (uvicorn in a child process on 127.0.0.1,
+port 0 by default). ``build_app()`` gives the ASGI app for any uvicorn setup.
 
 Tools: ``search`` (open), ``secure_read`` (needs ``Authorization: Bearer good``: no or another
 token → HTTP 401, ``Bearer limited`` → HTTP 403), ``flaky`` (HTTP 502). The refusals are
@@ -12,9 +13,11 @@ MCP server would answer.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import json
 import socket
+import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -158,29 +161,58 @@ def build_app() -> ASGIApp:
     return _Guard(app)
 
 
-@contextlib.asynccontextmanager
-async def serve_http(port: int = 0) -> AsyncIterator[str]:
-    """Run the app under uvicorn on 127.0.0.1 in this process; yields ``http://127.0.0.1:<port>``."""
+def _bound_socket(port: int) -> socket.socket:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
-    config = uvicorn.Config(build_app(), log_level="warning", lifespan="on")
-    server = uvicorn.Server(config)
-    async with anyio.create_task_group() as group:
-        group.start_soon(server.serve, [sock])
-        while not server.started:
-            await anyio.sleep(0.02)
-        try:
-            yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-        finally:
-            server.should_exit = True
+    return sock
+
+
+@contextlib.asynccontextmanager
+async def serve_http(port: int = 0, startup_timeout: float = 60.0) -> AsyncIterator[str]:
+    """Run this server under uvicorn in a child process on 127.0.0.1; yields its base URL.
+
+    A separate process keeps the MCP server library's own resource leaks (and its event
+    loop) out of the test process, as in a real deployment.
+    """
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "a2c_testkit.mcp_servers.http", "--port", str(port), "--announce",
+        stdout=asyncio.subprocess.PIPE,
+    )
+    try:
+        assert proc.stdout is not None
+        line = await asyncio.wait_for(proc.stdout.readline(), startup_timeout)
+        if not line.startswith(b"PORT "):
+            raise RuntimeError(f"test HTTP MCP server did not start: {line!r}")
+        yield f"http://127.0.0.1:{int(line.split()[1])}"
+    finally:
+        if proc.returncode is None:
+            proc.terminate()
+            try:
+                await asyncio.wait_for(proc.wait(), 15)
+            except TimeoutError:
+                proc.kill()
+                await proc.wait()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description="A2C test MCP server over HTTP")
     parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--announce", action="store_true", help="print 'PORT <n>' once listening")
     args = parser.parse_args()
-    uvicorn.run(build_app(), host="127.0.0.1", port=args.port, log_level="info")
+    sock = _bound_socket(args.port)
+    config = uvicorn.Config(build_app(), log_level="warning", lifespan="on")
+    server = uvicorn.Server(config)
+
+    async def run() -> None:
+        async with anyio.create_task_group() as group:
+            group.start_soon(server.serve, [sock])
+            while not server.started:
+                await anyio.sleep(0.02)
+            if args.announce:
+                print(f"PORT {sock.getsockname()[1]}", flush=True)
+
+    anyio.run(run)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,66 @@
+"""Streamable HTTP and SSE MCP servers under uvicorn: tools, 4006 / 4007 / 4003 upstream."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from a2c_computer import Computer
+from a2c_testkit.mcp_servers.http import serve_http
+
+
+def streamable(url: str, token: str | None = None) -> dict[str, Any]:
+    params: dict[str, Any] = {"url": f"{url}/mcp/", "timeout": "PT10S"}
+    if token is not None:
+        params["headers"] = {"Authorization": "Bearer ${input:tok}"}
+    return {"type": "streamable", "name": "remote", "server_parameters": params,
+            "default_tool_meta": {"auto_apply": True}}
+
+
+async def test_streamable_401_is_4006_and_403_is_4007_with_sanitized_hint() -> None:
+    async with serve_http() as url:
+        config = {"servers": {"remote": streamable(url)}}
+        async with Computer(config, name="box") as computer:
+            assert computer.server_states()["remote"].status == "ready", computer.server_states()
+            assert not (await computer.call_tool("search", {})).is_error
+            missing = await computer.call_tool("secure_read", {})
+            assert missing.is_error and missing.meta is not None
+            assert missing.meta["error_code"] == 4006 and missing.meta["mcp_server"] == "remote"
+            assert missing.meta["auth_hint"]["action"] == "user_authorization_required"
+            assert missing.content[0]["text"] == missing.meta["auth_hint"]["message"]
+            # one refusal does not tear the session down
+            assert not (await computer.call_tool("search", {})).is_error
+            flaky = await computer.call_tool("flaky", {})
+            assert flaky.is_error and flaky.meta is not None and flaky.meta["error_code"] == 4003
+
+        inputs = [{"id": "tok", "type": "promptString", "description": "token", "password": True}]
+        limited = {"inputs": inputs, "servers": {"remote": streamable(url, token="x")}}
+        async with Computer(limited, name="box", env={"A2C_SMCP_TOK": "limited"}) as computer:
+            refused = await computer.call_tool("secure_read", {})
+            assert refused.is_error and refused.meta is not None and refused.meta["error_code"] == 4007
+            assert "limited" not in str(refused.meta["auth_hint"])
+        async with Computer(limited, name="box", env={"A2C_SMCP_TOK": "good"}) as computer:
+            allowed = await computer.call_tool("secure_read", {})
+            assert not allowed.is_error and allowed.content[0]["text"] == "http:secure_read"
+            # the authored config still shows the placeholder, never the token
+            headers = computer.config.servers["remote"].server_parameters.headers  # type: ignore[union-attr]
+            assert headers == {"Authorization": "Bearer ${input:tok}"}
+
+
+async def test_sse_transport_serves_tools_and_desktop() -> None:
+    async with serve_http() as url:
+        config = {"servers": {"legacy": {"type": "sse", "name": "legacy", "default_tool_meta": {"auto_apply": True},
+                                         "server_parameters": {"url": f"{url}/sse", "timeout": 10}}}}
+        async with Computer(config, name="box") as computer:
+            assert computer.server_states()["legacy"].status == "ready"
+            result = await computer.call_tool("search", {})
+            assert result.content[0]["text"] == "http:search"
+            resources, cursor = await computer.list_resources("legacy")
+            assert [r["uri"] for r in resources] == ["window://org.a2c.test.http/status"] and cursor is None
+
+
+async def test_unreachable_http_server_fails_alone() -> None:
+    config = {"servers": {"gone": {"type": "streamable", "name": "gone",
+                                   "server_parameters": {"url": "http://127.0.0.1:9/mcp", "timeout": "PT2S"}}}}
+    async with Computer(config, name="box", restart=False, start_timeout=10) as computer:
+        state = computer.server_states()["gone"]
+        assert state.status == "failed" and state.last_error
