@@ -88,3 +88,25 @@ async def test_without_reconnect_a_lost_connection_closes_the_agent():
     await asyncio.wait_for(closed.wait(), WAIT)
     assert agent.office_id is None
     await agent.close()
+
+
+async def test_version_refusal_while_reconnecting_ends_the_agent():
+    from a2c_agent import ProtocolVersionError
+    from a2c_server import ServerSettings
+
+    closed = asyncio.Event()
+    async with running_server() as first:
+        port = first.port
+        agent = AsyncAgent(first.url, name="agent-1", reconnect_delay=0.1, reconnect_max_delay=0.2)
+        agent.add_state_listener(lambda old, new: new is AgentState.CLOSED and closed.set())
+        await agent.open()
+        await agent.join_office(OFFICE)
+        stream = agent.notifications()
+    async with running_server(ServerSettings(protocol_version="0.3.0"), port=port):
+        await asyncio.wait_for(closed.wait(), WAIT)
+        assert isinstance(agent.last_error, ProtocolVersionError)
+        assert agent.last_error.server_version == "0.3.0"
+        assert agent.office_id is None and dict(agent.tools) == {}
+        assert [n async for n in stream] == []  # streams end with the agent
+    await agent.close()
+    assert agent.state is AgentState.CLOSED
