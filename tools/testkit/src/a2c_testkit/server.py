@@ -22,7 +22,7 @@ import socketio
 import uvicorn
 
 from a2c_protocol import NAMESPACE, PROTOCOL_VERSION, Event
-from a2c_server import A2CServerApp, AuthProvider, ServerSettings, create_app
+from a2c_server import A2CServerApp, AuthProvider, ServerSettings, StateStore, create_app
 
 __all__ = ["RawClient", "RunningServer", "close_client", "connect_raw", "running_server"]
 
@@ -71,19 +71,21 @@ async def running_server(
     settings: ServerSettings | None = None,
     *,
     auth: AuthProvider | None = None,
+    store: StateStore | None = None,
     port: int = 0,
     startup_timeout: float = 30.0,
     ws: str = "auto",
 ) -> AsyncIterator[RunningServer]:
     """Serve :func:`a2c_server.create_app` on ``127.0.0.1:port`` until the block exits.
 
-    ``settings.host``/``port`` are overridden with the real bind address. ``ws`` selects
-    uvicorn's WebSocket implementation (``"websockets"``, ``"wsproto"``…). On exit open
-    connections are dropped (clients see a transport loss and may reconnect).
+    ``auth`` and ``store`` are passed to ``create_app``. ``settings.host``/``port`` are
+    overridden with the real bind address. ``ws`` selects uvicorn's WebSocket
+    implementation (``"websockets-sansio"``, ``"wsproto"``…). On exit open connections are
+    dropped (clients see a transport loss and may reconnect).
     """
     base = settings or ServerSettings()
     base = attrs.evolve(base, host=_HOST, port=port)
-    app = create_app(base, auth=auth)
+    app = create_app(base, auth=auth, store=store)
     config = uvicorn.Config(
         app,
         host=_HOST,
