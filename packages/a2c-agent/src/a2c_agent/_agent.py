@@ -353,7 +353,7 @@ class AsyncAgent:
                 self._transition(Transition.CONNECT_FAILED)
             raise
         if self._state is AgentState.CONNECTING:
-            self._transition(Transition.CONNECTED)
+            await self._mark_connected()
 
     async def close(self) -> None:
         """Disconnect and stop every background task; idempotent."""
@@ -647,6 +647,7 @@ class AsyncAgent:
         sio = socketio.AsyncClient(
             reconnection=False,  # the agent reconnects itself so it can re-join and refresh
             handle_sigint=False,
+            request_timeout=self._connect_timeout,  # Engine.IO handshake/POST wait
             http_session=lambda: aiohttp.ClientSession(ws_response_class=recorder),
         )
         sio.on("connect", self._on_connect, namespace=NAMESPACE)
@@ -740,6 +741,14 @@ class AsyncAgent:
         except Exception:  # pragma: no cover - best effort on an already broken transport
             logger.debug("disconnect failed", exc_info=True)
 
+    async def _mark_connected(self) -> None:
+        self._transition(Transition.CONNECTED)
+        sio = self._sio
+        if sio is not None and not sio.connected:
+            # The link dropped between the handshake and now; its disconnect event was
+            # ignored because we were not CONNECTED yet, so handle the loss here.
+            await self._on_disconnect("lost while connecting")
+
     async def _on_connect(self) -> None:
         logger.info("agent %s connected to %s", self._name, self._server_url)
 
@@ -780,7 +789,7 @@ class AsyncAgent:
                     logger.info("reconnect attempt failed: %s", exc)
                     continue
                 if await self._after_reconnect():
-                    self._transition(Transition.CONNECTED)
+                    await self._mark_connected()
                     return
         finally:
             if self._reconnect_task is asyncio.current_task():
