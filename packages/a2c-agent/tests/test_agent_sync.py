@@ -101,3 +101,24 @@ def test_sync_agent_needs_open_and_keeps_signatures():
         assert getattr(SyncAgent, name).__doc__ == getattr(AsyncAgent, name).__doc__
     with pytest.raises(ValueError, match="a2c_version"):
         SyncAgent("http://127.0.0.1:9/?a2c_version=0.2.0", name="a")
+
+
+async def test_sync_notifications_iterator(make_computer, server):
+    computer = await make_computer()
+    loop = asyncio.get_running_loop()
+    announced = asyncio.Event()
+
+    def script() -> tuple[str | None, int, int]:
+        with SyncAgent(server.url, name="sync-agent") as agent:
+            agent.join_office(OFFICE)
+            notes = agent.notifications(Event.NOTIFY_UPDATE_TOOL_LIST)
+            registered = len(agent.async_agent._streams)
+            loop.call_soon_threadsafe(announced.set)
+            first = next(notes)
+            notes.close()  # leaving early unregisters the stream
+            return first.computer, registered, len(agent.async_agent._streams)
+
+    task = asyncio.ensure_future(asyncio.to_thread(script))
+    await asyncio.wait_for(announced.wait(), 30)
+    await computer.announce(Event.UPDATE_TOOL_LIST)
+    assert await asyncio.wait_for(task, 30) == ("box-1", 1, 0)

@@ -15,17 +15,18 @@ from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mappin
 from concurrent.futures import Future
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from a2c_protocol import A2CResource
+from a2c_protocol import A2CResource, Event
 
-from ._agent import AsyncAgent
+from ._agent import AsyncAgent, NotificationStream
 from ._exceptions import AgentStateError
 from ._lifecycle import AgentState
-from ._types import AgentTool
+from ._types import AgentNotification, AgentTool
 
 __all__ = ["SyncAgent"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
+T = TypeVar("T")
 
 
 class _LoopThread:
@@ -151,19 +152,44 @@ class SyncAgent:
 
     def iter_resources(self, computer: str, mcp_server: str) -> Iterator[A2CResource]:
         """Every resource of ``mcp_server``, following ``next_cursor`` page by page."""
-        iterator: AsyncIterator[A2CResource] = self._agent.iter_resources(computer, mcp_server)
+        return self._blocking_iter(self._agent.iter_resources(computer, mcp_server))
 
-        async def step() -> tuple[bool, A2CResource | None]:
+    def notifications(self, *events: Event) -> Iterator[AgentNotification]:
+        """Blocking iterator of notifications (all, or only ``events``); ends on close.
+
+        Leaving the loop early (``break``) unregisters the stream.
+        """
+
+        async def open_stream() -> NotificationStream:
+            return self._agent.notifications(*events)
+
+        stream = self._portal().run(open_stream())
+        return self._blocking_iter(stream, on_exit=stream.close)
+
+    def _blocking_iter(
+        self, iterator: AsyncIterator[T], on_exit: Callable[[], None] | None = None
+    ) -> Iterator[T]:
+        """Drive an async iterator of the private loop from this thread, one item per step."""
+
+        async def step() -> tuple[bool, T | None]:
             try:
                 return True, await anext(iterator)
             except StopAsyncIteration:
                 return False, None
 
-        while True:
-            more, item = self._portal().run(step())
-            if not more or item is None:
-                return
-            yield item
+        async def finish() -> None:
+            if on_exit is not None:
+                on_exit()
+
+        try:
+            while True:
+                more, item = self._portal().run(step())
+                if not more:
+                    return
+                yield item  # type: ignore[misc]
+        finally:
+            if self._thread is not None:
+                self._thread.run(finish())
 
     # Listener registration is not I/O; the callbacks run on the private loop thread.
     def add_notification_listener(self, *args: Any, **kwargs: Any) -> Callable[[], None]:
