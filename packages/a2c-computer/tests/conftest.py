@@ -8,8 +8,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from a2c_protocol import Event
 
+from a2c_protocol import Event
 from a2c_testkit.mcp_servers import stdio_server_config
 
 
@@ -40,7 +40,9 @@ class Recorder:
                 pass
 
 
-async def wait_until(predicate: Callable[[], bool], timeout: float = 30.0, what: str = "condition") -> None:
+async def wait_until(
+    predicate: Callable[[], bool], timeout: float = 30.0, what: str = "condition"
+) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:

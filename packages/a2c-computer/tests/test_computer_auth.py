@@ -39,22 +39,42 @@ def test_decision_table(kwargs: dict[str, object], code: int) -> None:
     ],
 )
 def test_sanitizer_removes_secrets(secret: str) -> None:
-    hint = sanitize_auth_hint({"action": "user_authorization_required", "message": f"Sign in: {secret} then retry"})
+    hint = sanitize_auth_hint(
+        {"action": "user_authorization_required", "message": f"Sign in: {secret} then retry"}
+    )
     message = hint["message"]
-    for fragment in ("xyz", "QQQ", "s3cr3tstate", "verif13r", "abcdef123", "rt-998877", "shh", "eyJ", "hunter2",
-                     "sk_live_0123456789"):
+    for fragment in (
+        "xyz",
+        "QQQ",
+        "s3cr3tstate",
+        "verif13r",
+        "abcdef123",
+        "rt-998877",
+        "shh",
+        "eyJ",
+        "hunter2",
+        "sk_live_0123456789",
+    ):
         assert fragment not in message
     assert "?" not in message
 
 
 def test_sanitizer_keeps_plain_text_and_landing_urls() -> None:
-    hint = sanitize_auth_hint({"action": "user_authorization_required",
-                               "message": "Complete the sign-in at https://id.example.org/signin on the Computer."})
-    assert hint == {"action": "user_authorization_required",
-                    "message": "Complete the sign-in at https://id.example.org/signin on the Computer."}
+    hint = sanitize_auth_hint(
+        {
+            "action": "user_authorization_required",
+            "message": "Complete the sign-in at https://id.example.org/signin on the Computer.",
+        }
+    )
+    assert hint == {
+        "action": "user_authorization_required",
+        "message": "Complete the sign-in at https://id.example.org/signin on the Computer.",
+    }
 
 
 def test_sanitizer_drops_unknown_keys_and_bad_actions() -> None:
-    hint = sanitize_auth_hint({"action": "go to https://x?code=1", "message": "ok", "token": "abc", "url": "u"})
+    hint = sanitize_auth_hint(
+        {"action": "go to https://x?code=1", "message": "ok", "token": "abc", "url": "u"}
+    )
     assert hint == {"message": "ok"}
     assert sanitize_auth_hint(None) == {}

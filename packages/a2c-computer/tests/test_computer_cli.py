@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from a2c_protocol import NAMESPACE, PROTOCOL_VERSION, Event
-
 from a2c_testkit import running_server
 
 
@@ -22,8 +21,13 @@ def write_config(tmp_path: Path, servers: dict[str, Any]) -> Path:
 
 async def cli(*args: str, timeout: float = 120) -> tuple[int, str, str]:
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "a2c_computer._cli", *args,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, stdin=asyncio.subprocess.DEVNULL,
+        sys.executable,
+        "-m",
+        "a2c_computer._cli",
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        stdin=asyncio.subprocess.DEVNULL,
     )
     out, err = await asyncio.wait_for(proc.communicate(), timeout)
     assert proc.returncode is not None
@@ -31,8 +35,14 @@ async def cli(*args: str, timeout: float = 120) -> tuple[int, str, str]:
 
 
 async def test_check_on_a_conformant_server_exits_zero(servers: Any, tmp_path: Path) -> None:
-    config = write_config(tmp_path, {"desk": servers.desk("desk", "--profile", "conformant"),
-                                     "plain": servers.plain(), "off": servers.desk("off", disabled=True)})
+    config = write_config(
+        tmp_path,
+        {
+            "desk": servers.desk("desk", "--profile", "conformant"),
+            "plain": servers.plain(),
+            "off": servers.desk("off", disabled=True),
+        },
+    )
     code, out, _ = await cli("check", "--config", str(config))
     assert code == 0, out
     assert "MCP server desk: ready" in out and "MCP server off: disabled" in out
@@ -40,12 +50,17 @@ async def test_check_on_a_conformant_server_exits_zero(servers: Any, tmp_path: P
     assert "v0.2 conformant" in out
 
 
-async def test_check_on_a_non_conformant_server_lists_every_problem(servers: Any, tmp_path: Path) -> None:
-    config = write_config(tmp_path, {
-        "legacy": servers.desk("legacy", "--profile", "legacy"),
-        "full": servers.desk("full"),
-        "twin": servers.desk("twin", "--profile", "conformant"),
-    })
+async def test_check_on_a_non_conformant_server_lists_every_problem(
+    servers: Any, tmp_path: Path
+) -> None:
+    config = write_config(
+        tmp_path,
+        {
+            "legacy": servers.desk("legacy", "--profile", "legacy"),
+            "full": servers.desk("full"),
+            "twin": servers.desk("twin", "--profile", "conformant"),
+        },
+    )
     code, out, _ = await cli("check", "--config", str(config))
     assert code == 1
     for rule in ("[query]", "[priority]", "[audience]", "[host]", "[host-collision]"):
@@ -55,38 +70,75 @@ async def test_check_on_a_non_conformant_server_lists_every_problem(servers: Any
 
 
 async def test_check_reports_a_server_that_cannot_start(tmp_path: Path) -> None:
-    config = write_config(tmp_path, {"broken": {"type": "stdio", "name": "broken",
-                                                "server_parameters": {"command": "/nonexistent/x"}}})
+    config = write_config(
+        tmp_path,
+        {
+            "broken": {
+                "type": "stdio",
+                "name": "broken",
+                "server_parameters": {"command": "/nonexistent/x"},
+            }
+        },
+    )
     code, out, _ = await cli("check", "--config", str(config), "--timeout", "20")
     assert code == 1 and "MCP server broken: failed" in out
 
 
 async def test_check_rejects_an_invalid_config(tmp_path: Path) -> None:
-    config = write_config(tmp_path, {"x": {"type": "stdio", "name": "y", "server_parameters": {"command": "c"}}})
+    config = write_config(
+        tmp_path, {"x": {"type": "stdio", "name": "y", "server_parameters": {"command": "c"}}}
+    )
     code, _, err = await cli("check", "--config", str(config))
     assert code == 2 and "$.servers.x.name" in err
 
 
-async def test_run_joins_the_office_and_stops_cleanly_on_sigterm(servers: Any, tmp_path: Path) -> None:
+async def test_run_joins_the_office_and_stops_cleanly_on_sigterm(
+    servers: Any, tmp_path: Path
+) -> None:
     import socketio
 
     config = write_config(tmp_path, {"plain": servers.plain()})
     async with running_server() as srv:
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "a2c_computer._cli", "run", "--config", str(config), "--server", srv.url,
-            "--office", "o1", "--name", "cli-box", "--socketio-path", srv.socketio_path,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, stdin=asyncio.subprocess.DEVNULL,
+            sys.executable,
+            "-m",
+            "a2c_computer._cli",
+            "run",
+            "--config",
+            str(config),
+            "--server",
+            srv.url,
+            "--office",
+            "o1",
+            "--name",
+            "cli-box",
+            "--socketio-path",
+            srv.socketio_path,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            stdin=asyncio.subprocess.DEVNULL,
         )
         agent = socketio.AsyncClient(reconnection=False, handle_sigint=False)
         try:
-            await agent.connect(f"{srv.url}?a2c_version={PROTOCOL_VERSION}", namespaces=[NAMESPACE],
-                                socketio_path=srv.socketio_path, auth={"role": "agent"})
-            await agent.call(Event.JOIN_OFFICE.value, {"role": "agent", "name": "ag", "office_id": "o1"},
-                             namespace=NAMESPACE)
+            await agent.connect(
+                f"{srv.url}?a2c_version={PROTOCOL_VERSION}",
+                namespaces=[NAMESPACE],
+                socketio_path=srv.socketio_path,
+                auth={"role": "agent"},
+            )
+            await agent.call(
+                Event.JOIN_OFFICE.value,
+                {"role": "agent", "name": "ag", "office_id": "o1"},
+                namespace=NAMESPACE,
+            )
             tools: Any = None
             for _ in range(300):
-                tools = await agent.call(Event.GET_TOOLS.value, {"agent": "ag", "req_id": "1", "computer": "cli-box"},
-                                         namespace=NAMESPACE, timeout=60)
+                tools = await agent.call(
+                    Event.GET_TOOLS.value,
+                    {"agent": "ag", "req_id": "1", "computer": "cli-box"},
+                    namespace=NAMESPACE,
+                    timeout=60,
+                )
                 if "tools" in tools:
                     break
                 await asyncio.sleep(0.2)

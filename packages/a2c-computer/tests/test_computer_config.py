@@ -9,10 +9,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from a2c_protocol import PromptStringInput, PickStringInput
 
-from a2c_computer import ConfigError, InputResolutionError, InputResolver, env_var_names, load_config
+from a2c_computer import (
+    ConfigError,
+    InputResolutionError,
+    InputResolver,
+    env_var_names,
+    load_config,
+)
 from a2c_computer._inputs import substitute
+from a2c_protocol import PickStringInput, PromptStringInput
 
 
 def base(**servers: Any) -> dict[str, Any]:
@@ -30,14 +36,42 @@ def test_valid_config_gets_defaults() -> None:
 
 
 def test_all_three_types_load_with_their_parameters() -> None:
-    config = load_config(base(
-        a=stdio("a", server_parameters={"command": "c", "args": ["1"], "env": {"K": "V"}, "cwd": "/tmp",
-                                         "encoding": "utf-8", "encoding_error_handler": "replace"}),
-        b={"type": "streamable", "name": "b", "server_parameters": {"url": "http://x/mcp", "headers": {"A": "b"},
-           "timeout": "PT10S", "sse_read_timeout": "PT1M", "terminate_on_close": False}},
-        c={"type": "sse", "name": "c", "disabled": True, "server_parameters": {"url": "http://x/sse", "timeout": 3,
-           "sse_read_timeout": 30.5}},
-    ))
+    config = load_config(
+        base(
+            a=stdio(
+                "a",
+                server_parameters={
+                    "command": "c",
+                    "args": ["1"],
+                    "env": {"K": "V"},
+                    "cwd": "/tmp",
+                    "encoding": "utf-8",
+                    "encoding_error_handler": "replace",
+                },
+            ),
+            b={
+                "type": "streamable",
+                "name": "b",
+                "server_parameters": {
+                    "url": "http://x/mcp",
+                    "headers": {"A": "b"},
+                    "timeout": "PT10S",
+                    "sse_read_timeout": "PT1M",
+                    "terminate_on_close": False,
+                },
+            },
+            c={
+                "type": "sse",
+                "name": "c",
+                "disabled": True,
+                "server_parameters": {
+                    "url": "http://x/sse",
+                    "timeout": 3,
+                    "sse_read_timeout": 30.5,
+                },
+            },
+        )
+    )
     assert sorted(config.servers) == ["a", "b", "c"]
 
 
@@ -48,7 +82,16 @@ def test_all_three_types_load_with_their_parameters() -> None:
         (base(s=stdio("other")), "$.servers.s.name"),
         (base(s={"type": "stdio", "name": "s", "server_parameters": {}}), "command"),
         (base(s=stdio("s", forbidden_tools="x")), "forbidden_tools"),
-        (base(s={"type": "streamable", "name": "s", "server_parameters": {"url": "u", "timeout": "30s"}}), "timeout"),
+        (
+            base(
+                s={
+                    "type": "streamable",
+                    "name": "s",
+                    "server_parameters": {"url": "u", "timeout": "30s"},
+                }
+            ),
+            "timeout",
+        ),
         (base(s=stdio("s", default_tool_meta={"alias": "x"})), "default_tool_meta.alias"),
         ({"servers": {}, "inputs": [{"id": "a", "type": "nope", "description": "d"}]}, "inputs"),
         ({"servers": {}, "extra": 1}, "$.extra"),
@@ -85,24 +128,35 @@ def test_config_file_errors(tmp_path: Path) -> None:
 
 def test_whole_and_embedded_placeholders(caplog: pytest.LogCaptureFixture) -> None:
     values = {"port": 8080, "user": "ann", "flag": True}
-    params = {"args": ["${input:port}", "--user=${input:user}"], "env": {"P": "${input:port}", "F": "x${input:flag}"},
-              "url": "http://h/${input:unknown}"}
+    params = {
+        "args": ["${input:port}", "--user=${input:user}"],
+        "env": {"P": "${input:port}", "F": "x${input:flag}"},
+        "url": "http://h/${input:unknown}",
+    }
     with caplog.at_level(logging.WARNING):
         out = substitute(params, values)
-    assert out == {"args": [8080, "--user=ann"], "env": {"P": 8080, "F": "xtrue"}, "url": "http://h/${input:unknown}"}
+    assert out == {
+        "args": [8080, "--user=ann"],
+        "env": {"P": 8080, "F": "xtrue"},
+        "url": "http://h/${input:unknown}",
+    }
     assert "unknown" in caplog.text
 
 
 def test_env_var_names_most_specific_first() -> None:
     assert env_var_names("tracker_token") == ["A2C_SMCP_TRACKER_TOKEN"]
     assert env_var_names("tracker_token", server="issue-tracker") == [
-        "A2C_SMCP_TRACKER_TOKEN_ISSUE-TRACKER", "A2C_SMCP_TRACKER_TOKEN"]
+        "A2C_SMCP_TRACKER_TOKEN_ISSUE-TRACKER",
+        "A2C_SMCP_TRACKER_TOKEN",
+    ]
     assert env_var_names("token", server="my_srv", tool="login")[0] == "A2C_SMCP_TOKEN_MY_SRV_LOGIN"
 
 
 async def test_resolution_order_env_then_default_and_cache() -> None:
-    inputs = [PromptStringInput(id="a", description="A", default="dflt"),
-              PromptStringInput(id="b", description="B", default="bdef")]
+    inputs = [
+        PromptStringInput(id="a", description="A", default="dflt"),
+        PromptStringInput(id="b", description="B", default="bdef"),
+    ]
     env = {"A2C_SMCP_A_SRV": "specific", "A2C_SMCP_A": "bare"}
     resolver = InputResolver(inputs, env=env, interactive=False)
     assert await resolver.resolve("a", server="srv") == "specific"
@@ -120,7 +174,10 @@ async def test_prompt_used_when_interactive_and_cancel_falls_back_to_default() -
         asked.append(item.id)
         return None if item.id == "cancel" else "typed"
 
-    inputs = [PromptStringInput(id="p", description="P"), PromptStringInput(id="cancel", description="C", default="d")]
+    inputs = [
+        PromptStringInput(id="p", description="P"),
+        PromptStringInput(id="cancel", description="C", default="d"),
+    ]
     resolver = InputResolver(inputs, env={}, prompt=prompt, interactive=True)
     assert await resolver.resolve("p") == "typed"
     assert await resolver.resolve("cancel") == "d"
@@ -128,15 +185,20 @@ async def test_prompt_used_when_interactive_and_cancel_falls_back_to_default() -
 
 
 async def test_missing_secret_is_a_clear_error_naming_the_variable() -> None:
-    resolver = InputResolver([PromptStringInput(id="tok", description="Token", password=True)], env={}, interactive=False)
+    resolver = InputResolver(
+        [PromptStringInput(id="tok", description="Token", password=True)], env={}, interactive=False
+    )
     with pytest.raises(InputResolutionError, match="A2C_SMCP_TOK") as info:
         await resolver.resolve("tok")
     assert "secret" in str(info.value)
 
 
 async def test_pick_string_must_be_an_option() -> None:
-    resolver = InputResolver([PickStringInput(id="env", description="E", options=["dev", "prod"])],
-                             env={"A2C_SMCP_ENV": "staging"}, interactive=False)
+    resolver = InputResolver(
+        [PickStringInput(id="env", description="E", options=["dev", "prod"])],
+        env={"A2C_SMCP_ENV": "staging"},
+        interactive=False,
+    )
     with pytest.raises(InputResolutionError, match="one of"):
         await resolver.resolve("env")
 
@@ -145,9 +207,18 @@ async def test_command_input_uses_trimmed_stdout() -> None:
     from a2c_protocol import CommandInput
 
     command = f"{sys.executable} -c \"print('  /repo/root  ')\""
-    resolver = InputResolver([CommandInput(id="root", description="R", command=command)], env={}, interactive=False)
+    resolver = InputResolver(
+        [CommandInput(id="root", description="R", command=command)], env={}, interactive=False
+    )
     assert await resolver.resolve("root") == "/repo/root"
-    failing = InputResolver([CommandInput(id="x", description="X", command=f"{sys.executable} -c 'raise SystemExit(3)'")],
-                            env={}, interactive=False)
+    failing = InputResolver(
+        [
+            CommandInput(
+                id="x", description="X", command=f"{sys.executable} -c 'raise SystemExit(3)'"
+            )
+        ],
+        env={},
+        interactive=False,
+    )
     with pytest.raises(InputResolutionError, match="status 3"):
         await failing.resolve("x")

@@ -12,8 +12,12 @@ def streamable(url: str, token: str | None = None) -> dict[str, Any]:
     params: dict[str, Any] = {"url": f"{url}/mcp/", "timeout": "PT10S"}
     if token is not None:
         params["headers"] = {"Authorization": "Bearer ${input:tok}"}
-    return {"type": "streamable", "name": "remote", "server_parameters": params,
-            "default_tool_meta": {"auto_apply": True}}
+    return {
+        "type": "streamable",
+        "name": "remote",
+        "server_parameters": params,
+        "default_tool_meta": {"auto_apply": True},
+    }
 
 
 async def test_streamable_401_is_4006_and_403_is_4007_with_sanitized_hint() -> None:
@@ -36,7 +40,9 @@ async def test_streamable_401_is_4006_and_403_is_4007_with_sanitized_hint() -> N
         limited = {"inputs": inputs, "servers": {"remote": streamable(url, token="x")}}
         async with Computer(limited, name="box", env={"A2C_SMCP_TOK": "limited"}) as computer:
             refused = await computer.call_tool("secure_read", {})
-            assert refused.is_error and refused.meta is not None and refused.meta["error_code"] == 4007
+            assert (
+                refused.is_error and refused.meta is not None and refused.meta["error_code"] == 4007
+            )
             assert "limited" not in str(refused.meta["auth_hint"])
         async with Computer(limited, name="box", env={"A2C_SMCP_TOK": "good"}) as computer:
             allowed = await computer.call_tool("secure_read", {})
@@ -48,19 +54,36 @@ async def test_streamable_401_is_4006_and_403_is_4007_with_sanitized_hint() -> N
 
 async def test_sse_transport_serves_tools_and_desktop() -> None:
     async with serve_http() as url:
-        config = {"servers": {"legacy": {"type": "sse", "name": "legacy", "default_tool_meta": {"auto_apply": True},
-                                         "server_parameters": {"url": f"{url}/sse", "timeout": 10}}}}
+        config = {
+            "servers": {
+                "legacy": {
+                    "type": "sse",
+                    "name": "legacy",
+                    "default_tool_meta": {"auto_apply": True},
+                    "server_parameters": {"url": f"{url}/sse", "timeout": 10},
+                }
+            }
+        }
         async with Computer(config, name="box") as computer:
             assert computer.server_states()["legacy"].status == "ready"
             result = await computer.call_tool("search", {})
             assert result.content[0]["text"] == "http:search"
             resources, cursor = await computer.list_resources("legacy")
-            assert [r["uri"] for r in resources] == ["window://org.a2c.test.http/status"] and cursor is None
+            assert [r["uri"] for r in resources] == [
+                "window://org.a2c.test.http/status"
+            ] and cursor is None
 
 
 async def test_unreachable_http_server_fails_alone() -> None:
-    config = {"servers": {"gone": {"type": "streamable", "name": "gone",
-                                   "server_parameters": {"url": "http://127.0.0.1:9/mcp", "timeout": "PT2S"}}}}
+    config = {
+        "servers": {
+            "gone": {
+                "type": "streamable",
+                "name": "gone",
+                "server_parameters": {"url": "http://127.0.0.1:9/mcp", "timeout": "PT2S"},
+            }
+        }
+    }
     async with Computer(config, name="box", restart=False, start_timeout=10) as computer:
         state = computer.server_states()["gone"]
         assert state.status == "failed" and state.last_error

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 import socketio
-from a2c_protocol import NAMESPACE, PROTOCOL_VERSION, Event, ProtocolVersionError
-from a2c_server import ServerSettings
 
 from a2c_computer import Computer, LinkError
+from a2c_protocol import NAMESPACE, PROTOCOL_VERSION, Event, ProtocolVersionError
+from a2c_server import ServerSettings
 from a2c_testkit import running_server
 
 
@@ -26,8 +26,13 @@ class Agent:
         self.sio = socketio.AsyncClient(reconnection=False, handle_sigint=False)
         self.notes: list[tuple[str, Any]] = []
         self._seen = asyncio.Event()
-        for event in (Event.NOTIFY_UPDATE_DESKTOP, Event.NOTIFY_UPDATE_TOOL_LIST, Event.NOTIFY_UPDATE_CONFIG,
-                      Event.NOTIFY_ENTER_OFFICE, Event.NOTIFY_LEAVE_OFFICE):
+        for event in (
+            Event.NOTIFY_UPDATE_DESKTOP,
+            Event.NOTIFY_UPDATE_TOOL_LIST,
+            Event.NOTIFY_UPDATE_CONFIG,
+            Event.NOTIFY_ENTER_OFFICE,
+            Event.NOTIFY_LEAVE_OFFICE,
+        ):
             self.sio.on(event.value, self._note(event.value), namespace=NAMESPACE)
 
     def _note(self, event: str) -> Any:
@@ -38,14 +43,29 @@ class Agent:
         return handler
 
     async def join(self, office: str = "o1") -> None:
-        await self.sio.connect(f"{self.srv.url}?a2c_version={PROTOCOL_VERSION}", namespaces=[NAMESPACE],
-                               socketio_path=self.srv.socketio_path, auth={"role": "agent"})
-        ok = await self.sio.call(Event.JOIN_OFFICE.value, {"role": "agent", "name": self.name, "office_id": office},
-                                 namespace=NAMESPACE, timeout=30)
+        await self.sio.connect(
+            f"{self.srv.url}?a2c_version={PROTOCOL_VERSION}",
+            namespaces=[NAMESPACE],
+            socketio_path=self.srv.socketio_path,
+            auth={"role": "agent"},
+        )
+        ok = await self.sio.call(
+            Event.JOIN_OFFICE.value,
+            {"role": "agent", "name": self.name, "office_id": office},
+            namespace=NAMESPACE,
+            timeout=30,
+        )
         assert ok[0] is True
 
-    async def ask(self, event: Event, computer: str = "box", wait_s: float = 90, **fields: Any) -> Any:
-        payload = {"agent": self.name, "req_id": fields.pop("req_id", "r"), "computer": computer, **fields}
+    async def ask(
+        self, event: Event, computer: str = "box", wait_s: float = 90, **fields: Any
+    ) -> Any:
+        payload = {
+            "agent": self.name,
+            "req_id": fields.pop("req_id", "r"),
+            "computer": computer,
+            **fields,
+        }
         return await self.sio.call(event.value, payload, namespace=NAMESPACE, timeout=wait_s)
 
     async def wait_note(self, event: Event, data: Any, timeout: float = 30) -> None:
@@ -60,38 +80,66 @@ class Agent:
 
 
 @contextlib.asynccontextmanager
-async def office(servers: Any, **computer_kwargs: Any) -> AsyncIterator[tuple[Any, Computer, Agent]]:
-    config = computer_kwargs.pop("config", None) or {"servers": {"desk": servers.desk("desk", "--profile", "conformant")}}
-    async with running_server() as srv:
-        async with Computer(config, name="box", server_url=srv.url, office_id="o1",
-                            socketio_path=srv.socketio_path, **computer_kwargs) as computer:
-            agent = Agent(srv)
-            await agent.join()
-            try:
-                yield srv, computer, agent
-            finally:
-                await agent.sio.disconnect()
+async def office(
+    servers: Any, **computer_kwargs: Any
+) -> AsyncIterator[tuple[Any, Computer, Agent]]:
+    config = computer_kwargs.pop("config", None) or {
+        "servers": {"desk": servers.desk("desk", "--profile", "conformant")}
+    }
+    async with (
+        running_server() as srv,
+        Computer(
+            config,
+            name="box",
+            server_url=srv.url,
+            office_id="o1",
+            socketio_path=srv.socketio_path,
+            **computer_kwargs,
+        ) as computer,
+    ):
+        agent = Agent(srv)
+        await agent.join()
+        try:
+            yield srv, computer, agent
+        finally:
+            await agent.sio.disconnect()
 
 
 async def test_the_five_client_events(servers: Any) -> None:
-    config = {"servers": {"desk": servers.desk("desk", "--profile", "conformant", "--page-size", "1"),
-                          "plain": servers.plain(tool_meta={"echo": {"alias": "plain_echo"}})}}
-    async with office(servers, config=config) as (_, computer, agent):
+    config = {
+        "servers": {
+            "desk": servers.desk("desk", "--profile", "conformant", "--page-size", "1"),
+            "plain": servers.plain(tool_meta={"echo": {"alias": "plain_echo"}}),
+        }
+    }
+    async with office(servers, config=config) as (_, _computer, agent):
         tools = await agent.ask(Event.GET_TOOLS, req_id="t1")
         assert tools["req_id"] == "t1" and "plain_echo" in {t["name"] for t in tools["tools"]}
-        call = await agent.ask(Event.TOOL_CALL, req_id="c1", tool_name="plain_echo", params={"text": "hi"}, timeout=10)
-        assert call == {"content": [{"type": "text", "text": "plain:echo:hi"}], "isError": False, "meta": None}
-        unknown = await agent.ask(Event.TOOL_CALL, req_id="c2", tool_name="nope", params={}, timeout=10)
+        call = await agent.ask(
+            Event.TOOL_CALL, req_id="c1", tool_name="plain_echo", params={"text": "hi"}, timeout=10
+        )
+        assert call == {
+            "content": [{"type": "text", "text": "plain:echo:hi"}],
+            "isError": False,
+            "meta": None,
+        }
+        unknown = await agent.ask(
+            Event.TOOL_CALL, req_id="c2", tool_name="nope", params={}, timeout=10
+        )
         assert unknown["isError"] is True and unknown["meta"]["error_code"] == 4001
         desktop = await agent.ask(Event.GET_DESKTOP, req_id="d1", desktop_size=1)
         assert desktop["req_id"] == "d1" and len(desktop["desktops"]) == 1
         page = await agent.ask(Event.GET_RESOURCES, req_id="g1", mcp_server="desk")
         assert page["req_id"] == "g1" and len(page["resources"]) == 1 and page["next_cursor"]
-        last = await agent.ask(Event.GET_RESOURCES, req_id="g2", mcp_server="desk", cursor=page["next_cursor"])
+        last = await agent.ask(
+            Event.GET_RESOURCES, req_id="g2", mcp_server="desk", cursor=page["next_cursor"]
+        )
         assert "next_cursor" not in last and len(last["resources"]) == 1
         assert await agent.ask(Event.GET_RESOURCES, req_id="g3", mcp_server="ghost") == {
-            "code": 4014, "message": "MCP server 'ghost' is not registered or not running on this Computer",
-            "mcp_server_name": "ghost"}
+            "code": 4014,
+            "message": "MCP server 'ghost' is not registered or not running on this Computer",
+            "mcp_server_name": "ghost",
+        }
         no_caps = await agent.ask(Event.GET_RESOURCES, req_id="g4", mcp_server="plain")
         assert no_caps["code"] == 4015 and no_caps["capability"] == "resources"
         config_ret = await agent.ask(Event.GET_CONFIG, req_id="k1")
@@ -100,14 +148,17 @@ async def test_the_five_client_events(servers: Any) -> None:
 
 
 async def test_bad_payload_is_400_and_another_computer_is_refused(servers: Any) -> None:
-    async with office(servers) as (srv, computer, agent):
+    async with office(servers) as (_, computer, agent):
         # Talk to the Computer's namespace directly, bypassing the Server's own validation.
         link = computer.link
         assert link is not None
-        bad = await link._guarded(Event.GET_DESKTOP, link._on_get_desktop)({"agent": "ag", "computer": "box"})
+        bad = await link._guarded(Event.GET_DESKTOP, link._on_get_desktop)(
+            {"agent": "ag", "computer": "box"}
+        )
         assert bad["code"] == 400 and "req_id" in bad["message"]
         other = await link._guarded(Event.GET_TOOLS, link._on_get_tools)(
-            {"agent": "ag", "req_id": "x", "computer": "someone-else"})
+            {"agent": "ag", "req_id": "x", "computer": "someone-else"}
+        )
         assert other["code"] == 403
         assert (await agent.ask(Event.GET_TOOLS, req_id="x"))["req_id"] == "x"
 
@@ -115,13 +166,23 @@ async def test_bad_payload_is_400_and_another_computer_is_refused(servers: Any) 
 async def test_get_config_hides_secrets_and_follows_runtime_changes(servers: Any) -> None:
     secret_entry = servers.desk("desk", "--profile", "conformant")
     secret_entry["server_parameters"]["env"] = {"DESK_TOKEN": "${input:desk_token}"}
-    config = {"inputs": [{"id": "desk_token", "type": "promptString", "description": "t", "password": True}],
-              "servers": {"desk": secret_entry}}
-    async with office(servers, config=config, env={"A2C_SMCP_DESK_TOKEN": "top-secret-value"}) as (_, computer, agent):
+    config = {
+        "inputs": [
+            {"id": "desk_token", "type": "promptString", "description": "t", "password": True}
+        ],
+        "servers": {"desk": secret_entry},
+    }
+    async with office(servers, config=config, env={"A2C_SMCP_DESK_TOKEN": "top-secret-value"}) as (
+        _,
+        computer,
+        agent,
+    ):
         assert computer.server_states()["desk"].status == "ready"
         shown = await agent.ask(Event.GET_CONFIG, req_id="k1")
         assert "top-secret-value" not in str(shown)
-        assert shown["servers"]["desk"]["server_parameters"]["env"] == {"DESK_TOKEN": "${input:desk_token}"}
+        assert shown["servers"]["desk"]["server_parameters"]["env"] == {
+            "DESK_TOKEN": "${input:desk_token}"
+        }
         assert shown["inputs"][0]["id"] == "desk_token"
         updated = {**config, "servers": {**config["servers"], "plain": servers.plain()}}
         await computer.update_config(updated)
@@ -134,7 +195,9 @@ async def test_get_config_hides_secrets_and_follows_runtime_changes(servers: Any
         await computer.update_config({"servers": {"plain": servers.plain()}})
         shown = await agent.ask(Event.GET_CONFIG, req_id="k3")
         assert sorted(shown["servers"]) == ["plain"]
-        assert "slow" not in {t["name"] for t in (await agent.ask(Event.GET_TOOLS, req_id="t3"))["tools"]}
+        assert "slow" not in {
+            t["name"] for t in (await agent.ask(Event.GET_TOOLS, req_id="t3"))["tools"]
+        }
 
 
 async def test_update_desktop_reaches_the_agent(servers: Any) -> None:
@@ -143,14 +206,25 @@ async def test_update_desktop_reaches_the_agent(servers: Any) -> None:
         await agent.wait_note(Event.NOTIFY_UPDATE_DESKTOP, {"computer": "box"})
 
 
-async def test_cancel_through_the_server_reaches_the_mcp_server(servers: Any, tmp_path: Path, wait: Any) -> None:
+async def test_cancel_through_the_server_reaches_the_mcp_server(
+    servers: Any, tmp_path: Path, wait: Any
+) -> None:
     marker = tmp_path / "marker"
     async with office(servers) as (_, computer, agent):
-        call = asyncio.ensure_future(agent.ask(Event.TOOL_CALL, req_id="slow-1", tool_name="slow",
-                                               params={"seconds": 60, "marker": str(marker)}, timeout=120))
+        call = asyncio.ensure_future(
+            agent.ask(
+                Event.TOOL_CALL,
+                req_id="slow-1",
+                tool_name="slow",
+                params={"seconds": 60, "marker": str(marker)},
+                timeout=120,
+            )
+        )
         await wait(lambda: "slow-1" in computer._inflight, 30, "the call to reach the Computer")
         await asyncio.sleep(0.3)
-        await agent.sio.emit(Event.TOOL_CALL_CANCEL.value, {"agent": "ag", "req_id": "slow-1"}, namespace=NAMESPACE)
+        await agent.sio.emit(
+            Event.TOOL_CALL_CANCEL.value, {"agent": "ag", "req_id": "slow-1"}, namespace=NAMESPACE
+        )
         result = await asyncio.wait_for(call, 60)
         assert result["isError"] is True and result["meta"]["cancelled"] is True
         await wait(marker.exists, 30, "the MCP server to see the cancellation")
@@ -159,7 +233,9 @@ async def test_cancel_through_the_server_reaches_the_mcp_server(servers: Any, tm
 async def test_version_refusal_raises_protocol_version_error(servers: Any) -> None:
     config = {"servers": {"desk": servers.desk("desk", "--profile", "conformant")}}
     async with running_server(ServerSettings(protocol_version="1.0.0")) as srv:
-        computer = Computer(config, name="box", server_url=srv.url, office_id="o1", socketio_path=srv.socketio_path)
+        computer = Computer(
+            config, name="box", server_url=srv.url, office_id="o1", socketio_path=srv.socketio_path
+        )
         with pytest.raises(ProtocolVersionError) as info:
             async with computer:
                 pass
@@ -172,18 +248,36 @@ async def test_version_refusal_raises_protocol_version_error(servers: Any) -> No
 
 async def test_hand_set_version_is_refused(servers: Any) -> None:
     with pytest.raises(ValueError, match="a2c_version"):
-        Computer({"servers": {}}, name="box", server_url="http://127.0.0.1:1/?a2c_version=0.1.0", office_id="o")
+        Computer(
+            {"servers": {}},
+            name="box",
+            server_url="http://127.0.0.1:1/?a2c_version=0.1.0",
+            office_id="o",
+        )
 
 
 async def test_token_travels_as_auth_token(servers: Any) -> None:
     config = {"servers": {}}
     async with running_server(ServerSettings(auth_token="sekrit")) as srv:
-        async with Computer(config, name="box", server_url=srv.url, office_id="o1", socketio_path=srv.socketio_path,
-                            auth={"token": "sekrit"}) as computer:
+        async with Computer(
+            config,
+            name="box",
+            server_url=srv.url,
+            office_id="o1",
+            socketio_path=srv.socketio_path,
+            auth={"token": "sekrit"},
+        ) as computer:
             assert computer.link is not None and computer.link.joined
         with pytest.raises(LinkError):
-            async with Computer(config, name="box2", server_url=srv.url, office_id="o1",
-                                socketio_path=srv.socketio_path, auth={"token": "wrong"}, connect_timeout=10):
+            async with Computer(
+                config,
+                name="box2",
+                server_url=srv.url,
+                office_id="o1",
+                socketio_path=srv.socketio_path,
+                auth={"token": "wrong"},
+                connect_timeout=10,
+            ):
                 pass
 
 
@@ -191,7 +285,9 @@ async def test_reconnects_and_rejoins_after_a_server_restart(servers: Any, wait:
     config = {"servers": {"plain": servers.plain()}}
     async with running_server() as srv:
         port = srv.port
-        computer = Computer(config, name="box", server_url=srv.url, office_id="o1", socketio_path=srv.socketio_path)
+        computer = Computer(
+            config, name="box", server_url=srv.url, office_id="o1", socketio_path=srv.socketio_path
+        )
         await computer.__aenter__()
     try:
         link = computer.link

@@ -6,12 +6,14 @@ import logging
 from typing import Any
 
 import pytest
-from a2c_protocol import InvalidWindowURIError, WindowURI, migrate_v01_window
 
 from a2c_computer import CallRecord, describe_window, organize, render_window
+from a2c_protocol import InvalidWindowURIError, WindowURI, migrate_v01_window
 
 
-def res(uri: str, priority: Any = None, fullscreen: Any = None, audience: Any = ("assistant",)) -> dict[str, Any]:
+def res(
+    uri: str, priority: Any = None, fullscreen: Any = None, audience: Any = ("assistant",)
+) -> dict[str, Any]:
     r: dict[str, Any] = {"uri": uri, "name": uri}
     ann: dict[str, Any] = {}
     if priority is not None:
@@ -52,7 +54,9 @@ def test_seed_6_1_window_uri_parses() -> None:
     assert info.uri == WindowURI("host", ("path",))
 
 
-def test_seed_6_1_query_is_dropped_with_a_warning_never_an_error(caplog: pytest.LogCaptureFixture) -> None:
+def test_seed_6_1_query_is_dropped_with_a_warning_never_an_error(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     with caplog.at_level(logging.WARNING):
         info = describe_window("s", res("window://host/path?priority=5"))
     assert info is not None
@@ -84,10 +88,17 @@ def test_non_window_and_invalid_uris_are_not_windows() -> None:
 
 def test_seed_6_2_v01_and_v02_descriptions_organize_identically() -> None:
     v01 = {
-        "a": ["window://org.a.app/main?priority=30", "window://org.a.app/side?priority=80",
-              "window://org.a.app/log", "window://org.a.app/big?priority=50&fullscreen=0"],
-        "b": ["window://org.b.app/x?priority=10", "window://org.b.app/full?priority=20&fullscreen=1",
-              "window://org.b.app/y?priority=90&fullscreen=1"],
+        "a": [
+            "window://org.a.app/main?priority=30",
+            "window://org.a.app/side?priority=80",
+            "window://org.a.app/log",
+            "window://org.a.app/big?priority=50&fullscreen=0",
+        ],
+        "b": [
+            "window://org.b.app/x?priority=10",
+            "window://org.b.app/full?priority=20&fullscreen=1",
+            "window://org.b.app/y?priority=90&fullscreen=1",
+        ],
         "c": ["window://org.c.app/one?priority=100", "window://org.c.app/two?priority=0"],
     }
     history = [rec("c", 1), rec("a", 2)]
@@ -97,7 +108,10 @@ def test_seed_6_2_v01_and_v02_descriptions_organize_identically() -> None:
         for server, uris in v01.items():
             for uri in uris:
                 pure, annotations, meta = migrate_v01_window(uri)
-                resource: dict[str, Any] = {"uri": pure, "annotations": {**annotations, "audience": ["assistant"]}}
+                resource: dict[str, Any] = {
+                    "uri": pure,
+                    "annotations": {**annotations, "audience": ["assistant"]},
+                }
                 if meta:
                     resource["_meta"] = meta
                 out.append(win(server, resource, pure))
@@ -114,7 +128,14 @@ def test_seed_6_2_v01_and_v02_descriptions_organize_identically() -> None:
             for pos, uri in enumerate(v01[server]):
                 base, _, query = uri.partition("?")
                 q = parse_qs(query)
-                items.append((pos, base, int(q.get("priority", ["0"])[0]), q.get("fullscreen", ["0"])[0] == "1"))
+                items.append(
+                    (
+                        pos,
+                        base,
+                        int(q.get("priority", ["0"])[0]),
+                        q.get("fullscreen", ["0"])[0] == "1",
+                    )
+                )
             items.sort(key=lambda i: -i[2])
             full = [i for i in items if i[3]]
             chosen = [min(full)] if full else items
@@ -123,8 +144,12 @@ def test_seed_6_2_v01_and_v02_descriptions_organize_identically() -> None:
 
     assert heads(organize(v02_windows(), None, history)) == v01_reference()
     assert heads(organize(v02_windows(), None, history)) == [
-        "window://org.a.app/side", "window://org.a.app/big", "window://org.a.app/main", "window://org.a.app/log",
-        "window://org.c.app/one", "window://org.c.app/two",
+        "window://org.a.app/side",
+        "window://org.a.app/big",
+        "window://org.a.app/main",
+        "window://org.a.app/log",
+        "window://org.c.app/one",
+        "window://org.c.app/two",
         "window://org.b.app/full",
     ]
 
@@ -152,7 +177,9 @@ def test_size_one_with_two_servers_gives_most_recently_used_servers_top_window()
 
 
 def test_size_cap_is_global_and_can_cut_inside_a_server() -> None:
-    windows = [win("a", res(f"window://a/{i}", 0.5)) for i in range(3)] + [win("b", res("window://b/0"))]
+    windows = [win("a", res(f"window://a/{i}", 0.5)) for i in range(3)] + [
+        win("b", res("window://b/0"))
+    ]
     assert heads(organize(windows, 2, [])) == ["window://a/0", "window://a/1"]
     assert len(organize(windows, 4, [])) == 4
 
@@ -161,7 +188,10 @@ def test_servers_ordered_by_recent_use_then_alphabetical() -> None:
     windows = [win(s, res(f"window://{s}/w")) for s in ("delta", "alpha", "charlie", "bravo")]
     history = [rec("charlie", 1), rec("bravo", 2), rec("charlie", 3), rec("gone", 4)]
     assert heads(organize(windows, None, history)) == [
-        "window://charlie/w", "window://bravo/w", "window://alpha/w", "window://delta/w"
+        "window://charlie/w",
+        "window://bravo/w",
+        "window://alpha/w",
+        "window://delta/w",
     ]
 
 
@@ -173,7 +203,10 @@ def test_priority_descending_and_stable_for_ties() -> None:
         win("s", res("window://h/top", 1.0)),
     ]
     assert heads(organize(windows, None, [])) == [
-        "window://h/top", "window://h/first", "window://h/second", "window://h/missing"
+        "window://h/top",
+        "window://h/first",
+        "window://h/second",
+        "window://h/missing",
     ]
 
 
@@ -194,10 +227,16 @@ def test_fullscreen_in_two_servers_gives_one_from_each() -> None:
         win("b", res("window://b/y", 0.9)),
         win("c", res("window://c/z")),
     ]
-    assert heads(organize(windows, None, [])) == ["window://a/full", "window://b/full", "window://c/z"]
+    assert heads(organize(windows, None, [])) == [
+        "window://a/full",
+        "window://b/full",
+        "window://c/z",
+    ]
 
 
-def test_out_of_range_and_non_numeric_priority_is_zero_with_warning(caplog: pytest.LogCaptureFixture) -> None:
+def test_out_of_range_and_non_numeric_priority_is_zero_with_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     with caplog.at_level(logging.WARNING):
         loud = win("s", res("window://h/loud", 5))
         word = win("s", res("window://h/word", "high"))
@@ -205,7 +244,11 @@ def test_out_of_range_and_non_numeric_priority_is_zero_with_warning(caplog: pyte
     assert loud[0].priority == word[0].priority == flag[0].priority == 0.0
     assert caplog.text.count("priority") >= 3
     windows = [loud, win("s", res("window://h/mid", 0.5)), word]
-    assert heads(organize(windows, None, [])) == ["window://h/mid", "window://h/loud", "window://h/word"]
+    assert heads(organize(windows, None, [])) == [
+        "window://h/mid",
+        "window://h/loud",
+        "window://h/word",
+    ]
 
 
 def test_user_audience_window_is_kept_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:

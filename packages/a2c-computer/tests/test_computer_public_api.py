@@ -37,6 +37,10 @@ def test_public_surface_is_pinned() -> None:
 def test_errors_share_one_root() -> None:
     from a2c_protocol import A2CError
 
-    for cls in (a2c_computer.ConfigError, a2c_computer.InputResolutionError, a2c_computer.LinkError):
+    for cls in (
+        a2c_computer.ConfigError,
+        a2c_computer.InputResolutionError,
+        a2c_computer.LinkError,
+    ):
         assert issubclass(cls, a2c_computer.ComputerError)
     assert issubclass(a2c_computer.ComputerError, A2CError)

@@ -7,15 +7,19 @@ import logging
 from typing import Any
 
 import pytest
-from a2c_protocol import ToolMeta, config_from_json
 
 from a2c_computer import build_registry, merge_tool_meta
 from a2c_computer._registry import LookupKind
+from a2c_protocol import ToolMeta, config_from_json
 
 
 def cfg(servers: dict[str, dict[str, Any]]) -> Any:
-    data = {"servers": {n: {"type": "stdio", "name": n, "server_parameters": {"command": "x"}, **f}
-                        for n, f in servers.items()}}
+    data = {
+        "servers": {
+            n: {"type": "stdio", "name": n, "server_parameters": {"command": "x"}, **f}
+            for n, f in servers.items()
+        }
+    }
     return config_from_json(data).servers
 
 
@@ -29,16 +33,36 @@ def meta_of(registry: Any, name: str) -> dict[str, Any] | None:
 
 
 def test_worked_merge_example_from_the_config_guide() -> None:
-    servers = cfg({"repo": {
-        "default_tool_meta": {"tags": ["repo"], "auto_apply": True},
-        "tool_meta": {"push_branch": {"auto_apply": False},
-                      "grep": {"tags": ["repo", "search"], "ret_object_mapper": {"matches": "items"}}},
-    }})
+    servers = cfg(
+        {
+            "repo": {
+                "default_tool_meta": {"tags": ["repo"], "auto_apply": True},
+                "tool_meta": {
+                    "push_branch": {"auto_apply": False},
+                    "grep": {"tags": ["repo", "search"], "ret_object_mapper": {"matches": "items"}},
+                },
+            }
+        }
+    )
     registry = build_registry(servers, {"repo": [tool("push_branch"), tool("grep"), tool("other")]})
-    assert meta_of(registry, "push_branch") == {"tags": ["repo"], "auto_apply": False, "alias": None, "ret_object_mapper": None}
-    assert meta_of(registry, "grep") == {"tags": ["repo", "search"], "auto_apply": True, "alias": None,
-                                         "ret_object_mapper": {"matches": "items"}}
-    assert meta_of(registry, "other") == {"tags": ["repo"], "auto_apply": True, "alias": None, "ret_object_mapper": None}
+    assert meta_of(registry, "push_branch") == {
+        "tags": ["repo"],
+        "auto_apply": False,
+        "alias": None,
+        "ret_object_mapper": None,
+    }
+    assert meta_of(registry, "grep") == {
+        "tags": ["repo", "search"],
+        "auto_apply": True,
+        "alias": None,
+        "ret_object_mapper": {"matches": "items"},
+    }
+    assert meta_of(registry, "other") == {
+        "tags": ["repo"],
+        "auto_apply": True,
+        "alias": None,
+        "ret_object_mapper": None,
+    }
 
 
 def test_no_meta_anywhere_means_no_a2c_tool_meta_key() -> None:
@@ -53,8 +77,12 @@ def test_merge_is_shallow_and_none_keeps_default() -> None:
 
 
 def test_alias_renames_and_maps_back() -> None:
-    servers = cfg({"repo": {"tool_meta": {"search": {"alias": "repo_search"}}},
-                   "tracker": {"tool_meta": {"search": {"alias": "issue_search"}}}})
+    servers = cfg(
+        {
+            "repo": {"tool_meta": {"search": {"alias": "repo_search"}}},
+            "tracker": {"tool_meta": {"search": {"alias": "issue_search"}}},
+        }
+    )
     registry = build_registry(servers, {"repo": [tool("search")], "tracker": [tool("search")]})
     assert sorted(registry.names()) == ["issue_search", "repo_search"]
     found = registry.lookup("repo_search")
@@ -64,8 +92,14 @@ def test_alias_renames_and_maps_back() -> None:
 
 
 def test_forbidden_tools_hidden_and_matched_by_name_or_alias() -> None:
-    servers = cfg({"s": {"forbidden_tools": ["force_push", "nice_alias"],
-                         "tool_meta": {"rm": {"alias": "nice_alias"}}}})
+    servers = cfg(
+        {
+            "s": {
+                "forbidden_tools": ["force_push", "nice_alias"],
+                "tool_meta": {"rm": {"alias": "nice_alias"}},
+            }
+        }
+    )
     registry = build_registry(servers, {"s": [tool("force_push"), tool("rm"), tool("ok")]})
     assert sorted(registry.names()) == ["ok"]
     assert registry.lookup("force_push").kind is LookupKind.FORBIDDEN
@@ -73,11 +107,15 @@ def test_forbidden_tools_hidden_and_matched_by_name_or_alias() -> None:
     assert registry.lookup("rm").kind is LookupKind.FORBIDDEN
 
 
-def test_clash_is_deterministic_warned_and_keeps_other_tools(caplog: pytest.LogCaptureFixture) -> None:
+def test_clash_is_deterministic_warned_and_keeps_other_tools(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     servers = cfg({"zeta": {}, "alpha": {}})
     with caplog.at_level(logging.WARNING):
-        registry = build_registry(servers, {"zeta": [tool("search"), tool("z_only")],
-                                            "alpha": [tool("search"), tool("a_only")]})
+        registry = build_registry(
+            servers,
+            {"zeta": [tool("search"), tool("z_only")], "alpha": [tool("search"), tool("a_only")]},
+        )
     assert sorted(registry.names()) == ["a_only", "search", "z_only"]
     assert registry.entries["search"].server == "alpha"
     assert "clash" in caplog.text and "alias" in caplog.text
@@ -85,8 +123,12 @@ def test_clash_is_deterministic_warned_and_keeps_other_tools(caplog: pytest.LogC
 
 def test_tool_meta_carries_annotations_and_server_meta_as_simple_values() -> None:
     servers = cfg({"s": {"default_tool_meta": {"auto_apply": True}}})
-    raw = tool("t", annotations={"readOnlyHint": True}, _meta={"owner": "me", "deep": {"a": [1]}, "tags": ["x"]},
-               outputSchema={"type": "object"})
+    raw = tool(
+        "t",
+        annotations={"readOnlyHint": True},
+        _meta={"owner": "me", "deep": {"a": [1]}, "tags": ["x"]},
+        outputSchema={"type": "object"},
+    )
     registry = build_registry(servers, {"s": [raw]})
     smcp = registry.entries["t"].tool
     assert smcp.meta is not None

@@ -8,9 +8,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from a2c_protocol import Event
-
 from a2c_computer import Computer, ConfirmRequest
+from a2c_protocol import Event
 
 
 def text_of(result: Any) -> str:
@@ -18,12 +17,19 @@ def text_of(result: Any) -> str:
 
 
 async def test_success_alias_forbidden_unknown_and_disabled(servers: Any) -> None:
-    config = {"servers": {
-        "desk": servers.desk("desk", "--page-size", "3", forbidden_tools=["force_push"],
-                             tool_meta={"echo": {"alias": "desk_echo"}}),
-        "plain": servers.plain("plain"),
-        "off": servers.desk("off", disabled=True),
-    }}
+    config = {
+        "servers": {
+            "desk": servers.desk(
+                "desk",
+                "--page-size",
+                "3",
+                forbidden_tools=["force_push"],
+                tool_meta={"echo": {"alias": "desk_echo"}},
+            ),
+            "plain": servers.plain("plain"),
+            "off": servers.desk("off", disabled=True),
+        }
+    }
     async with Computer(config, name="box") as computer:
         names = {t.name for t in computer.tools()}
         # paging: the desk lists its tools 3 per page; all of them arrive
@@ -36,7 +42,11 @@ async def test_success_alias_forbidden_unknown_and_disabled(servers: Any) -> Non
         plain = await computer.call_tool("echo", {"text": "x"})
         assert text_of(plain) == "plain:echo:x"
         forbidden = await computer.call_tool("force_push", {})
-        assert forbidden.is_error and forbidden.meta is not None and forbidden.meta["error_code"] == 4002
+        assert (
+            forbidden.is_error
+            and forbidden.meta is not None
+            and forbidden.meta["error_code"] == 4002
+        )
         assert "pushed" not in text_of(forbidden)
         unknown = await computer.call_tool("nope", {})
         assert unknown.is_error and unknown.meta is not None and unknown.meta["error_code"] == 4001
@@ -49,10 +59,14 @@ async def test_success_alias_forbidden_unknown_and_disabled(servers: Any) -> Non
         assert computer.history[-1].success is False
 
 
-async def test_timeout_is_4004_and_the_mcp_server_sees_the_cancellation(servers: Any, tmp_path: Path, wait: Any) -> None:
+async def test_timeout_is_4004_and_the_mcp_server_sees_the_cancellation(
+    servers: Any, tmp_path: Path, wait: Any
+) -> None:
     marker = tmp_path / "timeout-marker"
     async with Computer({"servers": {"desk": servers.desk()}}, name="box") as computer:
-        result = await computer.call_tool("slow", {"seconds": 60, "marker": str(marker)}, timeout=0.5)
+        result = await computer.call_tool(
+            "slow", {"seconds": 60, "marker": str(marker)}, timeout=0.5
+        )
         assert result.is_error and result.meta is not None and result.meta["error_code"] == 4004
         await wait(marker.exists, 30, "the MCP server to record the cancellation")
         assert marker.read_text() == "cancelled"
@@ -60,11 +74,15 @@ async def test_timeout_is_4004_and_the_mcp_server_sees_the_cancellation(servers:
         assert text_of(again) == "still here"
 
 
-async def test_cancel_mid_call_reaches_the_mcp_server(servers: Any, tmp_path: Path, wait: Any) -> None:
+async def test_cancel_mid_call_reaches_the_mcp_server(
+    servers: Any, tmp_path: Path, wait: Any
+) -> None:
     marker = tmp_path / "cancel-marker"
     async with Computer({"servers": {"desk": servers.desk()}}, name="box") as computer:
         call = asyncio.ensure_future(
-            computer.call_tool("slow", {"seconds": 60, "marker": str(marker)}, timeout=120, req_id="r-1")
+            computer.call_tool(
+                "slow", {"seconds": 60, "marker": str(marker)}, timeout=120, req_id="r-1"
+            )
         )
         await wait(lambda: "r-1" in computer._inflight, 30, "the call to start")
         await asyncio.sleep(0.3)  # let the request reach the MCP server
@@ -75,7 +93,9 @@ async def test_cancel_mid_call_reaches_the_mcp_server(servers: Any, tmp_path: Pa
         assert computer.cancel("unknown-id") is False
 
 
-async def test_crash_mid_call_is_4003_others_keep_serving_and_it_restarts(servers: Any, wait: Any) -> None:
+async def test_crash_mid_call_is_4003_others_keep_serving_and_it_restarts(
+    servers: Any, wait: Any
+) -> None:
     config = {"servers": {"desk": servers.desk(), "plain": servers.plain()}}
     async with Computer(config, name="box") as computer:
         first_pid = text_of(await computer.call_tool("pid", {}))
@@ -83,14 +103,25 @@ async def test_crash_mid_call_is_4003_others_keep_serving_and_it_restarts(server
         assert crashed.is_error and crashed.meta is not None and crashed.meta["error_code"] == 4003
         plain = await computer.call_tool("search", {"text": "q"})
         assert not plain.is_error
-        await wait(lambda: computer.server_states()["desk"].restarts >= 1
-                   and computer.server_states()["desk"].status == "ready", 60, "the desk to restart")
+        await wait(
+            lambda: (
+                computer.server_states()["desk"].restarts >= 1
+                and computer.server_states()["desk"].status == "ready"
+            ),
+            60,
+            "the desk to restart",
+        )
         second_pid = text_of(await computer.call_tool("pid", {}))
         assert second_pid != first_pid
 
 
 async def test_shutdown_leaves_no_child_processes(servers: Any, wait: Any) -> None:
-    config = {"servers": {"a": servers.desk("a"), "b": servers.desk("b", tool_meta={"pid": {"alias": "pid_b"}})}}
+    config = {
+        "servers": {
+            "a": servers.desk("a"),
+            "b": servers.desk("b", tool_meta={"pid": {"alias": "pid_b"}}),
+        }
+    }
     async with Computer(config, name="box") as computer:
         pids = [int(text_of(await computer.call_tool(n, {}))) for n in ("pid", "pid_b")]
 
@@ -109,8 +140,11 @@ async def test_shutdown_leaves_no_child_processes(servers: Any, wait: Any) -> No
 
 
 async def test_confirmation_policy_and_callback(servers: Any) -> None:
-    config = {"servers": {"desk": servers.desk(default_tool_meta=None,
-                                               tool_meta={"add": {"auto_apply": True}})}}
+    config = {
+        "servers": {
+            "desk": servers.desk(default_tool_meta=None, tool_meta={"add": {"auto_apply": True}})
+        }
+    }
     async with Computer(config, name="box", confirm_policy="deny") as computer:
         denied = await computer.call_tool("echo", {"text": "x"})
         assert denied.is_error and denied.meta is not None and denied.meta["error_code"] == 4005
@@ -124,9 +158,13 @@ async def test_confirmation_policy_and_callback(servers: Any) -> None:
         return request.arguments.get("text") == "yes"
 
     async with Computer(config, name="box", confirm=confirm) as computer:
-        assert not (await computer.call_tool("echo", {"text": "yes"}, req_id="c1", agent="ag")).is_error
+        assert not (
+            await computer.call_tool("echo", {"text": "yes"}, req_id="c1", agent="ag")
+        ).is_error
         declined = await computer.call_tool("echo", {"text": "no"})
-        assert declined.is_error and declined.meta is not None and declined.meta["error_code"] == 4005
+        assert (
+            declined.is_error and declined.meta is not None and declined.meta["error_code"] == 4005
+        )
         assert asked[0].mcp_server == "desk" and asked[0].tool == "echo" and asked[0].agent == "ag"
 
 
@@ -141,10 +179,16 @@ async def test_tools_list_changed_refreshes_and_announces(servers: Any, recorder
 
 
 async def test_a_server_that_fails_to_start_does_not_affect_others(servers: Any) -> None:
-    config = {"servers": {
-        "broken": {"type": "stdio", "name": "broken", "server_parameters": {"command": "/nonexistent/mcp-binary"}},
-        "desk": servers.desk(),
-    }}
+    config = {
+        "servers": {
+            "broken": {
+                "type": "stdio",
+                "name": "broken",
+                "server_parameters": {"command": "/nonexistent/mcp-binary"},
+            },
+            "desk": servers.desk(),
+        }
+    }
     async with Computer(config, name="box", restart=False) as computer:
         states = computer.server_states()
         assert states["broken"].status == "failed" and states["broken"].last_error

@@ -47,7 +47,9 @@ _URL_QUERY: Final = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s?#]*)[?#][^\s]
 _PAIR: Final = re.compile(rf"(?i)\b({_KEYS_RE})\b(\s*[=:]\s*|%3D)[^\s&;,]*")
 _BEARER: Final = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]+")
 _JWT: Final = re.compile(r"\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]*)?")
-_LONG_SECRET: Final = re.compile(r"\b(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z])[A-Za-z0-9_-]{32,}\b")
+_LONG_SECRET: Final = re.compile(
+    r"\b(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z])[A-Za-z0-9_-]{32,}\b"
+)
 _ACTION: Final = re.compile(r"[a-z][a-z0-9_]{0,63}")
 
 

@@ -22,7 +22,7 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from a2c_protocol import ProtocolVersionError
 
@@ -45,7 +45,9 @@ def _parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="serve the configured MCP servers to an office")
     env = os.environ.get
     run.add_argument("--config", default=env("A2C_COMPUTER_CONFIG"), help="config JSON file")
-    run.add_argument("--server", default=env("A2C_SERVER_URL"), help="Server URL (http://host:port)")
+    run.add_argument(
+        "--server", default=env("A2C_SERVER_URL"), help="Server URL (http://host:port)"
+    )
     run.add_argument("--office", default=env("A2C_OFFICE_ID"), help="office id to join")
     run.add_argument("--name", default=env("A2C_COMPUTER_NAME"), help="this Computer's name")
     run.add_argument("--token", default=env("A2C_TOKEN"), help="sent as auth.token")
@@ -54,7 +56,8 @@ def _parser() -> argparse.ArgumentParser:
         "--confirm",
         choices=["ask", "allow", "deny"],
         default=env("A2C_CONFIRM", "ask"),
-        help="tools without auto_apply: ask on the terminal (allow when none), allow, or deny (4005)",
+        help="tools without auto_apply: ask on the terminal (allow without one), allow, "
+        "or deny (4005)",
     )
     check = sub.add_parser("check", help="start the MCP servers locally and lint their windows")
     check.add_argument("--config", required=True, help="config JSON file")
@@ -84,7 +87,7 @@ async def _run(args: argparse.Namespace) -> int:
     auth: dict[str, Any] = {"token": args.token} if args.token else {}
     interactive = sys.stdin.isatty()
     confirm = _ask if args.confirm == "ask" and interactive else None
-    policy = "deny" if args.confirm == "deny" else "allow"
+    policy: Literal["allow", "deny"] = "deny" if args.confirm == "deny" else "allow"
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -102,8 +105,12 @@ async def _run(args: argparse.Namespace) -> int:
     )
     async with computer:
         for state in computer.server_states().values():
-            logger.info("MCP server %s: %s%s", state.name, state.status,
-                        f" ({state.last_error})" if state.last_error else "")
+            logger.info(
+                "MCP server %s: %s%s",
+                state.name,
+                state.status,
+                f" ({state.last_error})" if state.last_error else "",
+            )
         serving = asyncio.ensure_future(computer.serve_forever())
         stopping = asyncio.ensure_future(stop.wait())
         done, _ = await asyncio.wait({serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
@@ -117,14 +124,19 @@ async def _run(args: argparse.Namespace) -> int:
 
 async def _check(args: argparse.Namespace) -> int:
     config = load_config(args.config)
-    core = ComputerCore(config, restart=False, start_timeout=args.timeout, interactive=sys.stdin.isatty())
+    core = ComputerCore(
+        config, restart=False, start_timeout=args.timeout, interactive=sys.stdin.isatty()
+    )
     failed = False
     resources: dict[str, list[dict[str, Any]]] = {}
     async with core:
         states = core.server_states()
         for name in sorted(states):
             state = states[name]
-            print(f"MCP server {name}: {state.status}" + (f" — {state.last_error}" if state.last_error else ""))
+            print(
+                f"MCP server {name}: {state.status}"
+                + (f" — {state.last_error}" if state.last_error else "")
+            )
             server = core.server(name)
             if state.status == ServerStatus.DISABLED.value:
                 continue
@@ -141,10 +153,15 @@ async def _check(args: argparse.Namespace) -> int:
                     failed = True
                     continue
                 resources[name] = listed
-                windows = [r.get("uri") for r in listed if str(r.get("uri", "")).startswith("window://")]
+                windows = [
+                    r.get("uri") for r in listed if str(r.get("uri", "")).startswith("window://")
+                ]
                 print(f"  windows ({len(windows)}): {', '.join(map(str, windows)) or '-'}")
                 if windows and not server.can_subscribe:
-                    print("  ! resources.subscribe is not declared: the Computer will not show these windows")
+                    print(
+                        "  ! resources.subscribe is not declared: the Computer will not show "
+                        "these windows"
+                    )
                     failed = True
             else:
                 print("  no resources capability")
@@ -166,10 +183,14 @@ def _owner(core: ComputerCore, exposed: str) -> str | None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``a2c-computer``; returns the exit status."""
     args = _parser().parse_args(argv)
-    level = logging.WARNING - 10 * min(args.verbose, 2) if args.command == "check" else (
-        logging.INFO if args.verbose == 0 else logging.DEBUG
+    level = (
+        logging.WARNING - 10 * min(args.verbose, 2)
+        if args.command == "check"
+        else (logging.INFO if args.verbose == 0 else logging.DEBUG)
     )
-    logging.basicConfig(level=level, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=level, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     try:
         if args.command == "run":
             return asyncio.run(_run(args))

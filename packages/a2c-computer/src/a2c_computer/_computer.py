@@ -18,6 +18,7 @@ from types import TracebackType
 from typing import Any, Literal, Self, TypeAlias
 
 import attrs
+
 from a2c_protocol import (
     CallToolResult,
     CapabilityNotSupportedError,
@@ -29,8 +30,8 @@ from a2c_protocol import (
     MCPServerConfig,
     McpServerNotFoundError,
     SMCPTool,
-    StreamableServerConfig,
     SseServerConfig,
+    StreamableServerConfig,
     from_wire,
     to_wire,
 )
@@ -53,13 +54,13 @@ from ._mcp import McpCallFailure, McpServer, NotificationKind, ServerStatus
 from ._registry import LookupKind, ToolRegistry, build_registry
 
 __all__ = [
+    "ComputerCore",
     "ConfirmCallback",
     "ConfirmRequest",
     "ServerState",
     "ToolCallRecord",
-    "UpdateListener",
     "ToolsSource",
-    "ComputerCore",
+    "UpdateListener",
     "error_result",
 ]
 
@@ -133,10 +134,12 @@ class ComputerCore:
         start_timeout: float = 30.0,
         history_size: int = 10,
     ) -> None:
-        self._config = load_config(config) if not isinstance(config, ComputerConfig) else load_config(config)
+        self._config = load_config(config)
         self._confirm = confirm
         self._confirm_policy = confirm_policy
-        self._resolver = InputResolver(self._config.inputs, env=env, prompt=prompt, interactive=interactive)
+        self._resolver = InputResolver(
+            self._config.inputs, env=env, prompt=prompt, interactive=interactive
+        )
         self._restart = restart
         self._start_timeout = start_timeout
         self._servers: dict[str, McpServer] = {}
@@ -167,9 +170,7 @@ class ComputerCore:
         """Wait until every server's first start attempt has finished."""
         servers = list(self._servers.values())
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(
-                asyncio.gather(*(s.wait_settled() for s in servers)), timeout
-            )
+            await asyncio.wait_for(asyncio.gather(*(s.wait_settled() for s in servers)), timeout)
 
     async def stop(self) -> None:
         """Stop every server (kills stdio children) and cancel in-flight calls."""
@@ -252,10 +253,14 @@ class ComputerCore:
         if had_windows:
             await self._announce(Event.UPDATE_DESKTOP)
 
-    def _server_notification(self, server: McpServer, kind: NotificationKind, uri: str | None) -> None:
+    def _server_notification(
+        self, server: McpServer, kind: NotificationKind, uri: str | None
+    ) -> None:
         self._spawn(self._handle_notification(server, kind, uri))
 
-    async def _handle_notification(self, server: McpServer, kind: NotificationKind, uri: str | None) -> None:
+    async def _handle_notification(
+        self, server: McpServer, kind: NotificationKind, uri: str | None
+    ) -> None:
         try:
             if kind is NotificationKind.TOOLS_CHANGED:
                 async with self._lock(server.name):
@@ -268,10 +273,15 @@ class ComputerCore:
                 if changed:
                     await self._announce(Event.UPDATE_DESKTOP)
                 else:
-                    logger.debug("MCP server %s: resource list changed, window set did not", server.name)
-            elif kind is NotificationKind.RESOURCE_UPDATED and uri is not None:
-                if updated_needs_refresh(uri):
-                    await self._announce(Event.UPDATE_DESKTOP)
+                    logger.debug(
+                        "MCP server %s: resource list changed, window set did not", server.name
+                    )
+            elif (
+                kind is NotificationKind.RESOURCE_UPDATED
+                and uri is not None
+                and updated_needs_refresh(uri)
+            ):
+                await self._announce(Event.UPDATE_DESKTOP)
         except Exception as exc:
             logger.warning("MCP server %s: handling %s failed: %s", server.name, kind, exc)
 
@@ -287,7 +297,8 @@ class ComputerCore:
         if not server.can_subscribe:
             if initial and server.has_resources:
                 logger.info(
-                    "MCP server %s has resources but no resources.subscribe; no windows", server.name
+                    "MCP server %s has resources but no resources.subscribe; no windows",
+                    server.name,
                 )
             self._windows[server.name] = []
             return False
@@ -301,7 +312,9 @@ class ComputerCore:
         for info in infos:
             if info.key in new_uris:
                 with contextlib.suppress(Exception):
-                    await server.request("resources/subscribe", {"uri": info.resource["uri"]}, timeout=10)
+                    await server.request(
+                        "resources/subscribe", {"uri": info.resource["uri"]}, timeout=10
+                    )
         if initial or new_uris:
             self._warn_host_collisions(server.name)
         return list_changed_needs_refresh(old, current) and not (initial and not current)
@@ -387,14 +400,18 @@ class ComputerCore:
         if server is None or server.status is not ServerStatus.READY:
             return None
         try:
-            result = await server.request("resources/read", {"uri": info.resource["uri"]}, timeout=30)
+            result = await server.request(
+                "resources/read", {"uri": info.resource["uri"]}, timeout=30
+            )
         except Exception as exc:
             logger.warning("window %s: resources/read failed: %s", info.key, exc)
             return None
         contents = result.get("contents")
         return [c for c in contents if isinstance(c, dict)] if isinstance(contents, list) else None
 
-    async def list_resources(self, mcp_server: str, cursor: str | None = None) -> tuple[list[JsonObject], str | None]:
+    async def list_resources(
+        self, mcp_server: str, cursor: str | None = None
+    ) -> tuple[list[JsonObject], str | None]:
         """One page of the server's ``resources/list``, unchanged.
 
         Raises :class:`McpServerNotFoundError` (4014) for an unknown, disabled or not
@@ -402,7 +419,12 @@ class ComputerCore:
         """
         server = self._servers.get(mcp_server)
         config = self._config.servers.get(mcp_server)
-        if server is None or config is None or config.disabled or server.status is not ServerStatus.READY:
+        if (
+            server is None
+            or config is None
+            or config.disabled
+            or server.status is not ServerStatus.READY
+        ):
             raise McpServerNotFoundError(
                 f"MCP server {mcp_server!r} is not registered or not running on this Computer",
                 mcp_server_name=mcp_server,
@@ -450,17 +472,25 @@ class ComputerCore:
                 mcp_server=lookup.server,
             )
         if lookup.kind is LookupKind.UNKNOWN or lookup.entry is None:
-            return error_result(ErrorCode.TOOL_NOT_FOUND, f"Tool {tool_name!r} not found on this Computer")
+            return error_result(
+                ErrorCode.TOOL_NOT_FOUND, f"Tool {tool_name!r} not found on this Computer"
+            )
         entry = lookup.entry
         server = self._servers.get(entry.server)
         if server is None:
-            return error_result(ErrorCode.TOOL_NOT_FOUND, f"Tool {tool_name!r} not found on this Computer")
+            return error_result(
+                ErrorCode.TOOL_NOT_FOUND, f"Tool {tool_name!r} not found on this Computer"
+            )
         if not (entry.meta is not None and entry.meta.auto_apply is True):
-            refusal = await self._confirmation(req_id, agent, entry.server, entry.original, tool_name, params or {})
+            refusal = await self._confirmation(
+                req_id, agent, entry.server, entry.original, tool_name, params or {}
+            )
             if refusal is not None:
                 return refusal
         if req_id in self._inflight:
-            return error_result(ErrorCode.TOOL_EXECUTION_FAILED, f"a call with req_id {req_id!r} is already running")
+            return error_result(
+                ErrorCode.TOOL_EXECUTION_FAILED, f"a call with req_id {req_id!r} is already running"
+            )
         task = asyncio.ensure_future(self._invoke(server, entry.original, params or {}, timeout))
         self._inflight[req_id] = task
         success = False
@@ -481,10 +511,18 @@ class ComputerCore:
         finally:
             self._inflight.pop(req_id, None)
             self._cancelled.discard(req_id)
-            self._history.append(CallRecord(entry.server, entry.original, req_id, time.time(), success))
+            self._history.append(
+                CallRecord(entry.server, entry.original, req_id, time.time(), success)
+            )
 
     async def _confirmation(
-        self, req_id: str, agent: str | None, server: str, tool: str, exposed: str, params: JsonObject
+        self,
+        req_id: str,
+        agent: str | None,
+        server: str,
+        tool: str,
+        exposed: str,
+        params: JsonObject,
     ) -> CallToolResult | None:
         if self._confirm is None:
             if self._confirm_policy == "allow":
@@ -503,7 +541,9 @@ class ComputerCore:
                 mcp_server=server,
             )
         try:
-            approved = await self._confirm(ConfirmRequest(req_id, agent, server, tool, exposed, dict(params)))
+            approved = await self._confirm(
+                ConfirmRequest(req_id, agent, server, tool, exposed, dict(params))
+            )
         except Exception as exc:
             logger.warning("confirmation callback failed for %s: %s", exposed, exc)
             approved = False
@@ -515,25 +555,33 @@ class ComputerCore:
             mcp_server=server,
         )
 
-    async def _invoke(self, server: McpServer, tool: str, params: JsonObject, timeout: float) -> CallToolResult:
+    async def _invoke(
+        self, server: McpServer, tool: str, params: JsonObject, timeout: float
+    ) -> CallToolResult:
         try:
             raw = await server.call_tool(tool, params, max(timeout, 0.001))
         except TimeoutError:
             return error_result(
-                ErrorCode.TOOL_TIMEOUT, f"Tool {tool!r} timed out after {timeout:g} s", mcp_server=server.name
+                ErrorCode.TOOL_TIMEOUT,
+                f"Tool {tool!r} timed out after {timeout:g} s",
+                mcp_server=server.name,
             )
         except McpCallFailure as exc:
             return self._failure_result(server, tool, exc)
         except Exception as exc:
             logger.warning("tool %s on %s failed: %s", tool, server.name, exc)
             return error_result(
-                ErrorCode.TOOL_EXECUTION_FAILED, f"Tool {tool!r} failed: {type(exc).__name__}", mcp_server=server.name
+                ErrorCode.TOOL_EXECUTION_FAILED,
+                f"Tool {tool!r} failed: {type(exc).__name__}",
+                mcp_server=server.name,
             )
         try:
             result = from_wire(CallToolResult, raw)
         except InvalidPayloadError as exc:
             return error_result(
-                ErrorCode.TOOL_EXECUTION_FAILED, f"Tool {tool!r} returned an invalid result: {exc}", mcp_server=server.name
+                ErrorCode.TOOL_EXECUTION_FAILED,
+                f"Tool {tool!r} returned an invalid result: {exc}",
+                mcp_server=server.name,
             )
         if result.is_error:
             meta = dict(result.meta or {})
@@ -546,16 +594,22 @@ class ComputerCore:
         if exc.connection_lost:
             return error_result(
                 ErrorCode.TOOL_EXECUTION_FAILED,
-                f"Tool {tool!r} failed: the MCP server {server.name} stopped responding (it will be restarted)",
+                f"Tool {tool!r} failed: the MCP server {server.name} stopped responding "
+                "(it will be restarted)",
                 mcp_server=server.name,
             )
         code = classify_upstream_failure(
-            http_status=exc.http_status, credentials_configured=_credentials_configured(server.config)
+            http_status=exc.http_status,
+            credentials_configured=_credentials_configured(server.config),
         )
         if code in (ErrorCode.TOOL_AUTHORIZATION_REQUIRED, ErrorCode.TOOL_AUTHORIZATION_FAILED):
             hint = sanitize_auth_hint(default_auth_hint(code, server.name))
-            return error_result(code, hint["message"], mcp_server=server.name, extra={"auth_hint": hint})
-        return error_result(ErrorCode.TOOL_EXECUTION_FAILED, f"Tool {tool!r} failed: {exc}", mcp_server=server.name)
+            return error_result(
+                code, hint["message"], mcp_server=server.name, extra={"auth_hint": hint}
+            )
+        return error_result(
+            ErrorCode.TOOL_EXECUTION_FAILED, f"Tool {tool!r} failed: {exc}", mcp_server=server.name
+        )
 
     # -- runtime configuration -------------------------------------------------
 

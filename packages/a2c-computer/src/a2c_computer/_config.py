@@ -24,7 +24,9 @@ from ._exceptions import ConfigError
 __all__ = ["config_to_json", "load_config"]
 
 
-def load_config(source: str | os.PathLike[str] | Mapping[str, Any] | ComputerConfig) -> ComputerConfig:
+def load_config(
+    source: str | os.PathLike[str] | Mapping[str, Any] | ComputerConfig,
+) -> ComputerConfig:
     """Load and validate a configuration from a JSON file path, a dict, or a parsed config.
 
     Raises :class:`ConfigError` listing every problem with its JSON path.

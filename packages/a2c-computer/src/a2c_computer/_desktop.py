@@ -27,7 +27,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
 import attrs
-from a2c_protocol import InvalidWindowURIError, JsonObject, WindowURI, read_fullscreen, read_priority
+
+from a2c_protocol import (
+    InvalidWindowURIError,
+    JsonObject,
+    WindowURI,
+    read_fullscreen,
+    read_priority,
+)
 
 __all__ = [
     "CallRecord",
@@ -44,7 +51,9 @@ __all__ = [
 
 logger = logging.getLogger("a2c_computer.desktop")
 
-_REVERSE_DNS: Final = re.compile(r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)+")
+_REVERSE_DNS: Final = re.compile(
+    r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)+"
+)
 
 
 @attrs.frozen

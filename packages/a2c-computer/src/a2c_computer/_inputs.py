@@ -51,7 +51,11 @@ PromptFn = Callable[[MCPServerInput], Awaitable[str | None]]
 
 
 def env_var_names(
-    input_id: str, *, server: str | None = None, tool: str | None = None, prefix: str = DEFAULT_ENV_PREFIX
+    input_id: str,
+    *,
+    server: str | None = None,
+    tool: str | None = None,
+    prefix: str = DEFAULT_ENV_PREFIX,
 ) -> list[str]:
     """Candidate environment variable names, most specific first."""
     base = f"{prefix}{input_id}".upper()

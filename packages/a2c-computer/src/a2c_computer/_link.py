@@ -18,14 +18,16 @@ from typing import Any
 
 import httpx
 import socketio
+
 from a2c_protocol import (
     NAMESPACE,
     PROTOCOL_VERSION,
     AgentCallData,
+    CapabilityNotSupportedError,
+    EnterOfficeReq,
     ErrorCode,
     ErrorPayload,
     Event,
-    EnterOfficeReq,
     GetComputerConfigReq,
     GetDeskTopReq,
     GetDeskTopRet,
@@ -36,7 +38,6 @@ from a2c_protocol import (
     InvalidPayloadError,
     LeaveOfficeReq,
     McpServerNotFoundError,
-    CapabilityNotSupportedError,
     ProtocolVersionError,
     Role,
     ToolCallReq,
@@ -181,10 +182,19 @@ class ComputerLink:
     async def _join(self, sio: socketio.AsyncClient) -> None:
         request = EnterOfficeReq(role=Role.COMPUTER, name=self.name, office_id=self.office_id)
         try:
-            answer = await sio.call(Event.JOIN_OFFICE.value, to_wire(request), namespace=NAMESPACE, timeout=self._timeout)
+            answer = await sio.call(
+                Event.JOIN_OFFICE.value,
+                to_wire(request),
+                namespace=NAMESPACE,
+                timeout=self._timeout,
+            )
         except socketio.exceptions.TimeoutError as exc:
             raise LinkError("server:join_office was not answered") from exc
-        ok, message = (answer[0], answer[1] if len(answer) > 1 else None) if isinstance(answer, list | tuple) else (answer, None)
+        ok, message = (
+            (answer[0], answer[1] if len(answer) > 1 else None)
+            if isinstance(answer, list | tuple)
+            else (answer, None)
+        )
         if ok is not True:
             raise LinkError(f"joining office {self.office_id!r} was refused: {message}")
         self._joined.set()
@@ -194,7 +204,9 @@ class ComputerLink:
         self._joined.clear()
         if self._closing or not self._reconnect:
             return
-        logger.warning("disconnected from the Server (%s); reconnecting", args[0] if args else "transport loss")
+        logger.warning(
+            "disconnected from the Server (%s); reconnecting", args[0] if args else "transport loss"
+        )
         if self._reconnect_task is None or self._reconnect_task.done():
             self._reconnect_task = asyncio.ensure_future(self._reconnect_loop())
 
@@ -203,7 +215,7 @@ class ComputerLink:
             if self._closing:
                 return
             await asyncio.sleep(delay)
-            if self._closing:
+            if self._is_closing():
                 return
             old = self._sio
             self._sio = None
@@ -221,6 +233,10 @@ class ComputerLink:
                 continue
             logger.info("reconnected and re-joined office %s", self.office_id)
             return
+
+    def _is_closing(self) -> bool:
+        # A method, so the type checker does not assume the flag is unchanged across awaits.
+        return self._closing
 
     async def close(self) -> None:
         """Leave the office and disconnect (no reconnect)."""
@@ -253,7 +269,11 @@ class ComputerLink:
         if sio is None or not self._joined.is_set():
             return
         try:
-            await sio.emit(event.value, to_wire(UpdateComputerConfigReq(computer=self.name)), namespace=NAMESPACE)
+            await sio.emit(
+                event.value,
+                to_wire(UpdateComputerConfigReq(computer=self.name)),
+                namespace=NAMESPACE,
+            )
         except Exception as exc:
             logger.warning("could not emit %s: %s", event, exc)
 
@@ -272,7 +292,9 @@ class ComputerLink:
                 return _error(ErrorCode.FORBIDDEN, str(exc))
             except Exception:
                 logger.exception("handling %s failed", event)
-                return _error(ErrorCode.INTERNAL_ERROR, f"the Computer failed to handle {event.value}")
+                return _error(
+                    ErrorCode.INTERNAL_ERROR, f"the Computer failed to handle {event.value}"
+                )
 
         return run
 

@@ -47,7 +47,9 @@ def _priority_problem(value: object) -> str | None:
     return None
 
 
-def lint_windows(resources_by_server: Mapping[str, Sequence[Mapping[str, Any]]]) -> list[LintFinding]:
+def lint_windows(
+    resources_by_server: Mapping[str, Sequence[Mapping[str, Any]]],
+) -> list[LintFinding]:
     """Every conformance problem of the ``window://`` resources of each server."""
     findings: list[LintFinding] = []
     hosts: dict[str, set[str]] = {}
@@ -59,16 +61,25 @@ def lint_windows(resources_by_server: Mapping[str, Sequence[Mapping[str, Any]]])
             rest = uri[len("window://") :]
             if "?" in rest or "#" in rest:
                 findings.append(
-                    LintFinding(server, uri, "query", "window URIs must not carry a query or "
-                                "fragment; move metadata to annotations / _meta")
+                    LintFinding(
+                        server,
+                        uri,
+                        "query",
+                        "window URIs must not carry a query or "
+                        "fragment; move metadata to annotations / _meta",
+                    )
                 )
             host = rest.split("?", 1)[0].split("#", 1)[0].split("/", 1)[0]
             if host:
                 hosts.setdefault(server, set()).add(host)
                 if not is_reverse_dns(host):
                     findings.append(
-                        LintFinding(server, uri, "host", f"host {host!r} is not reverse-DNS "
-                                    "style (e.g. org.example.editor)")
+                        LintFinding(
+                            server,
+                            uri,
+                            "host",
+                            f"host {host!r} is not reverse-DNS style (e.g. org.example.editor)",
+                        )
                     )
             annotations = resource.get("annotations")
             annotations = annotations if isinstance(annotations, Mapping) else {}
@@ -78,24 +89,33 @@ def lint_windows(resources_by_server: Mapping[str, Sequence[Mapping[str, Any]]])
             audience = annotations.get("audience")
             if audience is None:
                 findings.append(
-                    LintFinding(server, uri, "audience", "annotations.audience is missing; "
-                                "declare [\"assistant\"]")
+                    LintFinding(
+                        server,
+                        uri,
+                        "audience",
+                        'annotations.audience is missing; declare ["assistant"]',
+                    )
                 )
             elif not isinstance(audience, list) or "assistant" not in audience:
                 findings.append(
-                    LintFinding(server, uri, "audience", f"audience {audience!r} lacks "
-                                "'assistant'")
+                    LintFinding(server, uri, "audience", f"audience {audience!r} lacks 'assistant'")
                 )
             meta = resource.get("_meta")
-            if isinstance(meta, Mapping) and meta.get("fullscreen") is not None and not isinstance(
-                meta.get("fullscreen"), bool
+            if (
+                isinstance(meta, Mapping)
+                and meta.get("fullscreen") is not None
+                and not isinstance(meta.get("fullscreen"), bool)
             ):
                 findings.append(
                     LintFinding(server, uri, "fullscreen", "_meta.fullscreen must be a boolean")
                 )
     for host, servers in host_collisions(hosts).items():
         findings.append(
-            LintFinding(", ".join(servers), f"window://{host}", "host-collision",
-                        f"host {host!r} is used by several MCP servers: {', '.join(servers)}")
+            LintFinding(
+                ", ".join(servers),
+                f"window://{host}",
+                "host-collision",
+                f"host {host!r} is used by several MCP servers: {', '.join(servers)}",
+            )
         )
     return findings

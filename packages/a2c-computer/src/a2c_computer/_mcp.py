@@ -29,6 +29,12 @@ from typing import Any, Final, TypeAlias
 
 import anyio
 import httpx
+from mcp import ClientSession, McpError, StdioServerParameters, types
+from mcp.client import streamable_http as _streamable_http
+from mcp.client.sse import sse_client
+from mcp.client.stdio import stdio_client
+from pydantic import BaseModel, ConfigDict
+
 from a2c_protocol import (
     JsonObject,
     MCPServerConfig,
@@ -38,11 +44,6 @@ from a2c_protocol import (
     parse_iso8601_duration,
     reconnect_delays,
 )
-from mcp import ClientSession, McpError, StdioServerParameters, types
-from mcp.client.sse import sse_client
-from mcp.client.stdio import stdio_client
-from mcp.client import streamable_http as _streamable_http
-from pydantic import BaseModel, ConfigDict
 
 from ._exceptions import ComputerError
 
@@ -430,11 +431,15 @@ class McpServer:
         request = types.ClientRequest.model_validate(payload)
         read_timeout = timedelta(seconds=timeout) if timeout is not None else None
         try:
-            result = await session.send_request(request, _Raw, request_read_timeout_seconds=read_timeout)
+            result = await session.send_request(
+                request, _Raw, request_read_timeout_seconds=read_timeout
+            )
         except McpError as exc:
             raise _failure(exc, self.name) from exc
         except (anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
-            raise McpCallFailure(f"MCP server {self.name}: connection lost", connection_lost=True) from exc
+            raise McpCallFailure(
+                f"MCP server {self.name}: connection lost", connection_lost=True
+            ) from exc
         return result.model_dump()
 
     async def list_all(self, method: str, key: str) -> list[JsonObject]:
@@ -449,7 +454,9 @@ class McpServer:
             cursor = page.get("nextCursor")
             if not isinstance(cursor, str) or not cursor:
                 return items
-        logger.warning("MCP server %s: stopped paging %s after %d pages", self.name, method, _MAX_PAGES)
+        logger.warning(
+            "MCP server %s: stopped paging %s after %d pages", self.name, method, _MAX_PAGES
+        )
         return items
 
     async def call_tool(self, name: str, arguments: JsonObject, timeout: float) -> JsonObject:
@@ -459,7 +466,9 @@ class McpServer:
         """
         session = self._require_session()
         request = types.ClientRequest(
-            types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments))
+            types.CallToolRequest(
+                params=types.CallToolRequestParams(name=name, arguments=arguments)
+            )
         )
         # send_request takes the next id synchronously on entry; the mcp client does not
         # announce cancellations itself, so remember the id to do it.
@@ -473,14 +482,18 @@ class McpServer:
         except McpError as exc:
             raise _failure(exc, self.name) from exc
         except (anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
-            raise McpCallFailure(f"MCP server {self.name}: connection lost", connection_lost=True) from exc
+            raise McpCallFailure(
+                f"MCP server {self.name}: connection lost", connection_lost=True
+            ) from exc
         return result.model_dump()
 
     def _announce_cancel(self, session: ClientSession, request_id: int) -> None:
         async def send() -> None:
             notification = types.ClientNotification(
                 types.CancelledNotification(
-                    params=types.CancelledNotificationParams(requestId=request_id, reason="cancelled by the caller")
+                    params=types.CancelledNotificationParams(
+                        requestId=request_id, reason="cancelled by the caller"
+                    )
                 )
             )
             with contextlib.suppress(Exception):
@@ -497,5 +510,7 @@ def _failure(exc: McpError, server: str) -> McpCallFailure:
     if exc.error.code == types.CONNECTION_CLOSED:
         return McpCallFailure(f"MCP server {server}: connection closed", connection_lost=True)
     if isinstance(status, int):
-        return McpCallFailure(f"MCP server {server}: upstream answered HTTP {status}", http_status=status)
+        return McpCallFailure(
+            f"MCP server {server}: upstream answered HTTP {status}", http_status=status
+        )
     return McpCallFailure(f"MCP server {server}: {exc.error.message}")

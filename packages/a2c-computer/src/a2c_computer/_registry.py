@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
+
 from a2c_protocol import (
     A2C_TOOL_META_KEY,
     MCP_TOOL_ANNOTATION_KEY,
@@ -172,6 +173,8 @@ def build_registry(
                     original,
                 )
                 continue
-            entries[exposed] = ToolEntry(exposed, server, original, meta, _smcp_tool(exposed, raw, meta))
+            entries[exposed] = ToolEntry(
+                exposed, server, original, meta, _smcp_tool(exposed, raw, meta)
+            )
     # A name that is exposed by some server is callable even if another server forbids it.
     return ToolRegistry(entries, frozenset(forbidden - set(entries)), owner)

@@ -3,7 +3,8 @@
 Run it through a Computer config entry::
 
     {"type": "stdio", "name": "desk",
-     "server_parameters": {"command": "python", "args": ["-m", "a2c_computer.examples.desk_server"]}}
+     "server_parameters": {"command": "python",
+                           "args": ["-m", "a2c_computer.examples.desk_server"]}}
 
 Windows (metadata in ``annotations`` / ``_meta``, never in the URI):
 
@@ -108,13 +109,20 @@ def build(desk: Desk) -> tuple[Server[Any, Any], InitializationOptions]:
     @server.list_tools()  # type: ignore[no-untyped-call,untyped-decorator]
     async def list_tools() -> list[types.Tool]:
         def tool(name: str, description: str, props: dict[str, Any]) -> types.Tool:
-            return types.Tool(name=name, description=description,
-                              inputSchema={"type": "object", "properties": props})
+            return types.Tool(
+                name=name,
+                description=description,
+                inputSchema={"type": "object", "properties": props},
+            )
 
         return [
             tool("note_add", "Add a note to the notes window.", {"text": {"type": "string"}}),
             tool("notes_clear", "Remove every note.", {}),
-            tool("panel_open", "Open a panel window.", {"name": {"type": "string"}, "text": {"type": "string"}}),
+            tool(
+                "panel_open",
+                "Open a panel window.",
+                {"name": {"type": "string"}, "text": {"type": "string"}},
+            ),
             tool("panel_close", "Close a panel window.", {"name": {"type": "string"}}),
             tool("roll_dice", "Roll a die.", {"sides": {"type": "integer"}}),
         ]

@@ -18,7 +18,9 @@ from typing import Any
 __all__ = ["stdio_server_config"]
 
 
-def stdio_server_config(name: str, module: str = "desk", *args: str, **fields: Any) -> dict[str, Any]:
+def stdio_server_config(
+    name: str, module: str = "desk", *args: str, **fields: Any
+) -> dict[str, Any]:
     """A ``type: "stdio"`` config entry running ``python -m a2c_testkit.mcp_servers.<module>``."""
     entry: dict[str, Any] = {
         "type": "stdio",

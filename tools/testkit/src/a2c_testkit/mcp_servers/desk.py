@@ -6,7 +6,8 @@ Run: ``python -m a2c_testkit.mcp_servers.desk [--profile full|conformant|legacy]
 Tools: ``echo``, ``add``, ``fail`` (isError result), ``slow`` (sleeps; writes "cancelled" to
 ``marker`` when cancelled), ``crash`` (kills its own process), ``add_window`` /
 ``remove_window`` (change the window set → list_changed), ``relist`` (list_changed with the
-same set), ``touch`` (resources/updated for any URI), ``add_tool`` (tools/list_changed), ``pid``, ``force_push``.
+same set), ``touch`` (resources/updated for any URI), ``add_tool`` (tools/list_changed),
+``pid``, ``force_push``.
 
 Profiles: ``full`` has windows with v0.2 annotations/_meta plus the awkward cases (a
 ``?priority=5`` query, an out-of-range priority, audience ``["user"]``, a blob-only window) and
@@ -25,7 +26,7 @@ from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.stdio import stdio_server
 
-from ._kit import paged, register_raw, text
+from ._kit import paged, register_raw
 
 __all__ = ["build_server", "main"]
 
@@ -33,10 +34,19 @@ __all__ = ["build_server", "main"]
 def _profile_resources(profile: str, host: str) -> list[dict[str, Any]]:
     if profile == "conformant":
         return [
-            {"uri": f"window://{host}/main", "name": "Main", "mimeType": "text/plain",
-             "annotations": {"priority": 0.9, "audience": ["assistant"]}},
-            {"uri": f"window://{host}/log", "name": "Log", "mimeType": "text/plain",
-             "annotations": {"priority": 0.2, "audience": ["assistant"]}, "_meta": {"fullscreen": False}},
+            {
+                "uri": f"window://{host}/main",
+                "name": "Main",
+                "mimeType": "text/plain",
+                "annotations": {"priority": 0.9, "audience": ["assistant"]},
+            },
+            {
+                "uri": f"window://{host}/log",
+                "name": "Log",
+                "mimeType": "text/plain",
+                "annotations": {"priority": 0.2, "audience": ["assistant"]},
+                "_meta": {"fullscreen": False},
+            },
         ]
     if profile == "legacy":
         return [
@@ -44,51 +54,126 @@ def _profile_resources(profile: str, host: str) -> list[dict[str, Any]]:
             {"uri": "window://Legacy_App/log", "name": "Log", "annotations": {"priority": 80}},
         ]
     return [
-        {"uri": f"window://{host}/main", "name": "Main", "mimeType": "text/plain",
-         "annotations": {"priority": 0.5, "audience": ["assistant"]}},
-        {"uri": f"window://{host}/editor", "name": "Editor", "mimeType": "text/plain",
-         "annotations": {"priority": 0.9, "audience": ["assistant"], "lastModified": "2026-03-02T10:15:00Z"},
-         "_meta": {"fullscreen": False}},
-        {"uri": f"window://{host}/query?priority=5", "name": "Query", "mimeType": "text/plain",
-         "annotations": {"priority": 0.7, "audience": ["assistant"]}},
-        {"uri": f"window://{host}/loud", "name": "Loud", "mimeType": "text/plain",
-         "annotations": {"priority": 5, "audience": ["assistant"]}},
-        {"uri": f"window://{host}/for-user", "name": "For user", "mimeType": "text/plain",
-         "annotations": {"priority": 0.3, "audience": ["user"]}},
-        {"uri": f"window://{host}/blob", "name": "Blob", "mimeType": "application/octet-stream",
-         "annotations": {"priority": 0.95, "audience": ["assistant"]}},
+        {
+            "uri": f"window://{host}/main",
+            "name": "Main",
+            "mimeType": "text/plain",
+            "annotations": {"priority": 0.5, "audience": ["assistant"]},
+        },
+        {
+            "uri": f"window://{host}/editor",
+            "name": "Editor",
+            "mimeType": "text/plain",
+            "annotations": {
+                "priority": 0.9,
+                "audience": ["assistant"],
+                "lastModified": "2026-03-02T10:15:00Z",
+            },
+            "_meta": {"fullscreen": False},
+        },
+        {
+            "uri": f"window://{host}/query?priority=5",
+            "name": "Query",
+            "mimeType": "text/plain",
+            "annotations": {"priority": 0.7, "audience": ["assistant"]},
+        },
+        {
+            "uri": f"window://{host}/loud",
+            "name": "Loud",
+            "mimeType": "text/plain",
+            "annotations": {"priority": 5, "audience": ["assistant"]},
+        },
+        {
+            "uri": f"window://{host}/for-user",
+            "name": "For user",
+            "mimeType": "text/plain",
+            "annotations": {"priority": 0.3, "audience": ["user"]},
+        },
+        {
+            "uri": f"window://{host}/blob",
+            "name": "Blob",
+            "mimeType": "application/octet-stream",
+            "annotations": {"priority": 0.95, "audience": ["assistant"]},
+        },
         {"uri": "note://org.a2c.test/readme", "name": "Readme", "mimeType": "text/plain"},
     ]
 
 
 _TOOLS: list[dict[str, Any]] = [
-    {"name": "echo", "description": "Echo the text back.",
-     "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
-     "annotations": {"readOnlyHint": True}, "_meta": {"org.a2c.test/owner": "desk", "org.a2c.test/rank": {"a": 1}}},
-    {"name": "add", "description": "Add two numbers.",
-     "inputSchema": {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}},
-     "outputSchema": {"type": "object", "properties": {"sum": {"type": "number"}}}},
+    {
+        "name": "echo",
+        "description": "Echo the text back.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"text": {"type": "string"}},
+            "required": ["text"],
+        },
+        "annotations": {"readOnlyHint": True},
+        "_meta": {"org.a2c.test/owner": "desk", "org.a2c.test/rank": {"a": 1}},
+    },
+    {
+        "name": "add",
+        "description": "Add two numbers.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+        },
+        "outputSchema": {"type": "object", "properties": {"sum": {"type": "number"}}},
+    },
     {"name": "fail", "description": "Always fails.", "inputSchema": {"type": "object"}},
-    {"name": "slow", "description": "Sleep, observing cancellation.",
-     "inputSchema": {"type": "object", "properties": {"seconds": {"type": "number"}, "marker": {"type": "string"}}}},
-    {"name": "crash", "description": "Kill this MCP server's process.", "inputSchema": {"type": "object"}},
-    {"name": "add_window", "description": "Add a window.",
-     "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}}},
-    {"name": "remove_window", "description": "Remove a window.",
-     "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}}},
-    {"name": "relist", "description": "Send list_changed without changing the windows.",
-     "inputSchema": {"type": "object"}},
-    {"name": "touch", "description": "Send resources/updated for a URI.",
-     "inputSchema": {"type": "object", "properties": {"uri": {"type": "string"}}}},
-    {"name": "add_tool", "description": "Add a tool named 'extra' and send tools/list_changed.",
-     "inputSchema": {"type": "object"}},
-    {"name": "force_push", "description": "A dangerous tool a config can forbid.", "inputSchema": {"type": "object"}},
+    {
+        "name": "slow",
+        "description": "Sleep, observing cancellation.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"seconds": {"type": "number"}, "marker": {"type": "string"}},
+        },
+    },
+    {
+        "name": "crash",
+        "description": "Kill this MCP server's process.",
+        "inputSchema": {"type": "object"},
+    },
+    {
+        "name": "add_window",
+        "description": "Add a window.",
+        "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}},
+    },
+    {
+        "name": "remove_window",
+        "description": "Remove a window.",
+        "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}},
+    },
+    {
+        "name": "relist",
+        "description": "Send list_changed without changing the windows.",
+        "inputSchema": {"type": "object"},
+    },
+    {
+        "name": "touch",
+        "description": "Send resources/updated for a URI.",
+        "inputSchema": {"type": "object", "properties": {"uri": {"type": "string"}}},
+    },
+    {
+        "name": "add_tool",
+        "description": "Add a tool named 'extra' and send tools/list_changed.",
+        "inputSchema": {"type": "object"},
+    },
+    {
+        "name": "force_push",
+        "description": "A dangerous tool a config can forbid.",
+        "inputSchema": {"type": "object"},
+    },
     {"name": "pid", "description": "This process's id.", "inputSchema": {"type": "object"}},
 ]
 
 
-def build_server(profile: str = "full", page_size: int = 100, host: str = "org.a2c.test.desk",
-                 subscribe: bool = True) -> tuple[Server[Any, Any], InitializationOptions]:
+def build_server(
+    profile: str = "full",
+    page_size: int = 100,
+    host: str = "org.a2c.test.desk",
+    subscribe: bool = True,
+) -> tuple[Server[Any, Any], InitializationOptions]:
     server: Server[Any, Any] = Server("a2c-test-desk")
     resources = _profile_resources(profile, host)
     tools = list(_TOOLS)
@@ -108,9 +193,15 @@ def build_server(profile: str = "full", page_size: int = 100, host: str = "org.a
         uri = str(request.params.uri)
         reads[uri] = reads.get(uri, 0) + 1
         if uri.endswith("/blob"):
-            return {"contents": [{"uri": uri, "mimeType": "application/octet-stream", "blob": "AAEC"}]}
+            return {
+                "contents": [{"uri": uri, "mimeType": "application/octet-stream", "blob": "AAEC"}]
+            }
         name = uri.split("/")[-1].split("?")[0]
-        return {"contents": [{"uri": uri, "mimeType": "text/plain", "text": f"{name} content #{reads[uri]}"}]}
+        return {
+            "contents": [
+                {"uri": uri, "mimeType": "text/plain", "text": f"{name} content #{reads[uri]}"}
+            ]
+        }
 
     async def subscribe_handler(request: types.SubscribeRequest) -> dict[str, Any]:
         return {}
@@ -135,7 +226,10 @@ def build_server(profile: str = "full", page_size: int = 100, host: str = "org.a
             total = float(args.get("a", 0)) + float(args.get("b", 0))
             return ok(f"{total:g}", structuredContent={"sum": total})
         if name == "fail":
-            return {"content": [{"type": "text", "text": "this tool always fails"}], "isError": True}
+            return {
+                "content": [{"type": "text", "text": "this tool always fails"}],
+                "isError": True,
+            }
         if name == "slow":
             marker = args.get("marker")
             try:
@@ -150,8 +244,15 @@ def build_server(profile: str = "full", page_size: int = 100, host: str = "org.a
             os._exit(3)
         if name == "add_window":
             path = str(args.get("path", "new"))
-            resources.insert(0, {"uri": f"window://{host}/{path}", "name": path, "mimeType": "text/plain",
-                                 "annotations": {"priority": 0.4, "audience": ["assistant"]}})
+            resources.insert(
+                0,
+                {
+                    "uri": f"window://{host}/{path}",
+                    "name": path,
+                    "mimeType": "text/plain",
+                    "annotations": {"priority": 0.4, "audience": ["assistant"]},
+                },
+            )
             await session.send_resource_list_changed()
             return ok("added")
         if name == "remove_window":
@@ -167,7 +268,13 @@ def build_server(profile: str = "full", page_size: int = 100, host: str = "org.a
             return ok("touched")
         if name == "add_tool":
             if not any(t["name"] == "extra" for t in tools):
-                tools.append({"name": "extra", "description": "Added at runtime.", "inputSchema": {"type": "object"}})
+                tools.append(
+                    {
+                        "name": "extra",
+                        "description": "Added at runtime.",
+                        "inputSchema": {"type": "object"},
+                    }
+                )
             await session.send_tool_list_changed()
             return ok("tool added")
         if name == "extra":

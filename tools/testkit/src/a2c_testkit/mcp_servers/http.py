@@ -18,7 +18,7 @@ import contextlib
 import json
 import socket
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, MutableMapping
 from typing import Any
 
 import anyio
@@ -38,8 +38,16 @@ __all__ = ["build_app", "main", "serve_http"]
 def _build_server() -> tuple[Server[Any, Any], InitializationOptions]:
     server: Server[Any, Any] = Server("a2c-test-http")
     tools = [
-        {"name": "search", "description": "Search (HTTP server).", "inputSchema": {"type": "object"}},
-        {"name": "secure_read", "description": "Needs authorization.", "inputSchema": {"type": "object"}},
+        {
+            "name": "search",
+            "description": "Search (HTTP server).",
+            "inputSchema": {"type": "object"},
+        },
+        {
+            "name": "secure_read",
+            "description": "Needs authorization.",
+            "inputSchema": {"type": "object"},
+        },
         {"name": "flaky", "description": "Upstream failure.", "inputSchema": {"type": "object"}},
     ]
 
@@ -47,11 +55,21 @@ def _build_server() -> tuple[Server[Any, Any], InitializationOptions]:
         return {"tools": tools}
 
     async def call_tool(request: types.CallToolRequest) -> dict[str, Any]:
-        return {"content": [{"type": "text", "text": f"http:{request.params.name}"}], "isError": False}
+        return {
+            "content": [{"type": "text", "text": f"http:{request.params.name}"}],
+            "isError": False,
+        }
 
     async def list_resources(request: types.ListResourcesRequest) -> dict[str, Any]:
-        return {"resources": [{"uri": "window://org.a2c.test.http/status", "name": "Status",
-                               "annotations": {"priority": 0.5, "audience": ["assistant"]}}]}
+        return {
+            "resources": [
+                {
+                    "uri": "window://org.a2c.test.http/status",
+                    "name": "Status",
+                    "annotations": {"priority": 0.5, "audience": ["assistant"]},
+                }
+            ]
+        }
 
     async def read_resource(request: types.ReadResourceRequest) -> dict[str, Any]:
         return {"contents": [{"uri": str(request.params.uri), "text": "http ok"}]}
@@ -94,11 +112,13 @@ class _Guard:
             if status == 401:
                 headers.append((b"www-authenticate", b'Bearer realm="a2c-test"'))
             await send({"type": "http.response.start", "status": status, "headers": headers})
-            await send({"type": "http.response.body", "body": json.dumps({"error": status}).encode()})
+            await send(
+                {"type": "http.response.body", "body": json.dumps({"error": status}).encode()}
+            )
             return
         sent = False
 
-        async def replay() -> dict[str, Any]:
+        async def replay() -> MutableMapping[str, Any]:
             nonlocal sent
             if not sent:
                 sent = True
@@ -176,7 +196,12 @@ async def serve_http(port: int = 0, startup_timeout: float = 60.0) -> AsyncItera
     loop) out of the test process, as in a real deployment.
     """
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "a2c_testkit.mcp_servers.http", "--port", str(port), "--announce",
+        sys.executable,
+        "-m",
+        "a2c_testkit.mcp_servers.http",
+        "--port",
+        str(port),
+        "--announce",
         stdout=asyncio.subprocess.PIPE,
     )
     try:

@@ -10,8 +10,8 @@ from typing import Any
 
 import anyio
 from mcp import types
-from mcp.server.models import InitializationOptions
 from mcp.server.lowlevel import Server
+from mcp.server.models import InitializationOptions
 from mcp.server.stdio import stdio_server
 
 from ._kit import register_raw
@@ -19,9 +19,16 @@ from ._kit import register_raw
 __all__ = ["build_server", "main"]
 
 TOOLS: list[dict[str, Any]] = [
-    {"name": "echo", "description": "Echo the text back (plain server).",
-     "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}},
-    {"name": "search", "description": "Search something (plain server).", "inputSchema": {"type": "object"}},
+    {
+        "name": "echo",
+        "description": "Echo the text back (plain server).",
+        "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
+    },
+    {
+        "name": "search",
+        "description": "Search something (plain server).",
+        "inputSchema": {"type": "object"},
+    },
 ]
 
 
