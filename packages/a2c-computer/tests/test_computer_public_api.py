@@ -16,7 +16,6 @@ def test_public_surface_is_pinned() -> None:
         "LintFinding",
         "ServerState",
         "ServerStatus",
-        "ToolCallRecord",
         "WindowInfo",
         "__version__",
         "build_registry",

@@ -14,7 +14,7 @@ Command line: ``a2c-computer run ...`` and ``a2c-computer check --config FILE``.
 
 from ._app import Computer
 from ._auth import classify_upstream_failure, sanitize_auth_hint
-from ._computer import ConfirmCallback, ConfirmRequest, ServerState, ToolCallRecord
+from ._computer import ConfirmCallback, ConfirmRequest, ServerState
 from ._config import load_config
 from ._desktop import CallRecord, WindowInfo, describe_window, organize, render_window
 from ._exceptions import ComputerError, ComputerStateError, ConfigError, InputResolutionError
@@ -39,7 +39,6 @@ __all__ = [
     "LintFinding",
     "ServerState",
     "ServerStatus",
-    "ToolCallRecord",
     "WindowInfo",
     "__version__",
     "build_registry",

@@ -58,15 +58,12 @@ __all__ = [
     "ConfirmCallback",
     "ConfirmRequest",
     "ServerState",
-    "ToolCallRecord",
     "ToolsSource",
     "UpdateListener",
     "error_result",
 ]
 
 logger = logging.getLogger("a2c_computer")
-
-ToolCallRecord = CallRecord
 
 
 @attrs.frozen
@@ -243,7 +240,9 @@ class ComputerCore:
             await self._refresh_tools(server)
             await self._refresh_windows(server, initial=True)
         self._rebuild_and_announce()
-        await self._announce(Event.UPDATE_DESKTOP)
+        # A (re)started server with windows changes the desktop (desktop-and-windows.md §6).
+        if self._windows.get(server.name):
+            await self._announce(Event.UPDATE_DESKTOP)
 
     async def _server_down(self, server: McpServer) -> None:
         self._tools.pop(server.name, None)
