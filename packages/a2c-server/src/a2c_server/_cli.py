@@ -126,5 +126,5 @@ def main(argv: Sequence[str] | None = None) -> None:
         port=settings.port,
         log_level=settings.log_level.lower(),
         lifespan="on",
-        ws_max_size=settings.max_message_bytes,
+        ws_max_size=settings.max_message_bytes + 1024,  # room for Engine.IO framing
     )

@@ -42,7 +42,7 @@ from ._exceptions import AuthenticationError
 from ._gate import check_version_query, first_query_value
 from ._logs import log
 from ._offices import Broadcast, MembershipOutcome, Offices
-from ._rules import Refusal, check_cancel, check_list_room, check_route, check_update
+from ._rules import Member, Refusal, check_cancel, check_list_room, check_route, check_update
 from ._settings import ServerSettings
 
 __all__ = ["SmcpNamespace"]
@@ -243,7 +243,7 @@ class SmcpNamespace:
         sender = await self._store.get(sid)
         refusal = check_list_room(sender, Event.LIST_ROOM.value, req.agent, req.office_id)
         if refusal is not None:
-            return self._refuse(refusal, sid, Event.LIST_ROOM, req.req_id)
+            return self._refuse(refusal, sid, Event.LIST_ROOM, req.req_id, sender)
         sessions = [
             SessionInfo(
                 sid=m.sid,
@@ -258,10 +258,16 @@ class SmcpNamespace:
         return to_wire(ListRoomRet(sessions=sessions, req_id=req.req_id))  # type: ignore[no-any-return]
 
     def _refuse(
-        self, refusal: Refusal, sid: str, event: Event, req_id: str | None
+        self,
+        refusal: Refusal,
+        sid: str,
+        event: Event,
+        req_id: str | None,
+        sender: Member | None = None,
     ) -> dict[str, Any]:
         level = logging.WARNING if refusal.security else logging.INFO
         log(_log, level, "request refused", sid=sid, event=event.value, req_id=req_id,
+            name=sender.name if sender else None, office=sender.office_id if sender else None,
             code=refusal.code, reason=refusal.message)  # fmt: skip
         return to_wire(refusal.to_payload())  # type: ignore[no-any-return]
 
@@ -285,7 +291,7 @@ class SmcpNamespace:
             refusal = check_update(sender, event.value, req.computer)
             if refusal is not None or sender is None or sender.office_id is None:
                 if refusal is not None:
-                    self._refuse(refusal, sid, event, None)
+                    self._refuse(refusal, sid, event, None, sender)
                 return
             payload = to_wire(notify_model(computer=sender.name))
             await self._sio.emit(
@@ -305,7 +311,7 @@ class SmcpNamespace:
         refusal = check_cancel(sender, Event.TOOL_CALL_CANCEL.value, req.agent)
         if refusal is not None or sender is None or sender.office_id is None:
             if refusal is not None:
-                self._refuse(refusal, sid, Event.TOOL_CALL_CANCEL, req.req_id)
+                self._refuse(refusal, sid, Event.TOOL_CALL_CANCEL, req.req_id, sender)
             return
         await self._sio.emit(
             Event.NOTIFY_TOOL_CALL_CANCEL.value,
@@ -341,7 +347,9 @@ class SmcpNamespace:
             if refusal is not None or target is None:
                 if refusal is None:  # pragma: no cover - check_route refuses a missing target
                     return _internal_error()
-                return self._refuse(refusal, sid, event, req.req_id)
+                return self._refuse(refusal, sid, event, req.req_id, sender)
+            log(_log, logging.DEBUG, "forwarding", sid=sid, event=event.value, req_id=req.req_id,
+                name=req.agent, office=target.office_id, computer=req.computer)  # fmt: skip
             return await self._call(sid, event, data, req.req_id, req.computer, target.sid, wait)
 
         return forward

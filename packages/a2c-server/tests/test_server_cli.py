@@ -1,0 +1,138 @@
+"""The ``a2c-server`` command: flags, environment variables, validation, a real start."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import sys
+
+import httpx
+import pytest
+
+from a2c_server import ServerSettings, SettingsError
+from a2c_server._cli import ENV_VARS, settings_from_args
+
+
+def test_server_cli_defaults() -> None:
+    assert settings_from_args([], {}) == ServerSettings()
+    defaults = ServerSettings()
+    assert (defaults.host, defaults.port, defaults.socketio_path) == (
+        "127.0.0.1",
+        8000,
+        "socket.io",
+    )
+    assert defaults.max_message_bytes == 1_000_000
+    assert defaults.max_tool_timeout == 300
+    assert defaults.forward_timeout >= 30
+    assert defaults.auth_token is None
+
+
+def test_server_cli_flags() -> None:
+    s = settings_from_args(
+        [
+            "--host", "0.0.0.0", "--port", "9001", "--path", "/hub/", "--auth-token", "t0k",
+            "--max-message-bytes", "2048", "--max-tool-timeout", "60",
+            "--tool-call-buffer", "1.5", "--forward-timeout", "45", "--ping-interval", "10",
+            "--ping-timeout", "5", "--cors-origins", "https://a.example, https://b.example",
+            "--log-level", "debug",
+        ],
+        {},
+    )  # fmt: skip
+    assert s == ServerSettings(
+        host="0.0.0.0",
+        port=9001,
+        socketio_path="hub",
+        auth_token="t0k",
+        max_message_bytes=2048,
+        max_tool_timeout=60,
+        tool_call_buffer=1.5,
+        forward_timeout=45,
+        ping_interval=10,
+        ping_timeout=5,
+        cors_allowed_origins=("https://a.example", "https://b.example"),
+        log_level="DEBUG",
+    )
+
+
+def test_server_cli_env_vars_and_flag_precedence() -> None:
+    env = {
+        "A2C_SERVER_HOST": "::1",
+        "A2C_SERVER_PORT": "7000",
+        "A2C_SERVER_AUTH_TOKEN": "from-env",
+        "A2C_SERVER_MAX_TOOL_TIMEOUT": "120",
+        "A2C_SERVER_LOG_LEVEL": "warning",
+    }
+    s = settings_from_args(["--port", "7001"], env)
+    assert (s.host, s.port, s.auth_token, s.max_tool_timeout, s.log_level) == (
+        "::1",
+        7001,
+        "from-env",
+        120,
+        "WARNING",
+    )
+    assert set(ENV_VARS) == {
+        "host", "port", "socketio_path", "protocol_version", "auth_token",
+        "max_message_bytes", "max_tool_timeout", "tool_call_buffer", "forward_timeout",
+        "ping_interval", "ping_timeout", "cors_allowed_origins", "log_level",
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("argv", "env"),
+    [
+        (["--max-tool-timeout", "0"], {}),
+        (["--max-tool-timeout", "3601"], {}),
+        (["--port", "70000"], {}),
+        (["--log-level", "chatty"], {}),
+        (["--protocol-version", "0.2"], {}),
+        (["--forward-timeout", "0"], {}),
+        ([], {"A2C_SERVER_PORT": "eighty"}),
+    ],
+)
+def test_server_cli_rejects_bad_values(argv: list[str], env: dict[str, str]) -> None:
+    with pytest.raises(SettingsError):
+        settings_from_args(argv, env)
+
+
+def test_server_settings_repr_hides_the_token() -> None:
+    assert "hunter2" not in repr(ServerSettings(auth_token="hunter2"))
+    with pytest.raises(SettingsError):
+        ServerSettings(auth_token="")
+
+
+async def test_server_cli_starts_and_serves_healthz() -> None:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "a2c_server", "--port", "0", "--log-level", "info",
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert proc.stderr is not None
+    try:
+        url = None
+        lines: list[str] = []
+        while url is None:
+            line = (await asyncio.wait_for(proc.stderr.readline(), 60)).decode()
+            assert line, "a2c-server exited early:\n" + "".join(lines)
+            lines.append(line)
+            match = re.search(r"Uvicorn running on (http://127\.0\.0\.1:\d+)", line)
+            url = match.group(1) if match else None
+        assert any("allow-all" in line or "protocol 0.2.0" in line for line in lines)
+        async with httpx.AsyncClient(timeout=30) as http:
+            health = await http.get(url + "/healthz")
+            refused = await http.get(url + "/socket.io/?EIO=4&transport=polling")
+        assert health.json()["protocol_version"] == "0.2.0"
+        assert refused.status_code == 400
+    finally:
+        proc.terminate()
+        await asyncio.wait_for(proc.wait(), 60)
+
+
+async def test_server_cli_reports_bad_settings_with_exit_code_2() -> None:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "a2c_server", "--max-tool-timeout", "0",
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    _, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 2
+    assert b"max_tool_timeout" in err
