@@ -226,6 +226,35 @@ async def test_server_handshake_real_websocket_only_client_is_refused(
         await close_client(sio)
 
 
+@pytest.mark.parametrize("transports", [["polling", "websocket"], ["websocket"]])
+@pytest.mark.parametrize(
+    ("client", "server_version", "accepted"),
+    [
+        ("0.2.1", "0.2.0", True),
+        ("0.2.0", "0.3.0", False),
+        ("1.0.0", "0.2.0", False),
+        ("1.0.0", "1.2.0", True),
+        ("1.2.0", "1.0.0", False),
+        ("", "0.2.0", False),
+        ("abc", "0.2.0", False),
+    ],
+)
+async def test_server_handshake_version_matrix_with_real_clients(
+    client: str, server_version: str, accepted: bool, transports: list[str]
+) -> None:
+    async with running_server(ServerSettings(protocol_version=server_version)) as srv:
+        sio, error = await connect_client(srv, client, transports)
+        try:
+            assert sio.connected is accepted
+            connections = (await srv.app.health())["connections"]
+            assert connections == (1 if accepted else 0)
+            if not accepted and transports[0] == "polling":
+                body = await asyncio.wait_for(error, 30)
+                assert body["code"] == (4008 if client not in ("", "abc") else 400)
+        finally:
+            await close_client(sio)
+
+
 # -------------------------------------------------------------- WebSocket-only
 
 
@@ -318,10 +347,13 @@ async def test_server_handshake_gate_holds_when_the_connect_handler_raises(
 # --------------------------------------------------------------- authentication
 
 
-@pytest.mark.parametrize("auth", [{}, {"role": "admin"}, {"role": 1}, {"name": "x"}])
+@pytest.mark.parametrize(
+    "auth", [{}, {"role": "admin"}, {"role": 1}, {"role": ["agent"]}, {"name": "x"}, ["agent"]]
+)
 async def test_server_auth_role_must_be_agent_or_computer(
-    server: RunningServer, auth: dict[str, Any]
+    server: RunningServer, auth: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.WARNING, logger="a2c_server")
     sio, error = await connect_client(server, "0.2.0", ["polling", "websocket"], auth=auth)
     try:
         assert not sio.connected
@@ -329,6 +361,7 @@ async def test_server_auth_role_must_be_agent_or_computer(
         assert "auth.role" in refusal["message"]
     finally:
         await close_client(sio)
+    assert [r.levelno for r in caplog.records] == [logging.WARNING]
 
 
 async def test_server_auth_shared_token(caplog: pytest.LogCaptureFixture) -> None:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 import httpx
 import socketio
 
 from a2c_protocol import NAMESPACE
+from a2c_server import ServerSettings
 from a2c_testkit.server import close_client, running_server
 
 
@@ -61,3 +63,18 @@ async def test_server_testkit_exposes_url_port_path_settings() -> None:
             pass
         else:
             raise AssertionError("the server still answers after the block exited")
+
+
+async def test_server_testkit_passes_ping_and_size_settings_to_engineio() -> None:
+    settings = ServerSettings(ping_interval=7, ping_timeout=3, max_message_bytes=4096)
+    async with running_server(settings) as srv:
+        eio = srv.app.sio.eio
+        assert (eio.ping_interval, eio.ping_timeout) == (7, 3)
+        assert eio.max_http_buffer_size == 4096
+        async with httpx.AsyncClient(timeout=30) as http:
+            opened = await http.get(
+                f"{srv.url}/{srv.socketio_path}/?EIO=4&transport=polling&a2c_version=0.2.0"
+            )
+        handshake = json.loads(opened.text[1:])
+        assert (handshake["pingInterval"], handshake["pingTimeout"]) == (7000, 3000)
+        assert handshake["maxPayload"] == 4096

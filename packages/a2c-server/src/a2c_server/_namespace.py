@@ -139,7 +139,8 @@ class SmcpNamespace:
             log(_log, logging.WARNING, "connection refused: version", sid=sid, peer=peer)
             raise socketio.exceptions.ConnectionRefusedError("A2C version handshake rejected")
         version = str(ProtocolVersion.parse(first_query_value(query, VERSION_QUERY_PARAM) or ""))
-        role = _ROLES.get(auth.get("role")) if isinstance(auth, dict) else None  # type: ignore[arg-type]
+        claimed = auth.get("role") if isinstance(auth, dict) else None
+        role = _ROLES.get(claimed) if isinstance(claimed, str) else None
         if role is None:
             log(_log, logging.WARNING, "connection refused: bad auth.role", sid=sid, peer=peer)
             raise socketio.exceptions.ConnectionRefusedError(
