@@ -210,7 +210,7 @@ async def test_cancel_through_the_server_reaches_the_mcp_server(
     servers: Any, tmp_path: Path, wait: Any
 ) -> None:
     marker = tmp_path / "marker"
-    async with office(servers) as (_, computer, agent):
+    async with office(servers) as (_, _computer, agent):
         call = asyncio.ensure_future(
             agent.ask(
                 Event.TOOL_CALL,
@@ -220,14 +220,17 @@ async def test_cancel_through_the_server_reaches_the_mcp_server(
                 timeout=120,
             )
         )
-        await wait(lambda: "slow-1" in computer._inflight, 30, "the call to reach the Computer")
-        await asyncio.sleep(0.3)
+        await wait(
+            lambda: marker.exists() and marker.read_text() == "started", 30, "the tool to start"
+        )
         await agent.sio.emit(
             Event.TOOL_CALL_CANCEL.value, {"agent": "ag", "req_id": "slow-1"}, namespace=NAMESPACE
         )
         result = await asyncio.wait_for(call, 60)
         assert result["isError"] is True and result["meta"]["cancelled"] is True
-        await wait(marker.exists, 30, "the MCP server to see the cancellation")
+        await wait(
+            lambda: marker.read_text() == "cancelled", 30, "the MCP server to see the cancellation"
+        )
 
 
 async def test_version_refusal_raises_protocol_version_error(servers: Any) -> None:
@@ -303,3 +306,31 @@ async def test_reconnects_and_rejoins_after_a_server_restart(servers: Any, wait:
             await computer.__aexit__(None, None, None)
     finally:
         await computer.stop()
+
+
+async def test_version_refusal_on_reconnect_is_fatal_and_not_retried(
+    servers: Any, wait: Any
+) -> None:
+    async with running_server() as srv:
+        port = srv.port
+        computer = Computer(
+            {"servers": {}},
+            name="box",
+            server_url=srv.url,
+            office_id="o1",
+            socketio_path=srv.socketio_path,
+        )
+        await computer.__aenter__()
+    try:
+        link = computer.link
+        assert link is not None
+        async with running_server(ServerSettings(protocol_version="1.0.0"), port=port):
+            await wait(lambda: link.fatal_error is not None, 60, "the refusal")
+            assert isinstance(link.fatal_error, ProtocolVersionError)
+            with pytest.raises(ProtocolVersionError):
+                await asyncio.wait_for(computer.serve_forever(), 30)
+            attempts = link.connections
+            await asyncio.sleep(1.5)
+            assert link.connections == attempts and not link.joined
+    finally:
+        await computer.__aexit__(None, None, None)

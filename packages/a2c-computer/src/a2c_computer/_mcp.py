@@ -311,8 +311,12 @@ class McpServer:
             try:
                 was_ready = await self._session_once()
             except Exception as exc:
-                self.last_error = _describe(exc)
-                logger.warning("MCP server %s failed: %s", self.name, self.last_error)
+                if self._stop.is_set():
+                    # Teardown noise of a transport being closed on purpose.
+                    logger.debug("MCP server %s closed: %s", self.name, _describe(exc))
+                else:
+                    self.last_error = _describe(exc)
+                    logger.warning("MCP server %s failed: %s", self.name, self.last_error)
             finally:
                 self._session = None
                 self._ready.clear()

@@ -3,8 +3,8 @@
 Run: ``python -m a2c_testkit.mcp_servers.desk [--profile full|conformant|legacy]
 [--page-size N] [--host HOST] [--no-subscribe]``.
 
-Tools: ``echo``, ``add``, ``fail`` (isError result), ``slow`` (sleeps; writes "cancelled" to
-``marker`` when cancelled), ``crash`` (kills its own process), ``add_window`` /
+Tools: ``echo``, ``add``, ``fail`` (isError result), ``slow`` (sleeps; writes "started" to
+``marker``, then "cancelled" when cancelled), ``crash`` (kills its own process), ``add_window`` /
 ``remove_window`` (change the window set → list_changed), ``relist`` (list_changed with the
 same set), ``touch`` (resources/updated for any URI), ``add_tool`` (tools/list_changed),
 ``pid``, ``force_push``.
@@ -232,6 +232,9 @@ def build_server(
             }
         if name == "slow":
             marker = args.get("marker")
+            if marker:
+                with open(marker, "w", encoding="utf-8") as fh:
+                    fh.write("started")
             try:
                 await anyio.sleep(float(args.get("seconds", 30)))
             except anyio.get_cancelled_exc_class():
