@@ -1,0 +1,187 @@
+"""The whole deployment as separate processes: ``a2c-server``, ``a2c-computer run`` and MCP
+servers, for ``tests-integration/``.
+
+Each piece is an async context manager that starts the real command on a free port and
+stops its whole process group on exit. Scenes (see :mod:`a2c_testkit.mcp_servers.scene`)
+describe the MCP servers' windows inline in each test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import sys
+import time
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from .processes import ManagedProcess, bin_path, free_port, spawn, wait_until_healthy
+
+__all__ = [
+    "ServerProcess",
+    "computer_process",
+    "eventually",
+    "scene_http_process",
+    "server_process",
+    "stdio_scene_entry",
+    "streamable_entry",
+    "write_config",
+    "write_scene",
+]
+
+
+@attrs.frozen
+class ServerProcess:
+    url: str
+    port: int
+    process: ManagedProcess
+
+
+@contextlib.asynccontextmanager
+async def server_process(
+    log_dir: Path,
+    *,
+    port: int | None = None,
+    protocol_version: str | None = None,
+    extra_args: Sequence[str] = (),
+    name: str = "server",
+    track: Callable[[ManagedProcess], object] | None = None,
+) -> AsyncIterator[ServerProcess]:
+    """``a2c-server`` on 127.0.0.1 (a free port unless given), healthy before it yields."""
+    chosen = port or free_port()
+    argv = [
+        bin_path("a2c-server"),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(chosen),
+        "--log-level",
+        "info",
+    ]
+    if protocol_version is not None:
+        argv += ["--protocol-version", protocol_version]
+    argv += list(extra_args)
+    async with spawn(name, argv, log_dir=log_dir) as process:
+        if track is not None:
+            track(process)
+        url = f"http://127.0.0.1:{chosen}"
+        await wait_until_healthy(f"{url}/healthz", process)
+        yield ServerProcess(url=url, port=chosen, process=process)
+
+
+def write_scene(path: Path, scene: Mapping[str, Any]) -> Path:
+    path.write_text(json.dumps(scene, indent=2), encoding="utf-8")
+    return path
+
+
+def stdio_scene_entry(name: str, scene_path: Path, **fields: Any) -> dict[str, Any]:
+    """A config entry that runs the scene server over stdio with this interpreter."""
+    entry: dict[str, Any] = {
+        "type": "stdio",
+        "name": name,
+        "default_tool_meta": {"auto_apply": True},
+        "server_parameters": {
+            "command": sys.executable,
+            "args": ["-m", "a2c_testkit.mcp_servers.scene", str(scene_path)],
+        },
+    }
+    entry.update(fields)
+    return entry
+
+
+def streamable_entry(
+    name: str, url: str, headers: Mapping[str, str] | None = None, **fields: Any
+) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "type": "streamable",
+        "name": name,
+        "default_tool_meta": {"auto_apply": True},
+        "server_parameters": {"url": url, "headers": dict(headers) if headers else None},
+    }
+    entry.update(fields)
+    return entry
+
+
+def write_config(
+    path: Path, servers: Sequence[Mapping[str, Any]], inputs: Sequence[Any] = ()
+) -> Path:
+    doc: dict[str, Any] = {"servers": {s["name"]: dict(s) for s in servers}}
+    if inputs:
+        doc["inputs"] = list(inputs)
+    path.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+    return path
+
+
+@contextlib.asynccontextmanager
+async def scene_http_process(
+    log_dir: Path,
+    scene_path: Path,
+    *,
+    name: str = "mcp-http",
+    track: Callable[[ManagedProcess], object] | None = None,
+) -> AsyncIterator[str]:
+    """The scene server over Streamable HTTP; yields its ``/mcp`` URL."""
+    argv = [
+        sys.executable,
+        "-m",
+        "a2c_testkit.mcp_servers.scene",
+        str(scene_path),
+        "--http-port",
+        "0",
+        "--announce",
+    ]
+    async with spawn(name, argv, log_dir=log_dir) as process:
+        if track is not None:
+            track(process)
+        await process.wait_for_log("PORT ", timeout=60)
+        line = next(line for line in process.logs().splitlines() if line.startswith("PORT "))
+        yield f"http://127.0.0.1:{int(line.split()[1])}/mcp"
+
+
+@contextlib.asynccontextmanager
+async def computer_process(
+    log_dir: Path,
+    *,
+    config: Path,
+    server_url: str,
+    office: str,
+    name: str,
+    token: str | None = None,
+    confirm: str = "deny",
+    track: Callable[[ManagedProcess], object] | None = None,
+) -> AsyncIterator[ManagedProcess]:
+    """``a2c-computer run`` joined to ``office`` (the caller waits for it to appear)."""
+    argv = [
+        bin_path("a2c-computer"), "-v", "run", "--config", str(config), "--server", server_url,
+        "--office", office, "--name", name, "--confirm", confirm,
+    ]  # fmt: skip
+    if token is not None:
+        argv += ["--token", token]
+    async with spawn(f"computer-{name}", argv, log_dir=log_dir) as process:
+        if track is not None:
+            track(process)
+        yield process
+
+
+async def eventually(
+    probe: Callable[[], Any],
+    *,
+    timeout: float = 60.0,
+    interval: float = 0.1,
+    what: str = "condition",
+) -> Any:
+    """Await ``probe()`` until it returns something truthy (generous timeouts: CI is noisy)."""
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        last = probe()
+        if asyncio.iscoroutine(last):
+            last = await last
+        if last:
+            return last
+        await asyncio.sleep(interval)
+    raise TimeoutError(f"{what} not reached within {timeout}s (last value: {last!r})")
