@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from a2c_computer import Computer
-from a2c_testkit.mcp_servers.http import serve_http
+from a2c_testkit.mcp_servers.http_server import serve_http
 
 
 def streamable(url: str, token: str | None = None) -> dict[str, Any]:

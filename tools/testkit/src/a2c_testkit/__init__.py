@@ -9,3 +9,9 @@ __all__ = ["RawClient", "RunningServer", "close_client", "connect_raw", "running
 from .scripted_computer import ReceivedEvent, ScriptedComputer, ScriptedHandler
 
 __all__ += ["ReceivedEvent", "ScriptedComputer", "ScriptedHandler"]
+
+# Test MCP servers (a2c_testkit.mcp_servers).
+from .mcp_servers import stdio_server_config  # noqa: E402
+from .mcp_servers.http_server import serve_http as serve_mcp_http  # noqa: E402
+
+__all__ += ["serve_mcp_http", "stdio_server_config"]

@@ -3,8 +3,9 @@
 * ``desk`` (stdio): tools incl. slow/crash/notification triggers, v0.2 windows (and awkward
   ones), paging; ``python -m a2c_testkit.mcp_servers.desk --profile full --page-size 2``;
 * ``plain`` (stdio): tools only, no ``resources`` capability;
-* ``http``: Streamable HTTP (``/mcp``) and SSE (``/sse``) under uvicorn, answering 401/403/502
-  for protected tools; in tests use :func:`a2c_testkit.mcp_servers.http.serve_http`.
+* ``http_server``: Streamable HTTP (``/mcp``) and SSE (``/sse``) under uvicorn, answering
+  401/403/502 for protected tools; in tests use
+  :func:`a2c_testkit.mcp_servers.http_server.serve_http`.
 
 :func:`stdio_server_config` builds a Computer config entry that runs one of them with the
 current interpreter.

@@ -26,7 +26,7 @@ from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.stdio import stdio_server
 
-from ._kit import paged, register_raw
+from a2c_testkit.mcp_servers._kit import paged, register_raw
 
 __all__ = ["build_server", "main"]
 

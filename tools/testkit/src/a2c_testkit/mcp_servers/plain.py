@@ -14,7 +14,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.models import InitializationOptions
 from mcp.server.stdio import stdio_server
 
-from ._kit import register_raw
+from a2c_testkit.mcp_servers._kit import register_raw
 
 __all__ = ["build_server", "main"]
 

@@ -1,6 +1,6 @@
 """Test MCP server over Streamable HTTP (``/mcp``) and SSE (``/sse``), for uvicorn.
 
-Run: ``python -m a2c_testkit.mcp_servers.http --port 8765`` or, in a test,
+Run: ``python -m a2c_testkit.mcp_servers.http_server --port 8765`` or, in a test,
 ``async with serve_http() as base_url: ...`` (uvicorn in a child process on 127.0.0.1,
 port 0 by default). ``build_app()`` gives the ASGI app for any uvicorn setup.
 
@@ -30,7 +30,7 @@ from mcp.server.sse import SseServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ._kit import register_raw
+from a2c_testkit.mcp_servers._kit import register_raw
 
 __all__ = ["build_app", "main", "serve_http"]
 
@@ -198,7 +198,7 @@ async def serve_http(port: int = 0, startup_timeout: float = 60.0) -> AsyncItera
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "a2c_testkit.mcp_servers.http",
+        "a2c_testkit.mcp_servers.http_server",
         "--port",
         str(port),
         "--announce",
