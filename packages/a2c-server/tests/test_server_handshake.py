@@ -446,3 +446,52 @@ async def test_server_session_keeps_the_accepted_version(server: RunningServer) 
         session = await server.app.sio.get_session(sid, namespace=NAMESPACE)
     assert session["a2c_version"] == "0.2.7"
     assert session["role"] == "agent"
+
+
+async def test_server_auth_client_leaving_during_authentication_leaves_no_session() -> None:
+    called = asyncio.Event()
+    release = asyncio.Event()
+    refused = asyncio.Event()
+
+    class Slow:
+        async def authenticate(self, request: AuthRequest) -> Identity:
+            called.set()
+            await release.wait()
+            return Identity(subject="late")
+
+    class Watch(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if "left during authentication" in record.getMessage():
+                refused.set()
+
+    watch = Watch()
+    logging.getLogger("a2c_server").addHandler(watch)
+    logging.getLogger("a2c_server").setLevel(logging.INFO)
+    sio = socketio.AsyncClient(reconnection=False)
+    try:
+        async with running_server(auth=Slow()) as srv:
+            attempt = asyncio.ensure_future(
+                sio.connect(
+                    f"{srv.url}?a2c_version=0.2.0",
+                    namespaces=[NAMESPACE],
+                    socketio_path=srv.socketio_path,
+                    auth={"role": "agent"},
+                    transports=["polling", "websocket"],
+                    wait_timeout=30,
+                )
+            )
+            await asyncio.wait_for(called.wait(), 30)
+            # The transport dies while the provider is still deciding.
+            eio = srv.app.sio.eio
+            (eio_sid,) = list(eio.sockets)
+            await eio.disconnect(eio_sid)
+            release.set()
+            await asyncio.wait_for(refused.wait(), 30)
+            assert (await srv.app.health())["connections"] == 0
+            attempt.cancel()
+            await asyncio.gather(attempt, return_exceptions=True)
+    finally:
+        release.set()
+        logging.getLogger("a2c_server").removeHandler(watch)
+        logging.getLogger("a2c_server").setLevel(logging.NOTSET)
+        await close_client(sio)

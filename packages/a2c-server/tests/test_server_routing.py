@@ -130,9 +130,15 @@ async def test_server_routing_spoofed_agent_field_is_403(
     caplog.set_level(logging.INFO, logger="a2c_server")
     async with AsyncExitStack() as stack:
         alice, _ = await office(stack, server)
+        alice_sid = alice.sio.get_sid(NAMESPACE)
         answer = await alice.call(Event.TOOL_CALL, request(Event.TOOL_CALL, agent="bob"))
     assert isinstance(answer, dict) and answer["code"] == 403
-    assert any(r.levelno == logging.WARNING and "refused" in r.getMessage() for r in caplog.records)
+    (record,) = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert "refused" in record.getMessage()
+    context = record.a2c
+    assert context["event"] == Event.TOOL_CALL.value and context["req_id"] == "r1"
+    assert (context["name"], context["office"], context["code"]) == ("alice", "o1", 403)
+    assert context["sid"] == alice_sid
 
 
 async def test_server_routing_unknown_computer_is_404(server: RunningServer) -> None:

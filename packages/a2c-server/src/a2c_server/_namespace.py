@@ -159,6 +159,11 @@ class SmcpNamespace:
         except Exception as exc:
             _log.exception("auth provider failed sid=%s", sid)
             raise socketio.exceptions.ConnectionRefusedError("Authentication failed") from exc
+        if not self._transport_alive(sid):
+            # The client left while the provider was deciding; python-socketio will not
+            # report a disconnect for a connection it never finished, so stop here.
+            log(_log, logging.INFO, "client left during authentication", sid=sid, peer=peer)
+            raise socketio.exceptions.ConnectionRefusedError("Client went away")
         await self._sio.save_session(
             sid,
             {"a2c_version": version, "role": role.value, "identity": identity.subject},
@@ -176,6 +181,11 @@ class SmcpNamespace:
             a2c_version=version,
             peer=peer,
         )
+
+    def _transport_alive(self, sid: str) -> bool:
+        eio_sid = self._sio.manager.eio_sid_from_sid(sid, NAMESPACE)
+        socket = self._sio.eio.sockets.get(eio_sid) if eio_sid is not None else None
+        return socket is not None and not socket.closed and not socket.closing
 
     async def _on_disconnect(self, sid: str, reason: Any = None) -> None:
         try:
