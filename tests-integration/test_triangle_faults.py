@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from a2c_agent import AsyncAgent, RemoteError, result_error_code, result_text, tool_authorization
+from a2c_protocol import A2CError
 from a2c_testkit.triangle import (
     computer_process,
     eventually,
@@ -34,7 +35,7 @@ WINDOW = {"uri": "window://org.example.f/main", "name": "Main", "text": "hi",
 async def _echo_works(agent: AsyncAgent) -> bool:
     try:
         result = await agent.call_tool("box", "echo", {"text": "ping"}, timeout=10)
-    except RemoteError:
+    except A2CError:  # not reconnected / not re-joined yet
         return False
     return not result.is_error and result_text(result) == "desk: ping"
 
