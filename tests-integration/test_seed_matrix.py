@@ -176,6 +176,7 @@ async def test_seed_6_2_fullscreen_priority_size_and_history_across_two_servers(
             "window://org.example.alpha/low",
         ]
         assert await agent.get_desktop("box", size=0) == []
+        assert await agent.get_desktop("box", size=-1) == []
         # The most recently used server leads, whatever the alphabet says.
         await agent.call_tool("box", "beta_echo", {"text": "x"}, timeout=30)
         assert uris(await agent.get_desktop("box")) == [

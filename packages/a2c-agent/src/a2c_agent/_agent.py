@@ -487,6 +487,8 @@ class AsyncAgent:
     ) -> list[str]:
         """The rendered desktop of ``computer`` (one string per window).
 
+        ``size`` caps the number of entries (``None``: all; ``<= 0``: none, per protocol).
+
         ``window`` restricts it to one window; a string is parsed strictly, so a query or
         fragment raises :class:`~a2c_protocol.InvalidWindowURIError` before anything is
         sent.
@@ -497,8 +499,8 @@ class AsyncAgent:
         elif window is not None:
             WindowURI.parse(window)  # strict: raises on a query or fragment
             window_text = window
-        if size is not None and (isinstance(size, bool) or size < 0):
-            raise ValueError(f"size must be a non-negative integer, got {size!r}")
+        if size is not None and (isinstance(size, bool) or not isinstance(size, int)):
+            raise ValueError(f"size must be an integer or None, got {size!r}")
         ret = await self._ask(
             Event.GET_DESKTOP,
             GetDeskTopReq(
