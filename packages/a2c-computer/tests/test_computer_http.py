@@ -87,3 +87,28 @@ async def test_unreachable_http_server_fails_alone() -> None:
     async with Computer(config, name="box", restart=False, start_timeout=10) as computer:
         state = computer.server_states()["gone"]
         assert state.status == "failed" and state.last_error
+
+
+async def test_sse_401_and_403_are_4006_and_4007_and_the_session_survives() -> None:
+    async with serve_http() as url:
+        inputs = [{"id": "tok", "type": "promptString", "description": "token", "password": True}]
+        entry = {
+            "type": "sse",
+            "name": "legacy",
+            "default_tool_meta": {"auto_apply": True},
+            "server_parameters": {
+                "url": f"{url}/sse",
+                "timeout": 10,
+                "headers": {"Authorization": "Bearer ${input:tok}"},
+            },
+        }
+        config = {"inputs": inputs, "servers": {"legacy": entry}}
+        async with Computer(config, name="box", env={"A2C_SMCP_TOK": "wrong"}) as computer:
+            missing = await computer.call_tool("secure_read", {}, timeout=60)
+            assert missing.is_error and missing.meta is not None
+            assert missing.meta["error_code"] == 4006 and missing.meta["mcp_server"] == "legacy"
+            assert not (await computer.call_tool("search", {}, timeout=60)).is_error
+        async with Computer(config, name="box", env={"A2C_SMCP_TOK": "limited"}) as computer:
+            refused = await computer.call_tool("secure_read", {}, timeout=60)
+            assert refused.is_error and refused.meta is not None
+            assert refused.meta["error_code"] == 4007

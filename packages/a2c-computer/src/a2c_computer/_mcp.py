@@ -95,17 +95,30 @@ class _Raw(BaseModel):
 
 
 Streams: TypeAlias = tuple[Any, Any]
-TransportFactory: TypeAlias = Callable[[Mapping[str, Any]], AbstractAsyncContextManager[Streams]]
+#: ``on_refusal(jsonrpc_request_id, http_status)``: an HTTP transport refused a request.
+RefusalSink: TypeAlias = Callable[[Any, int], None]
+TransportFactory: TypeAlias = Callable[
+    [Mapping[str, Any], RefusalSink], AbstractAsyncContextManager[Streams]
+]
 
 
 # ----------------------------------------------------------------- transports
 
 
 class _HttpRefusalTransport(httpx.AsyncBaseTransport):
-    """Answers a refused JSON-RPC POST (401/403/5xx) with a JSON-RPC error instead."""
+    """Turns a refused JSON-RPC POST (401/403/5xx) into something the session survives.
 
-    def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
+    Streamable HTTP answers requests in the POST response, so the refusal becomes a JSON-RPC
+    error response carrying the status. SSE answers on the event stream, so the refusal is
+    reported to ``on_refusal`` and the POST is acknowledged (202) to keep the writer alive.
+    """
+
+    def __init__(
+        self, inner: httpx.AsyncBaseTransport, on_refusal: RefusalSink, *, in_band: bool
+    ) -> None:
         self._inner = inner
+        self._on_refusal = on_refusal
+        self._in_band = in_band
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         response = await self._inner.handle_async_request(request)
@@ -120,6 +133,9 @@ class _HttpRefusalTransport(httpx.AsyncBaseTransport):
             return response
         await response.aread()
         await response.aclose()
+        if not self._in_band:
+            self._on_refusal(message["id"], status)
+            return httpx.Response(202, request=request)
         data = {"a2c_http_status": status}
         error = {
             "code": _HTTP_REFUSAL,
@@ -137,17 +153,21 @@ class _HttpRefusalTransport(httpx.AsyncBaseTransport):
         await self._inner.aclose()
 
 
-def _http_client(
-    headers: dict[str, str] | None = None,
-    timeout: httpx.Timeout | None = None,
-    auth: httpx.Auth | None = None,
-) -> httpx.AsyncClient:
-    return httpx.AsyncClient(
-        headers=headers,
-        timeout=timeout if timeout is not None else httpx.Timeout(30.0, read=300.0),
-        auth=auth,
-        transport=_HttpRefusalTransport(httpx.AsyncHTTPTransport()),
-    )
+def _client_factory(on_refusal: RefusalSink, *, in_band: bool) -> Callable[..., httpx.AsyncClient]:
+    def make(
+        headers: dict[str, str] | None = None,
+        timeout: httpx.Timeout | None = None,
+        auth: httpx.Auth | None = None,
+    ) -> httpx.AsyncClient:
+        transport = _HttpRefusalTransport(httpx.AsyncHTTPTransport(), on_refusal, in_band=in_band)
+        return httpx.AsyncClient(
+            headers=headers,
+            timeout=timeout if timeout is not None else httpx.Timeout(30.0, read=300.0),
+            auth=auth,
+            transport=transport,
+        )
+
+    return make
 
 
 def _headers(params: Mapping[str, Any]) -> dict[str, str] | None:
@@ -158,7 +178,7 @@ def _headers(params: Mapping[str, Any]) -> dict[str, str] | None:
 
 
 @contextlib.asynccontextmanager
-async def _open_stdio(params: Mapping[str, Any]) -> AsyncIterator[Streams]:
+async def _open_stdio(params: Mapping[str, Any], _: RefusalSink) -> AsyncIterator[Streams]:
     env = params.get("env")
     server = StdioServerParameters(
         command=str(params["command"]),
@@ -173,7 +193,10 @@ async def _open_stdio(params: Mapping[str, Any]) -> AsyncIterator[Streams]:
 
 
 @contextlib.asynccontextmanager
-async def _open_streamable(params: Mapping[str, Any]) -> AsyncIterator[Streams]:
+async def _open_streamable(
+    params: Mapping[str, Any], on_refusal: RefusalSink
+) -> AsyncIterator[Streams]:
+    factory = _client_factory(on_refusal, in_band=True)
     timeout = httpx.Timeout(
         parse_iso8601_duration(params.get("timeout") or "PT30S"),
         read=parse_iso8601_duration(params.get("sse_read_timeout") or "PT5M"),
@@ -183,7 +206,7 @@ async def _open_streamable(params: Mapping[str, Any]) -> AsyncIterator[Streams]:
     modern = getattr(_streamable_http, "streamable_http_client", None)
     if modern is not None:
         async with (
-            _http_client(headers=_headers(params), timeout=timeout) as client,
+            factory(headers=_headers(params), timeout=timeout) as client,
             modern(str(params["url"]), http_client=client, terminate_on_close=terminate) as streams,
         ):
             yield streams[0], streams[1]
@@ -194,19 +217,19 @@ async def _open_streamable(params: Mapping[str, Any]) -> AsyncIterator[Streams]:
         timeout=timeout.connect or 30.0,
         sse_read_timeout=timeout.read or 300.0,
         terminate_on_close=terminate,
-        httpx_client_factory=_http_client,
+        httpx_client_factory=factory,
     ) as streams:
         yield streams[0], streams[1]
 
 
 @contextlib.asynccontextmanager
-async def _open_sse(params: Mapping[str, Any]) -> AsyncIterator[Streams]:
+async def _open_sse(params: Mapping[str, Any], on_refusal: RefusalSink) -> AsyncIterator[Streams]:
     async with sse_client(
         str(params["url"]),
         headers=_headers(params),
         timeout=float(params.get("timeout") or 5.0),
         sse_read_timeout=float(params.get("sse_read_timeout") or 300.0),
-        httpx_client_factory=_http_client,
+        httpx_client_factory=_client_factory(on_refusal, in_band=False),
     ) as (read, write):
         yield read, write
 
@@ -268,6 +291,8 @@ class McpServer:
         self._ready = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._side_tasks: set[asyncio.Task[None]] = set()
+        # request id → [waiting task, refusal status] for out-of-band (SSE) refusals
+        self._waiting: dict[Any, list[Any]] = {}
 
     # -- lifecycle -----------------------------------------------------------
 
@@ -346,7 +371,7 @@ class McpServer:
         params = await self._params()
         closed = anyio.Event()
         async with AsyncExitStack() as stack:
-            read, write = await stack.enter_async_context(opener(params))
+            read, write = await stack.enter_async_context(opener(params, self._refused))
             pipe_send, pipe_receive = anyio.create_memory_object_stream[Any](16)
             stack.push_async_callback(pipe_receive.aclose)
             stack.push_async_callback(pipe_send.aclose)
@@ -477,10 +502,20 @@ class McpServer:
         # send_request takes the next id synchronously on entry; the mcp client does not
         # announce cancellations itself, so remember the id to do it.
         request_id = session._request_id
+        waiter: list[Any] = [asyncio.current_task(), None]
+        self._waiting[request_id] = waiter
         try:
             async with asyncio.timeout(timeout):
                 result = await session.send_request(request, _Raw)
-        except (TimeoutError, asyncio.CancelledError):
+        except asyncio.CancelledError:
+            status, task = waiter[1], waiter[0]
+            if status is not None and task is not None and task.uncancel() == 0:
+                raise McpCallFailure(
+                    f"MCP server {self.name}: upstream answered HTTP {status}", http_status=status
+                ) from None
+            self._announce_cancel(session, request_id)
+            raise
+        except TimeoutError:
             self._announce_cancel(session, request_id)
             raise
         except McpError as exc:
@@ -489,7 +524,17 @@ class McpServer:
             raise McpCallFailure(
                 f"MCP server {self.name}: connection lost", connection_lost=True
             ) from exc
+        finally:
+            self._waiting.pop(request_id, None)
         return result.model_dump()
+
+    def _refused(self, request_id: Any, status: int) -> None:
+        """An HTTP transport refused ``request_id`` out of band: fail the waiting call."""
+        waiter = self._waiting.get(request_id)
+        if waiter is None or waiter[1] is not None or waiter[0] is None:
+            return
+        waiter[1] = status
+        waiter[0].cancel()
 
     def _announce_cancel(self, session: ClientSession, request_id: int) -> None:
         async def send() -> None:
