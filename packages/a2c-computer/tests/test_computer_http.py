@@ -74,6 +74,24 @@ async def test_sse_transport_serves_tools_and_desktop() -> None:
             ] and cursor is None
 
 
+async def test_status_errors_never_show_resolved_secrets(caplog: Any) -> None:
+    inputs = [{"id": "k", "type": "promptString", "description": "key", "password": True}]
+    entry = {
+        "type": "streamable",
+        "name": "gone",
+        "server_parameters": {
+            "url": "http://127.0.0.1:9/mcp?api_key=${input:k}",
+            "timeout": "PT2S",
+        },
+    }
+    config = {"inputs": inputs, "servers": {"gone": entry}}
+    async with Computer(config, name="box", restart=False, env={"A2C_SMCP_K": "s3cr3t-v4lue"}) as c:
+        state = c.server_states()["gone"]
+        assert state.status == "failed" and state.last_error
+        assert "s3cr3t-v4lue" not in state.last_error
+    assert "s3cr3t-v4lue" not in caplog.text
+
+
 async def test_unreachable_http_server_fails_alone() -> None:
     config = {
         "servers": {

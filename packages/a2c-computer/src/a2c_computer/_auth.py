@@ -18,7 +18,13 @@ from typing import Any, Final
 
 from a2c_protocol import ErrorCode
 
-__all__ = ["SENSITIVE_KEYS", "classify_upstream_failure", "default_auth_hint", "sanitize_auth_hint"]
+__all__ = [
+    "SENSITIVE_KEYS",
+    "classify_upstream_failure",
+    "default_auth_hint",
+    "redact_text",
+    "sanitize_auth_hint",
+]
 
 SENSITIVE_KEYS: Final = (
     "access_token",
@@ -74,6 +80,11 @@ def classify_upstream_failure(
     if http_status is None:
         return ErrorCode.TOOL_EXECUTION_FAILED
     return ErrorCode.TOOL_AUTHORIZATION_REQUIRED
+
+
+def redact_text(text: str) -> str:
+    """``text`` without URL queries, credential pairs, bearer tokens or long secrets."""
+    return _clean_text(text)
 
 
 def _clean_text(text: str) -> str:

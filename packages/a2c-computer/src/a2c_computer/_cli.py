@@ -143,7 +143,7 @@ async def _check(args: argparse.Namespace) -> int:
             if server is None or server.status is not ServerStatus.READY:
                 failed = True
                 continue
-            own = [t.name for t in core.tools() if _owner(core, t.name) == name]
+            own = [t.name for t in core.tools() if core.tool_server(t.name) == name]
             print(f"  tools ({len(own)}): {', '.join(own) or '-'}")
             if server.has_resources:
                 try:
@@ -173,11 +173,6 @@ async def _check(args: argparse.Namespace) -> int:
     else:
         print("\nwindows: v0.2 conformant")
     return 1 if failed or findings else 0
-
-
-def _owner(core: ComputerCore, exposed: str) -> str | None:
-    entry = core._registry.lookup(exposed).entry
-    return entry.server if entry is not None else None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import logging
 import time
+import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
@@ -373,6 +374,11 @@ class ComputerCore:
             )
         return out
 
+    def tool_server(self, exposed_name: str) -> str | None:
+        """The MCP server owning an exposed tool name (None if not exposed)."""
+        entry = self._registry.lookup(exposed_name).entry
+        return entry.server if entry is not None else None
+
     def server(self, name: str) -> McpServer | None:
         return self._servers.get(name)
 
@@ -460,8 +466,6 @@ class ComputerCore:
         agent: str | None = None,
     ) -> CallToolResult:
         """Run a tool by exposed name; every failure is an ``isError`` result with a code."""
-        import uuid
-
         req_id = req_id or uuid.uuid4().hex
         lookup = self._registry.lookup(tool_name)
         if lookup.kind is LookupKind.FORBIDDEN:

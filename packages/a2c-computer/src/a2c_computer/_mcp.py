@@ -45,6 +45,7 @@ from a2c_protocol import (
     reconnect_delays,
 )
 
+from ._auth import redact_text
 from ._exceptions import ComputerError
 
 __all__ = [
@@ -251,8 +252,13 @@ NotifyFn: TypeAlias = Callable[["McpServer", NotificationKind, str | None], None
 
 
 def _describe(exc: BaseException) -> str:
+    """A one-line, secret-free description (URLs may carry resolved credentials)."""
+    return redact_text(_explain(exc))
+
+
+def _explain(exc: BaseException) -> str:
     if isinstance(exc, BaseExceptionGroup):
-        return "; ".join(_describe(e) for e in exc.exceptions)
+        return "; ".join(_explain(e) for e in exc.exceptions)
     if isinstance(exc, McpError):
         return f"MCP error {exc.error.code}: {exc.error.message}"
     text = str(exc) or type(exc).__name__
