@@ -198,3 +198,27 @@ async def test_a_server_that_fails_to_start_does_not_affect_others(servers: Any)
         assert states["broken"].status == "failed" and states["broken"].last_error
         assert states["desk"].status == "ready"
         assert not (await computer.call_tool("echo", {"text": "ok"})).is_error
+
+
+async def test_disabled_server_tools_are_4001_and_runtime_config_changes_apply(
+    servers: Any, recorder: Any
+) -> None:
+    config = {"servers": {"desk": servers.desk(), "plain": servers.plain(disabled=True)}}
+    async with Computer(config, name="box") as computer:
+        computer.add_update_listener(recorder)
+        result = await computer.call_tool("search", {})
+        assert result.is_error and result.meta is not None and result.meta["error_code"] == 4001
+        enabled = {"servers": {"desk": servers.desk(), "plain": servers.plain()}}
+        await computer.update_config(enabled)
+        assert computer.server_states()["plain"].status == "ready"
+        assert not (await computer.call_tool("search", {})).is_error
+        await recorder.wait_count(Event.UPDATE_CONFIG, 1)
+        await recorder.wait_count(Event.UPDATE_TOOL_LIST, 1)
+        assert computer.config.servers["plain"].disabled is False
+        # the unchanged server kept running (same process)
+        pid = text_of(await computer.call_tool("pid", {}))
+        await computer.update_config({"servers": {"desk": servers.desk()}})
+        assert text_of(await computer.call_tool("pid", {})) == pid
+        assert "plain" not in computer.server_states()
+        gone = await computer.call_tool("search", {})
+        assert gone.is_error and gone.meta is not None and gone.meta["error_code"] == 4001
