@@ -1,0 +1,76 @@
+"""``uv run a2c-demo`` works from the README: alone, and against a running Server."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from a2c_testkit.processes import bin_path, spawn
+from a2c_testkit.triangle import server_process
+
+SECTIONS = [
+    "1. Handshake",
+    "2. Office members",
+    "3. Tools of demo-box",
+    "4. A tool call",
+    "5. The desktop",
+    "6. Resources of MCP server 'desk'",
+    "7. A live desktop update",
+    "received notify:update_desktop for computer='demo-box'",
+    "8. A refused handshake",
+    "ProtocolVersionError: server 0.2.0, client 0.1.0, accepts 0.2.0..0.2.999",
+    "Done",
+]
+
+
+def _demo_mcp_servers() -> set[int]:
+    """Live example MCP servers started the way the demo starts them."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"a2c_computer.examples.desk_server" in argv and b"--tick" in argv:
+            found.add(int(entry.name))
+    return found
+
+
+async def _run_demo(procs: Any, *args: str) -> str:
+    before = _demo_mcp_servers()
+    async with spawn("demo", [bin_path("a2c-demo"), *args], log_dir=procs.log_dir) as demo:
+        procs.track(demo)
+        async with asyncio.timeout(180):
+            while demo.running:
+                await asyncio.sleep(0.1)
+        assert demo.popen.returncode == 0, demo.logs()
+        # Checked before spawn() cleans up the group: the demo itself left nothing behind.
+        assert _demo_mcp_servers() - before == set()
+        return demo.logs()
+
+
+@pytest.mark.parametrize("external", [False, True], ids=["own-server", "running-server"])
+async def test_demo_tours_the_protocol_and_exits_cleanly(
+    procs: Any, tmp_path: Path, external: bool
+) -> None:
+    if external:
+        async with server_process(procs.log_dir, track=procs.track) as server:
+            output = await _run_demo(procs, "--server", server.url)
+            assert f"Server {server.url} (already running)" in output
+    else:
+        output = await _run_demo(procs)
+        assert "(started here) runs protocol 0.2.0" in output
+    positions = [output.find(section) for section in SECTIONS]
+    assert all(p >= 0 for p in positions), [
+        s for s, p in zip(SECTIONS, positions, strict=True) if p < 0
+    ]
+    assert positions == sorted(positions)
+    assert "agent     demo-agent   a2c_version=0.2.0" in output
+    assert "computer  demo-box     a2c_version=0.2.0" in output
+    assert "window://org.a2c.example.desk/panel/status" in output
+    assert "Traceback" not in output

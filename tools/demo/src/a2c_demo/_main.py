@@ -1,0 +1,214 @@
+"""``uv run a2c-demo``: a guided tour of an A2C-SMCP 0.2 deployment in one command.
+
+It starts a Server (unless ``--server`` names a running one), a Computer hosting the example
+MCP server that ships with ``a2c-computer`` (a real stdio subprocess), and an Agent, then
+walks through the protocol: handshake, office members, tools, a tool call, the desktop,
+resource pages, a live desktop update and a refused handshake. Everything it started is
+stopped before it exits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import logging
+import socket
+import sys
+import textwrap
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import uvicorn
+
+from a2c_agent import AsyncAgent, result_text
+from a2c_computer import Computer
+from a2c_protocol import (
+    PROTOCOL_VERSION,
+    Event,
+    ProtocolVersionError,
+    error_from_handshake_response,
+)
+from a2c_server import ServerSettings, create_app
+
+__all__ = ["main", "run_demo"]
+
+COMPUTER = "demo-box"
+MCP_SERVER = "desk"
+
+
+def _say(title: str) -> None:
+    print(f"\n── {title} " + "─" * max(0, 66 - len(title)), flush=True)
+
+
+def _indent(text: str) -> str:
+    return textwrap.indent(text, "    ")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@contextlib.asynccontextmanager
+async def _local_server() -> AsyncIterator[str]:
+    """The real Server app under uvicorn on a free loopback port."""
+    port = _free_port()
+    settings = ServerSettings(host="127.0.0.1", port=port)
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
+    )
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        if task.done():
+            task.result()  # surfaces the startup error
+        await asyncio.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        await task
+
+
+def _computer_config() -> dict[str, Any]:
+    return {
+        "servers": {
+            MCP_SERVER: {
+                "type": "stdio",
+                "name": MCP_SERVER,
+                "default_tool_meta": {"auto_apply": True, "tags": ["demo"]},
+                "server_parameters": {
+                    "command": sys.executable,
+                    "args": ["-m", "a2c_computer.examples.desk_server", "--tick", "2"],
+                },
+            }
+        }
+    }
+
+
+async def _wait_for(predicate: Any, timeout: float, what: str) -> None:
+    async with asyncio.timeout(timeout):
+        while not predicate():
+            await asyncio.sleep(0.05)
+    del what
+
+
+async def run_demo(server_url: str | None = None) -> None:
+    """Run the tour against ``server_url`` or a Server started here."""
+    async with contextlib.AsyncExitStack() as stack:
+        if server_url is None:
+            server_url = await stack.enter_async_context(_local_server())
+            started = "started here"
+        else:
+            started = "already running"
+        office = f"demo-{uuid.uuid4()}"
+
+        _say("1. Handshake")
+        async with httpx.AsyncClient() as http:
+            health = (await http.get(f"{server_url}/healthz")).json()
+        print(f"Server {server_url} ({started}) runs protocol {health.get('protocol_version')}.")
+        print(f"This SDK speaks PROTOCOL_VERSION={PROTOCOL_VERSION} and adds "
+              f"?a2c_version={PROTOCOL_VERSION} to every connection itself.")  # fmt: skip
+
+        agent = await stack.enter_async_context(AsyncAgent(server_url, name="demo-agent"))
+        await agent.join_office(office)
+        computer = Computer(
+            _computer_config(), name=COMPUTER, server_url=server_url, office_id=office
+        )
+        await stack.enter_async_context(computer)
+        await _wait_for(lambda: agent.tools.get(COMPUTER), 60, "the Computer's tools")
+
+        _say("2. Office members (server:list_room)")
+        for member in await agent.list_room():
+            print(f"    {member.role.value:<9} {member.name:<12} a2c_version={member.a2c_version}")
+
+        _say(f"3. Tools of {COMPUTER} (client:get_tools, cached from notify:enter_office)")
+        for tool in agent.tools[COMPUTER]:
+            tags = ",".join(tool.tool_meta.tags or []) if tool.tool_meta else ""
+            print(f"    {tool.name:<14} {tool.description}  [{tags}]")
+
+        _say("4. A tool call (client:tool_call)")
+        result = await agent.call_tool(
+            COMPUTER, "note_add", {"text": "hello from the agent"}, timeout=30
+        )
+        print(f"    note_add → isError={result.is_error}: {result_text(result)}")
+        dice = await agent.call_tool(COMPUTER, "roll_dice", {"sides": 6}, timeout=30)
+        print(f"    roll_dice → {result_text(dice)}")
+
+        _say("5. The desktop (client:get_desktop)")
+        for entry in await agent.get_desktop(COMPUTER):
+            print(_indent(entry), end="\n\n")
+
+        _say(f"6. Resources of MCP server {MCP_SERVER!r} (client:get_resources)")
+        cursor: str | None = None
+        number = 0
+        while True:
+            page = await agent.get_resources(COMPUTER, MCP_SERVER, cursor)
+            number += 1
+            size, nxt = len(page.resources), page.next_cursor
+            print(f"    page {number}: {size} resource(s), next_cursor={nxt!r}")
+            for resource in page.resources:
+                priority = (resource.annotations or {}).get("priority")
+                print(f"      {resource.uri}  priority={priority}")
+            if page.next_cursor is None:
+                break
+            cursor = page.next_cursor
+
+        _say("7. A live desktop update (notify:update_desktop)")
+        async with agent.notifications(Event.NOTIFY_UPDATE_DESKTOP) as updates:
+            await agent.call_tool(
+                COMPUTER, "panel_open", {"name": "status", "text": "all green"}, timeout=30
+            )
+            note = await asyncio.wait_for(updates.__anext__(), 60)
+        print(f"    received {note.event.value} for computer={note.computer!r}")
+        desktop = await agent.get_desktop(COMPUTER)
+        print("    refreshed desktop now lists:")
+        for entry in desktop:
+            print(f"      {entry.splitlines()[0]}")
+
+        _say("8. A refused handshake (HTTP 400 + code 4008)")
+        async with httpx.AsyncClient() as http:
+            response = await http.get(
+                f"{server_url}/socket.io/",
+                params={"EIO": "4", "transport": "polling", "a2c_version": "0.1.0"},
+            )
+        print(f"    a client speaking 0.1.0 gets HTTP {response.status_code}, "
+              f"X-A2C-Error-Code: {response.headers.get('x-a2c-error-code')}")  # fmt: skip
+        print(_indent(json.dumps(response.json(), indent=2)))
+        error = error_from_handshake_response(
+            response.status_code, response.headers, response.content
+        )
+        if isinstance(error, ProtocolVersionError):
+            accepted = f"{error.min_supported}..{error.max_supported}"
+            print(f"    → ProtocolVersionError: server {error.server_version}, "
+                  f"client {error.client_version}, accepts {accepted}")  # fmt: skip
+
+        _say("Done")
+        print("Stopping the Agent, the Computer (and its MCP server) and the Server.")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of ``a2c-demo``."""
+    parser = argparse.ArgumentParser(description="A guided tour of an A2C-SMCP 0.2 deployment.")
+    parser.add_argument(
+        "--server", help="use this running Server (http://host:port) instead of starting one"
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="show the libraries' logs")
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.ERROR,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        asyncio.run(run_demo(args.server))
+    except KeyboardInterrupt:
+        raise SystemExit(130) from None
+
+
+if __name__ == "__main__":
+    main()
