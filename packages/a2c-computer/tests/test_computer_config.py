@@ -222,3 +222,33 @@ async def test_command_input_uses_trimmed_stdout() -> None:
     )
     with pytest.raises(InputResolutionError, match="status 3"):
         await failing.resolve("x")
+
+
+async def test_changed_input_definition_drops_its_cached_value() -> None:
+    first = [
+        PromptStringInput(id="a", description="A", default="one"),
+        PromptStringInput(id="b", description="B", default="bee"),
+    ]
+    resolver = InputResolver(first, env={}, interactive=False)
+    assert await resolver.resolve("a") == "one" and await resolver.resolve("b") == "bee"
+    resolver.update_inputs(
+        [
+            PromptStringInput(id="a", description="A", default="two"),
+            PromptStringInput(id="b", description="B", default="bee"),
+        ]
+    )
+    assert await resolver.resolve("a") == "two"
+    resolver.update_inputs([PromptStringInput(id="a", description="A", default="two")])
+    with pytest.raises(InputResolutionError, match="no input"):
+        await resolver.resolve("b")
+
+
+async def test_resolve_params_only_touches_known_placeholders() -> None:
+    resolver = InputResolver(
+        [PromptStringInput(id="tok", description="T", password=True)],
+        env={"A2C_SMCP_TOK_SRV": "v"},
+        interactive=False,
+    )
+    params = {"url": "http://h/${input:tok}", "headers": {"X": "${input:other}"}, "n": 3}
+    resolved = await resolver.resolve_params(params, server="srv")
+    assert resolved == {"url": "http://h/v", "headers": {"X": "${input:other}"}, "n": 3}
