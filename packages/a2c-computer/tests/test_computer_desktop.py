@@ -168,3 +168,16 @@ async def test_seed_6_3_server_without_resources_capability_is_4015(servers: Any
             "plain",
             "resources",
         )
+
+
+async def test_server_without_subscribe_has_no_windows_but_lists_resources(servers: Any) -> None:
+    config = {
+        "servers": {"desk": servers.desk("desk", "--profile", "conformant", "--no-subscribe")}
+    }
+    async with Computer(config, name="box") as computer:
+        assert await computer.desktop() == []
+        resources, _ = await computer.list_resources("desk")
+        assert [r["uri"] for r in resources] == [
+            "window://org.a2c.test.desk/main",
+            "window://org.a2c.test.desk/log",
+        ]
