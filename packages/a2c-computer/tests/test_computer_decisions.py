@@ -1,0 +1,43 @@
+"""Connection decisions of the link (pure)."""
+
+from __future__ import annotations
+
+import json
+
+from a2c_computer._decisions import ConnectVerdict, judge_refusal
+from a2c_protocol import ProtocolVersionError
+
+BODY_4008 = json.dumps(
+    {
+        "code": 4008,
+        "message": "Protocol version mismatch",
+        "server_version": "1.0.0",
+        "client_version": "0.2.0",
+        "min_supported": "1.0.0",
+        "max_supported": "1.0.99",
+    }
+)
+
+
+def test_version_refusal_from_the_body() -> None:
+    verdict, error = judge_refusal(400, {"X-A2C-Error-Code": "4008"}, BODY_4008)
+    assert verdict is ConnectVerdict.VERSION_REFUSED
+    assert isinstance(error, ProtocolVersionError)
+    assert (error.server_version, error.min_supported, error.max_supported) == (
+        "1.0.0",
+        "1.0.0",
+        "1.0.99",
+    )
+
+
+def test_version_refusal_from_the_header_when_the_body_is_unreadable() -> None:
+    verdict, error = judge_refusal(400, {"x-a2c-error-code": "4008"}, b"<html>")
+    assert verdict is ConnectVerdict.VERSION_REFUSED and isinstance(error, ProtocolVersionError)
+
+
+def test_other_outcomes() -> None:
+    assert judge_refusal(None, {}, b"")[0] is ConnectVerdict.TRANSIENT
+    assert judge_refusal(200, {}, b"0{}")[0] is ConnectVerdict.TRANSIENT
+    assert judge_refusal(503, {}, b"busy")[0] is ConnectVerdict.TRANSIENT
+    verdict, error = judge_refusal(401, {}, json.dumps({"code": 401, "message": "bad token"}))
+    assert verdict is ConnectVerdict.REFUSED and error is not None and error.code == 401
