@@ -23,7 +23,7 @@ from a2c_agent import (
     AsyncAgent,
     BadRequestError,
     ProtocolVersionError,
-    RemoteError,
+    UnauthorizedError,
 )
 from a2c_protocol import PROTOCOL_VERSION, ErrorCode
 from a2c_server import ServerSettings, create_app
@@ -246,9 +246,10 @@ async def test_business_auth_fields_are_sent():
             assert agent.state is AgentState.CONNECTED
         assert calls == [1]
         agent = AsyncAgent(srv.url, name="agent-3", auth={"token": "wrong"})
-        with pytest.raises((RemoteError, AgentConnectionError)) as info:
+        with pytest.raises(UnauthorizedError) as info:
             await agent.open()
         assert agent.state is AgentState.CLOSED
+        assert info.value.code == 401
         assert "Authentication failed" in str(info.value)
         assert "s3cret" not in str(info.value)
 

@@ -127,7 +127,7 @@ class SmcpNamespace:
             raise
         except Exception as exc:
             _log.exception("connect handler failed sid=%s", sid)
-            raise socketio.exceptions.ConnectionRefusedError("Internal server error") from exc
+            raise _refusal(ErrorCode.INTERNAL_ERROR, "Internal server error") from exc
 
     async def _admit(self, sid: str, environ: Mapping[str, Any], auth: Any) -> None:
         scope = environ.get("asgi.scope") or {}
@@ -137,14 +137,14 @@ class SmcpNamespace:
         # The gate already ran; checking again costs nothing and guards a misconfiguration.
         if check_version_query(query, self._settings.protocol_version) is not None:
             log(_log, logging.WARNING, "connection refused: version", sid=sid, peer=peer)
-            raise socketio.exceptions.ConnectionRefusedError("A2C version handshake rejected")
+            raise _refusal(ErrorCode.PROTOCOL_VERSION_MISMATCH, "A2C version handshake rejected")
         version = str(ProtocolVersion.parse(first_query_value(query, VERSION_QUERY_PARAM) or ""))
         claimed = auth.get("role") if isinstance(auth, dict) else None
         role = _ROLES.get(claimed) if isinstance(claimed, str) else None
         if role is None:
             log(_log, logging.WARNING, "connection refused: bad auth.role", sid=sid, peer=peer)
-            raise socketio.exceptions.ConnectionRefusedError(
-                'auth.role is required and must be "agent" or "computer"'
+            raise _refusal(
+                ErrorCode.BAD_REQUEST, 'auth.role is required and must be "agent" or "computer"'
             )
         headers = {
             bytes(k).decode("latin-1").lower(): bytes(v).decode("latin-1")
@@ -155,15 +155,15 @@ class SmcpNamespace:
             identity = await self._auth.authenticate(request)
         except AuthenticationError as exc:
             log(_log, logging.WARNING, "authentication failed", sid=sid, peer=peer, reason=exc)
-            raise socketio.exceptions.ConnectionRefusedError(str(exc)) from exc
+            raise _refusal(ErrorCode.UNAUTHORIZED, str(exc) or "Authentication failed") from exc
         except Exception as exc:
             _log.exception("auth provider failed sid=%s", sid)
-            raise socketio.exceptions.ConnectionRefusedError("Authentication failed") from exc
+            raise _refusal(ErrorCode.INTERNAL_ERROR, "Authentication failed") from exc
         if not self._transport_alive(sid):
             # The client left while the provider was deciding; python-socketio will not
             # report a disconnect for a connection it never finished, so stop here.
             log(_log, logging.INFO, "client left during authentication", sid=sid, peer=peer)
-            raise socketio.exceptions.ConnectionRefusedError("Client went away")
+            raise _refusal(ErrorCode.BAD_REQUEST, "Client went away")
         await self._sio.save_session(
             sid,
             {"a2c_version": version, "role": role.value, "identity": identity.subject},
@@ -420,3 +420,14 @@ class SmcpNamespace:
             f"Computer {computer!r} disconnected before answering",
             {"computer_name": computer, "reason": "computer_disconnected"},
         )
+
+
+def _refusal(code: int, message: str) -> socketio.exceptions.ConnectionRefusedError:
+    """A connect refusal whose ``connect_error`` data is a flat ErrorPayload.
+
+    python-socketio delivers it to the client as ``{"message": ..., "data": {code, message}}``,
+    so SDKs can map a refused token to 401 instead of parsing free text.
+    """
+    return socketio.exceptions.ConnectionRefusedError(
+        message, to_wire(ErrorPayload(code=code, message=message))
+    )
