@@ -130,3 +130,25 @@ async def test_sse_401_and_403_are_4006_and_4007_and_the_session_survives() -> N
             refused = await computer.call_tool("secure_read", {}, timeout=60)
             assert refused.is_error and refused.meta is not None
             assert refused.meta["error_code"] == 4007
+
+
+async def test_a_lost_http_server_is_4003_then_reconnected(wait: Any) -> None:
+    async with serve_http() as url:
+        port = int(url.rsplit(":", 1)[1])
+        computer = Computer({"servers": {"remote": streamable(url)}}, name="box")
+        await computer.__aenter__()
+    try:
+        lost = await computer.call_tool("search", {}, timeout=30)
+        assert lost.is_error and lost.meta is not None and lost.meta["error_code"] in (4001, 4003)
+        async with serve_http(port=port):
+            await wait(
+                lambda: (
+                    computer.server_states()["remote"].status == "ready"
+                    and computer.server_states()["remote"].restarts >= 1
+                ),
+                90,
+                "the HTTP MCP server to be reconnected",
+            )
+            assert not (await computer.call_tool("search", {}, timeout=30)).is_error
+    finally:
+        await computer.__aexit__(None, None, None)

@@ -24,7 +24,6 @@ import logging
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
-from datetime import timedelta
 from typing import Any, Final, TypeAlias
 
 import anyio
@@ -60,6 +59,8 @@ logger = logging.getLogger("a2c_computer.mcp")
 #: JSON-RPC error code used for an HTTP refusal turned into an error response.
 _HTTP_REFUSAL: Final = -32001
 _MAX_PAGES: Final = 10_000
+#: Marks a waiting request whose session ended.
+_LOST: Final = -1
 
 
 class ServerStatus(enum.StrEnum):
@@ -351,6 +352,7 @@ class McpServer:
             finally:
                 self._session = None
                 self._ready.clear()
+                self._fail_pending()
             if was_ready:
                 with contextlib.suppress(Exception):
                     await self._on_down(self)
@@ -458,24 +460,16 @@ class McpServer:
     async def request(
         self, method: str, params: JsonObject | None = None, *, timeout: float | None = 60.0
     ) -> JsonObject:
-        """Send one MCP request; the result as plain JSON."""
+        """Send one MCP request; the result as plain JSON (McpCallFailure on failure)."""
         session = self._require_session()
         payload: JsonObject = {"method": method}
         if params is not None:
             payload["params"] = params
         request = types.ClientRequest.model_validate(payload)
-        read_timeout = timedelta(seconds=timeout) if timeout is not None else None
         try:
-            result = await session.send_request(
-                request, _Raw, request_read_timeout_seconds=read_timeout
-            )
-        except McpError as exc:
-            raise _failure(exc, self.name) from exc
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
-            raise McpCallFailure(
-                f"MCP server {self.name}: connection lost", connection_lost=True
-            ) from exc
-        return result.model_dump()
+            return await self._send(session, request, timeout)
+        except TimeoutError as exc:
+            raise McpCallFailure(f"MCP server {self.name}: {method} timed out") from exc
 
     async def list_all(self, method: str, key: str) -> list[JsonObject]:
         """Every item of a paginated list (following ``nextCursor``)."""
@@ -505,6 +499,11 @@ class McpServer:
                 params=types.CallToolRequestParams(name=name, arguments=arguments)
             )
         )
+        return await self._send(session, request, timeout)
+
+    async def _send(
+        self, session: ClientSession, request: types.ClientRequest, timeout: float | None
+    ) -> JsonObject:
         # send_request takes the next id synchronously on entry; the mcp client does not
         # announce cancellations itself, so remember the id to do it.
         request_id = session._request_id
@@ -516,6 +515,10 @@ class McpServer:
         except asyncio.CancelledError:
             status, task = waiter[1], waiter[0]
             if status is not None and task is not None and task.uncancel() == 0:
+                if status == _LOST:
+                    raise McpCallFailure(
+                        f"MCP server {self.name}: connection lost", connection_lost=True
+                    ) from None
                 raise McpCallFailure(
                     f"MCP server {self.name}: upstream answered HTTP {status}", http_status=status
                 ) from None
@@ -533,6 +536,13 @@ class McpServer:
         finally:
             self._waiting.pop(request_id, None)
         return result.model_dump()
+
+    def _fail_pending(self) -> None:
+        """The session ended: every request still waiting fails now (not at its timeout)."""
+        for waiter in list(self._waiting.values()):
+            if waiter[1] is None and waiter[0] is not None:
+                waiter[1] = _LOST
+                waiter[0].cancel()
 
     def _refused(self, request_id: Any, status: int) -> None:
         """An HTTP transport refused ``request_id`` out of band: fail the waiting call."""
