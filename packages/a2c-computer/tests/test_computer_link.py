@@ -334,3 +334,38 @@ async def test_version_refusal_on_reconnect_is_fatal_and_not_retried(
             assert link.connections == attempts and not link.joined
     finally:
         await computer.__aexit__(None, None, None)
+
+
+async def test_waits_for_a_server_that_is_not_up_yet(wait: Any) -> None:
+    async with running_server() as srv:
+        port, url, path = srv.port, srv.url, srv.socketio_path
+    with pytest.raises(LinkError):
+        async with Computer(
+            {"servers": {}},
+            name="early",
+            server_url=url,
+            office_id="o1",
+            socketio_path=path,
+            connect_timeout=5,
+        ):
+            pass
+    computer = Computer(
+        {"servers": {}},
+        name="box",
+        server_url=url,
+        office_id="o1",
+        socketio_path=path,
+        wait_for_server=120,
+    )
+    entering = asyncio.ensure_future(computer.__aenter__())
+    try:
+        await asyncio.sleep(1.0)  # the Computer is retrying meanwhile
+        assert not entering.done()
+        async with running_server(port=port):
+            await asyncio.wait_for(entering, 120)
+            assert computer.link is not None and computer.link.joined
+            await computer.__aexit__(None, None, None)
+    finally:
+        if not entering.done():
+            entering.cancel()
+        await computer.stop()

@@ -29,7 +29,8 @@ class Computer(ComputerCore):
     ``server_url`` is given, connects (polling first, ``a2c_version`` added automatically),
     joins ``office_id`` and serves the ``client:*`` events. A version refusal raises
     ``ProtocolVersionError`` after disconnecting; other connection failures raise
-    ``LinkError``. After a transient disconnect it reconnects with backoff and re-joins.
+    ``LinkError`` (a Server that is not reachable yet is retried for ``wait_for_server``
+    seconds). After a transient disconnect it reconnects with backoff and re-joins.
 
     Confirmation: a tool whose merged ToolMeta lacks ``auto_apply: true`` is confirmed with
     ``confirm`` (an async callback returning True to run it). Without a callback,
@@ -56,6 +57,7 @@ class Computer(ComputerCore):
         start_timeout: float = 30.0,
         connect_timeout: float = 30.0,
         reconnect: bool = True,
+        wait_for_server: float = 0.0,
         history_size: int = 10,
     ) -> None:
         super().__init__(
@@ -72,6 +74,7 @@ class Computer(ComputerCore):
         if server_url is not None and not office_id:
             raise ComputerStateError("office_id is required when server_url is given")
         self.name = name
+        self._wait_for_server = wait_for_server
         self._link: ComputerLink | None = None
         if server_url is not None:
             self._link = ComputerLink(
@@ -95,7 +98,7 @@ class Computer(ComputerCore):
         await self.start()
         if self._link is not None:
             try:
-                await self._link.connect()
+                await self._link.connect(self._wait_for_server)
             except BaseException:
                 await self._link.close()
                 await self.stop()

@@ -53,6 +53,12 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--token", default=env("A2C_TOKEN"), help="sent as auth.token")
     run.add_argument("--socketio-path", default=env("A2C_SOCKETIO_PATH", "socket.io"))
     run.add_argument(
+        "--wait-server",
+        type=float,
+        default=float(env("A2C_WAIT_SERVER", "30")),
+        help="seconds to keep retrying while the Server is not reachable yet (default 30)",
+    )
+    run.add_argument(
         "--confirm",
         choices=["ask", "allow", "deny"],
         default=env("A2C_CONFIRM", "ask"),
@@ -102,6 +108,7 @@ async def _run(args: argparse.Namespace) -> int:
         socketio_path=args.socketio_path,
         confirm=confirm,
         confirm_policy=policy,
+        wait_for_server=args.wait_server,
     )
     async with computer:
         for state in computer.server_states().values():

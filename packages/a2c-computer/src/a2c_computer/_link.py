@@ -133,9 +133,25 @@ class ComputerLink:
         sio.on("disconnect", self._on_disconnect, namespace=NAMESPACE)
         return sio
 
-    async def connect(self) -> None:
-        """Connect and join the office; raises ProtocolVersionError or LinkError."""
-        await self._connect_once()
+    async def connect(self, wait_for_server: float = 0.0) -> None:
+        """Connect and join the office; raises ProtocolVersionError or LinkError.
+
+        Transient failures (Server not reachable yet, 5xx) are retried with backoff for up
+        to ``wait_for_server`` seconds; refusals are not.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + max(wait_for_server, 0.0)
+        delays = reconnect_delays(initial=0.5, maximum=5.0)
+        while True:
+            try:
+                await self._connect_once()
+                return
+            except _TransientLinkError:
+                delay = next(delays)
+                if loop.time() + delay > deadline:
+                    raise
+                logger.info("Server not reachable yet; retrying in %.1f s", delay)
+                await asyncio.sleep(delay)
 
     async def _connect_once(self) -> None:
         sio = self._new_client()
@@ -157,7 +173,8 @@ class ComputerLink:
                 logger.error("Server refused protocol %s: %s", PROTOCOL_VERSION, remote)
                 raise remote from exc
             detail = f"{remote}" if remote is not None else str(exc)
-            raise LinkError(f"cannot connect to {self._url}: {detail}") from exc
+            kind = _TransientLinkError if verdict is ConnectVerdict.TRANSIENT else LinkError
+            raise kind(f"cannot connect to {self._url}: {detail}") from exc
         self._sio = sio
         try:
             await self._join(sio)
@@ -351,3 +368,7 @@ class ComputerLink:
 
 class _WrongComputer(Exception):
     pass
+
+
+class _TransientLinkError(LinkError):
+    """A connection failure worth retrying (network, Server not up, 5xx)."""
