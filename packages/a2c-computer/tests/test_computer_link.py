@@ -271,6 +271,19 @@ async def test_token_travels_as_auth_token(servers: Any) -> None:
             auth={"token": "sekrit"},
         ) as computer:
             assert computer.link is not None and computer.link.joined
+
+        async def hook() -> dict[str, Any]:
+            return {"token": "sekrit", "role": "agent"}  # role stays "computer"
+
+        async with Computer(
+            config,
+            name="hooked",
+            server_url=srv.url,
+            office_id="o1",
+            socketio_path=srv.socketio_path,
+            auth_hook=hook,
+        ) as computer:
+            assert computer.link is not None and computer.link.joined
         with pytest.raises(LinkError):
             async with Computer(
                 config,

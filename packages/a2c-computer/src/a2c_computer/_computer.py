@@ -14,7 +14,7 @@ import logging
 import time
 import uuid
 from collections import deque
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping
 from types import TracebackType
 from typing import Any, Literal, Self, TypeAlias
 
@@ -59,7 +59,6 @@ __all__ = [
     "ConfirmCallback",
     "ConfirmRequest",
     "ServerState",
-    "ToolsSource",
     "UpdateListener",
     "error_result",
 ]
@@ -83,7 +82,6 @@ class ConfirmRequest:
 ConfirmCallback: TypeAlias = Callable[[ConfirmRequest], Awaitable[bool]]
 #: Called with ``Event.UPDATE_CONFIG`` / ``UPDATE_TOOL_LIST`` / ``UPDATE_DESKTOP``.
 UpdateListener: TypeAlias = Callable[[Event], Awaitable[None] | None]
-ToolsSource: TypeAlias = Mapping[str, Sequence[JsonObject]]
 
 
 @attrs.frozen
