@@ -252,3 +252,19 @@ async def test_resolve_params_only_touches_known_placeholders() -> None:
     params = {"url": "http://h/${input:tok}", "headers": {"X": "${input:other}"}, "n": 3}
     resolved = await resolver.resolve_params(params, server="srv")
     assert resolved == {"url": "http://h/v", "headers": {"X": "${input:other}"}, "n": 3}
+
+
+async def test_a_server_whose_secret_is_missing_fails_with_a_clear_status(servers: Any) -> None:
+    from a2c_computer import Computer
+
+    entry = servers.desk("desk", "--profile", "conformant")
+    entry["server_parameters"]["env"] = {"TOKEN": "${input:tok}"}
+    config = {
+        "inputs": [{"id": "tok", "type": "promptString", "description": "T", "password": True}],
+        "servers": {"desk": entry, "plain": servers.plain()},
+    }
+    async with Computer(config, name="box", env={}, interactive=False, restart=False) as computer:
+        states = computer.server_states()
+        assert states["desk"].status == "failed"
+        assert "A2C_SMCP_TOK" in str(states["desk"].last_error)
+        assert states["plain"].status == "ready"
