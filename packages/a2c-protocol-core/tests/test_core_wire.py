@@ -81,7 +81,11 @@ def _resolved(cls: type) -> type:
 
 
 WIRE_MODELS = sorted(
-    (_resolved(obj) for obj in vars(_models).values() if isinstance(obj, type) and attrs.has(obj)),
+    (
+        _resolved(obj)
+        for name, obj in vars(_models).items()
+        if isinstance(obj, type) and attrs.has(obj) and not name.startswith("_")
+    ),
     key=lambda c: c.__name__,
 )
 

@@ -272,42 +272,36 @@ class MCPSSEParameters:
 
 
 @attrs.frozen(kw_only=True)
-class StdioServerConfig:
+class _ServerConfigBase:
+    """Fields every MCP server entry has, whatever its transport."""
+
+    name: str
+    disabled: bool = False
+    forbidden_tools: list[str] = attrs.Factory(list)
+    tool_meta: dict[str, ToolMeta] = attrs.Factory(dict)
+    default_tool_meta: ToolMeta | None = None
+    vrl: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class StdioServerConfig(_ServerConfigBase):
     """An MCP server run as a subprocess (``type: "stdio"``)."""
 
-    name: str
     server_parameters: MCPServerStdioParameters
-    disabled: bool = False
-    forbidden_tools: list[str] = attrs.Factory(list)
-    tool_meta: dict[str, ToolMeta] = attrs.Factory(dict)
-    default_tool_meta: ToolMeta | None = None
-    vrl: str | None = None
 
 
 @attrs.frozen(kw_only=True)
-class StreamableServerConfig:
+class StreamableServerConfig(_ServerConfigBase):
     """An MCP server over Streamable HTTP (``type: "streamable"``)."""
 
-    name: str
     server_parameters: MCPServerStreamableHttpParameters
-    disabled: bool = False
-    forbidden_tools: list[str] = attrs.Factory(list)
-    tool_meta: dict[str, ToolMeta] = attrs.Factory(dict)
-    default_tool_meta: ToolMeta | None = None
-    vrl: str | None = None
 
 
 @attrs.frozen(kw_only=True)
-class SseServerConfig:
+class SseServerConfig(_ServerConfigBase):
     """An MCP server over Server-Sent Events (``type: "sse"``)."""
 
-    name: str
     server_parameters: MCPSSEParameters
-    disabled: bool = False
-    forbidden_tools: list[str] = attrs.Factory(list)
-    tool_meta: dict[str, ToolMeta] = attrs.Factory(dict)
-    default_tool_meta: ToolMeta | None = None
-    vrl: str | None = None
 
 
 MCPServerConfig: TypeAlias = StdioServerConfig | StreamableServerConfig | SseServerConfig
@@ -442,20 +436,24 @@ class CallToolResult:
 
 
 @attrs.frozen(kw_only=True)
-class ErrorPayload:
-    """Flat protocol error: ``{code, message, [code-specific fields], [details]}``."""
+class _FlatError:
+    """``code`` and ``message``: what every flat ErrorPayload starts with."""
 
     code: int
     message: str
+
+
+@attrs.frozen(kw_only=True)
+class ErrorPayload(_FlatError):
+    """Flat protocol error: ``{code, message, [code-specific fields], [details]}``."""
+
     details: JsonObject | None = _opt()
 
 
 @attrs.frozen(kw_only=True)
-class VersionMismatchPayload:
+class VersionMismatchPayload(_FlatError):
     """4008: the handshake's HTTP 400 body. All six fields are required."""
 
-    code: int
-    message: str
     server_version: str
     client_version: str
     min_supported: str
@@ -464,21 +462,17 @@ class VersionMismatchPayload:
 
 
 @attrs.frozen(kw_only=True)
-class McpServerNotFoundPayload:
+class McpServerNotFoundPayload(_FlatError):
     """4014: ``mcp_server`` is not registered (or not running) on the Computer."""
 
-    code: int
-    message: str
     mcp_server_name: str
     details: JsonObject | None = _opt()
 
 
 @attrs.frozen(kw_only=True)
-class CapabilityNotSupportedPayload:
+class CapabilityNotSupportedPayload(_FlatError):
     """4015: the MCP server did not declare ``capability``."""
 
-    code: int
-    message: str
     mcp_server_name: str
     capability: str
     details: JsonObject | None = _opt()
