@@ -105,11 +105,13 @@ async def test_docs_page_examples_run(page: Path, tmp_path: Path, procs: object)
             }
         ],
     )
-    async with server_process(logs, track=track) as server:
-        async with computer_process(
+    async with (
+        server_process(logs, track=track) as server,
+        computer_process(
             logs, config=config, server_url=server.url, office=office, name=COMPUTER, track=track
-        ):
-            await _wait_for_computer(server.url, office)
-            env |= {"A2C_SERVER_URL": server.url, "A2C_OFFICE": office, "A2C_COMPUTER": COMPUTER}
-            done = await asyncio.to_thread(_run_page, page, tmp_path, env)
+        ),
+    ):
+        await _wait_for_computer(server.url, office)
+        env |= {"A2C_SERVER_URL": server.url, "A2C_OFFICE": office, "A2C_COMPUTER": COMPUTER}
+        done = await asyncio.to_thread(_run_page, page, tmp_path, env)
     _assert_ran(page, done)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import uuid
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -27,8 +26,8 @@ from a2c_agent import (
 )
 from a2c_protocol import PROTOCOL_VERSION, WindowURI, migrate_v01_window
 from a2c_testkit.processes import ManagedProcess
+from a2c_testkit.triangle import deployment as triangle_deployment
 from a2c_testkit.triangle import (
-    computer_process,
     eventually,
     server_process,
     stdio_scene_entry,
@@ -54,18 +53,8 @@ async def deployment(
         for name, scene in scenes.items()
     ]
     config = write_config(tmp_path / "computer.json", entries)
-    office = f"office-{uuid.uuid4()}"
-    async with (
-        server_process(procs.log_dir, track=procs.track) as server,
-        AsyncAgent(server.url, name="planner") as agent,
-    ):
-        await agent.join_office(office)
-        async with computer_process(
-            procs.log_dir, config=config, server_url=server.url, office=office, name="box",
-            track=procs.track,
-        ) as computer:  # fmt: skip
-            await eventually(lambda: agent.tools.get("box"), what="computer joined")
-            yield agent, computer
+    async with triangle_deployment(procs.log_dir, config, track=procs.track) as running:
+        yield running.agent, running.computer
 
 
 def window(

@@ -19,6 +19,7 @@ from a2c_agent import AsyncAgent, RemoteError, result_error_code, result_text, t
 from a2c_protocol import A2CError
 from a2c_testkit.triangle import (
     computer_process,
+    deployment,
     eventually,
     scene_http_process,
     server_process,
@@ -45,65 +46,45 @@ async def test_killed_mcp_server_mid_call_gives_4003_then_restarts(
 ) -> None:
     scene = write_scene(tmp_path / "desk.json", {"name": "desk", "windows": [WINDOW]})
     config = write_config(tmp_path / "computer.json", [stdio_scene_entry("desk", scene)])
-    office = f"office-{uuid.uuid4()}"
     marker = tmp_path / "slow.marker"
-    async with (
-        server_process(procs.log_dir, track=procs.track) as server,
-        AsyncAgent(server.url, name="planner") as agent,
-    ):
-        await agent.join_office(office)
-        async with computer_process(
-            procs.log_dir, config=config, server_url=server.url, office=office, name="box",
-            track=procs.track,
-        ):  # fmt: skip
-            await eventually(lambda: agent.tools.get("box"), what="computer joined")
-            pid = int(result_text(await agent.call_tool("box", "pid", {}, timeout=30)))
-            call = asyncio.create_task(
-                agent.call_tool("box", "slow", {"seconds": 120, "marker": str(marker)}, timeout=120)
-            )
-            await eventually(lambda: marker.exists(), what="slow tool started")
-            os.kill(pid, signal.SIGKILL)
-            result = await asyncio.wait_for(call, 60)
-            assert result.is_error
-            assert result_error_code(result) == 4003
-            # The Computer restarts the MCP server with backoff; calls work again.
-            await eventually(
-                lambda: _echo_works(agent), timeout=90, what="calls work after restart"
-            )
-            new_pid = int(result_text(await agent.call_tool("box", "pid", {}, timeout=30)))
-            assert new_pid != pid
+    async with deployment(procs.log_dir, config, track=procs.track) as running:
+        agent = running.agent
+        pid = int(result_text(await agent.call_tool("box", "pid", {}, timeout=30)))
+        call = asyncio.create_task(
+            agent.call_tool("box", "slow", {"seconds": 120, "marker": str(marker)}, timeout=120)
+        )
+        await eventually(lambda: marker.exists(), what="slow tool started")
+        os.kill(pid, signal.SIGKILL)
+        result = await asyncio.wait_for(call, 60)
+        assert result.is_error
+        assert result_error_code(result) == 4003
+        # The Computer restarts the MCP server with backoff; calls work again.
+        await eventually(lambda: _echo_works(agent), timeout=90, what="calls work after restart")
+        new_pid = int(result_text(await agent.call_tool("box", "pid", {}, timeout=30)))
+        assert new_pid != pid
 
 
 async def test_killed_computer_mid_call_fails_promptly(procs: Any, tmp_path: Path) -> None:
     scene = write_scene(tmp_path / "desk.json", {"name": "desk", "windows": [WINDOW]})
     config = write_config(tmp_path / "computer.json", [stdio_scene_entry("desk", scene)])
-    office = f"office-{uuid.uuid4()}"
     marker = tmp_path / "slow.marker"
-    async with (
-        server_process(procs.log_dir, track=procs.track) as server,
-        AsyncAgent(server.url, name="planner") as agent,
-    ):
-        await agent.join_office(office)
-        async with computer_process(
-            procs.log_dir, config=config, server_url=server.url, office=office, name="box",
-            track=procs.track,
-        ) as computer:  # fmt: skip
-            await eventually(lambda: agent.tools.get("box"), what="computer joined")
-            call = asyncio.create_task(
-                agent.call_tool("box", "slow", {"seconds": 300, "marker": str(marker)}, timeout=300)
-            )
-            await eventually(lambda: marker.exists(), what="slow tool started")
-            started = time.monotonic()
-            computer.kill()  # SIGKILL the whole group: no goodbye from the Computer
-            with pytest.raises(RemoteError) as info:
-                await asyncio.wait_for(call, 120)
-            # Settled when the Server notices the socket is gone, not at the 300 s timeout.
-            assert time.monotonic() - started < 120
-            assert info.value.code == 500
-            assert info.value.details == {"computer_name": "box", "reason": "computer_disconnected"}
-            await eventually(
-                lambda: "box" not in agent.tools, what="tools of the dead computer dropped"
-            )
+    async with deployment(procs.log_dir, config, track=procs.track) as running:
+        agent, computer = running.agent, running.computer
+        call = asyncio.create_task(
+            agent.call_tool("box", "slow", {"seconds": 300, "marker": str(marker)}, timeout=300)
+        )
+        await eventually(lambda: marker.exists(), what="slow tool started")
+        started = time.monotonic()
+        computer.kill()  # SIGKILL the whole group: no goodbye from the Computer
+        with pytest.raises(RemoteError) as info:
+            await asyncio.wait_for(call, 120)
+        # Settled when the Server notices the socket is gone, not at the 300 s timeout.
+        assert time.monotonic() - started < 120
+        assert info.value.code == 500
+        assert info.value.details == {"computer_name": "box", "reason": "computer_disconnected"}
+        await eventually(
+            lambda: "box" not in agent.tools, what="tools of the dead computer dropped"
+        )
 
 
 async def test_server_restart_clients_reconnect_and_rejoin(procs: Any, tmp_path: Path) -> None:
@@ -156,28 +137,19 @@ async def test_upstream_401_and_403_become_4006_and_4007_with_a_safe_hint(
             ),
         ]  # fmt: skip
         config = write_config(tmp_path / "computer.json", entries)
-        office = f"office-{uuid.uuid4()}"
-        async with (
-            server_process(procs.log_dir, track=procs.track) as server,
-            AsyncAgent(server.url, name="planner") as agent,
-        ):
-            await agent.join_office(office)
-            async with computer_process(
-                procs.log_dir, config=config, server_url=server.url, office=office, name="box",
-                track=procs.track,
-            ):  # fmt: skip
-                await eventually(
-                    lambda: (
-                        {t.name for t in agent.tools.get("box", ())}
-                        >= {"anon_secure", "good_secure"}
-                    ),
-                    what="all three servers' tools listed",
-                )
-                ok = await agent.call_tool("box", "good_secure", {}, timeout=30)
-                assert result_text(ok) == "web: secret data"
+        async with deployment(procs.log_dir, config, track=procs.track) as running:
+            agent = running.agent
+            await eventually(
+                lambda: (
+                    {t.name for t in agent.tools.get("box", ())} >= {"anon_secure", "good_secure"}
+                ),
+                what="all three servers' tools listed",
+            )
+            ok = await agent.call_tool("box", "good_secure", {}, timeout=30)
+            assert result_text(ok) == "web: secret data"
 
-                required = await agent.call_tool("box", "anon_secure", {}, timeout=30)
-                failed = await agent.call_tool("box", "limited_secure", {}, timeout=30)
+            required = await agent.call_tool("box", "anon_secure", {}, timeout=30)
+            failed = await agent.call_tool("box", "limited_secure", {}, timeout=30)
     for result, code, server_name in ((required, 4006, "anon"), (failed, 4007, "limited")):
         assert result.is_error
         assert result_error_code(result) == code

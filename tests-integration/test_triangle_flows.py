@@ -8,22 +8,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import uuid
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
-import attrs
-
-from a2c_agent import AsyncAgent, result_error_code, result_text
+from a2c_agent import result_error_code, result_text
 from a2c_protocol import Event
-from a2c_testkit.processes import ManagedProcess
 from a2c_testkit.triangle import (
-    ServerProcess,
-    computer_process,
+    Deployment,
+    deployment,
     eventually,
     scene_http_process,
-    server_process,
     stdio_scene_entry,
     streamable_entry,
     write_config,
@@ -45,37 +40,15 @@ TERMINAL = {
 }
 
 
-@attrs.frozen
-class Triangle:
-    server: ServerProcess
-    computer: ManagedProcess
-    agent: AsyncAgent
-    office: str
-    computer_name: str
-
-
 @contextlib.asynccontextmanager
 async def triangle(
-    procs: Any,
-    tmp_path: Path,
-    servers: Sequence[dict[str, Any]],
-    *,
-    computer_name: str = "box-1",
-) -> AsyncIterator[Triangle]:
-    logs = procs.log_dir
-    office = f"office-{uuid.uuid4()}"
+    procs: Any, tmp_path: Path, servers: Sequence[dict[str, Any]], *, computer_name: str = "box-1"
+) -> AsyncIterator[Deployment]:
     config = write_config(tmp_path / "computer.json", servers)
-    async with (
-        server_process(logs, track=procs.track) as server,
-        AsyncAgent(server.url, name="planner") as agent,
-    ):
-        await agent.join_office(office)
-        async with computer_process(
-            logs, config=config, server_url=server.url, office=office, name=computer_name,
-            track=procs.track,
-        ) as computer:  # fmt: skip
-            await eventually(lambda: agent.tools.get(computer_name), what="tool cache filled")
-            yield Triangle(server, computer, agent, office, computer_name)
+    async with deployment(
+        procs.log_dir, config, computer_name=computer_name, track=procs.track
+    ) as running:
+        yield running
 
 
 def _scene(tmp_path: Path, name: str, windows: list[dict[str, Any]], **extra: Any) -> Path:

@@ -13,6 +13,7 @@ import contextlib
 import json
 import sys
 import time
+import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,8 +23,10 @@ import attrs
 from .processes import ManagedProcess, bin_path, free_port, spawn, wait_until_healthy
 
 __all__ = [
+    "Deployment",
     "ServerProcess",
     "computer_process",
+    "deployment",
     "eventually",
     "scene_http_process",
     "server_process",
@@ -185,3 +188,45 @@ async def eventually(
             return last
         await asyncio.sleep(interval)
     raise TimeoutError(f"{what} not reached within {timeout}s (last value: {last!r})")
+
+
+@attrs.frozen
+class Deployment:
+    """A running triangle: the Server process, a joined Agent and a Computer process."""
+
+    server: ServerProcess
+    agent: Any  # a2c_agent.AsyncAgent (imported lazily: the testkit must not need it here)
+    computer: ManagedProcess
+    office: str
+    computer_name: str
+
+
+@contextlib.asynccontextmanager
+async def deployment(
+    log_dir: Path,
+    config: Path,
+    *,
+    computer_name: str = "box",
+    track: Callable[[ManagedProcess], object] | None = None,
+    ready_timeout: float = 60.0,
+) -> AsyncIterator[Deployment]:
+    """Server + Agent "planner" joined to a fresh office + ``a2c-computer run`` with
+    ``config``; yields once the Agent's tool cache holds the Computer's tools."""
+    from a2c_agent import AsyncAgent
+
+    office = f"office-{uuid.uuid4()}"
+    async with (
+        server_process(log_dir, track=track) as server,
+        AsyncAgent(server.url, name="planner") as agent,
+    ):
+        await agent.join_office(office)
+        async with computer_process(
+            log_dir, config=config, server_url=server.url, office=office, name=computer_name,
+            track=track,
+        ) as computer:  # fmt: skip
+            await eventually(
+                lambda: agent.tools.get(computer_name),
+                timeout=ready_timeout,
+                what="computer joined",
+            )
+            yield Deployment(server, agent, computer, office, computer_name)
