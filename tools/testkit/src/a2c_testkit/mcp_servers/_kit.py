@@ -7,13 +7,82 @@ models would refuse (a priority of 5, a query in a window URI).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+import json
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
 from typing import Any
 
 from mcp import types
 from mcp.server.lowlevel import Server
+from starlette.types import ASGIApp, Receive, Scope, Send
 
-__all__ = ["paged", "raw_result", "register_raw", "text"]
+__all__ = ["UpstreamGate", "bearer_status", "paged", "raw_result", "register_raw", "text"]
+
+#: Decides the HTTP status for a ``tools/call`` of ``tool`` with these request headers
+#: (lower-cased names); None lets the call through.
+ToolCallDecision = Callable[[str, Mapping[str, str]], int | None]
+
+
+def bearer_status(headers: Mapping[str, str]) -> int | None:
+    """How an OAuth-protected server answers: ``Bearer good`` passes, ``Bearer limited`` is
+    signed in without the scope (403), anything else is not authorized (401)."""
+    token = headers.get("authorization", "")
+    if token == "Bearer good":
+        return None
+    return 403 if token == "Bearer limited" else 401
+
+
+class UpstreamGate:
+    """ASGI middleware refusing chosen ``tools/call`` POSTs with real HTTP statuses, before
+    the MCP server sees them, as an authorization gateway in front of it would."""
+
+    def __init__(self, app: ASGIApp, decide: ToolCallDecision) -> None:
+        self.app = app
+        self.decide = decide
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("method") != "POST":
+            await self.app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        more = True
+        while more:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        status = self._status(scope, body)
+        if status is not None:
+            headers = [(b"content-type", b"application/json")]
+            if status == 401:
+                headers.append((b"www-authenticate", b'Bearer realm="a2c-test"'))
+            await send({"type": "http.response.start", "status": status, "headers": headers})
+            await send(
+                {"type": "http.response.body", "body": json.dumps({"error": status}).encode()}
+            )
+            return
+        sent = False
+
+        async def replay() -> MutableMapping[str, Any]:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+    def _status(self, scope: Scope, body: bytes) -> int | None:
+        try:
+            message = json.loads(body)
+        except ValueError:
+            return None
+        if not isinstance(message, dict) or message.get("method") != "tools/call":
+            return None
+        tool = (message.get("params") or {}).get("name")
+        if not isinstance(tool, str):
+            return None
+        headers = {k.decode().lower(): v.decode() for k, v in scope.get("headers", [])}
+        return self.decide(tool, headers)
 
 
 def raw_result(payload: Mapping[str, Any]) -> types.ServerResult:

@@ -15,10 +15,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import socket
 import sys
-from collections.abc import AsyncIterator, MutableMapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import anyio
@@ -30,7 +29,7 @@ from mcp.server.sse import SseServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from a2c_testkit.mcp_servers._kit import register_raw
+from a2c_testkit.mcp_servers._kit import UpstreamGate, bearer_status, register_raw
 
 __all__ = ["build_app", "main", "serve_http"]
 
@@ -89,64 +88,10 @@ def _build_server() -> tuple[Server[Any, Any], InitializationOptions]:
     return server, options
 
 
-class _Guard:
-    """Refuses protected tool calls with real HTTP statuses (401 / 403 / 502)."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST":
-            await self.app(scope, receive, send)
-            return
-        chunks: list[bytes] = []
-        more = True
-        while more:
-            message = await receive()
-            chunks.append(message.get("body", b""))
-            more = message.get("more_body", False)
-        body = b"".join(chunks)
-        status = self._decide(scope, body)
-        if status is not None:
-            headers = [(b"content-type", b"application/json")]
-            if status == 401:
-                headers.append((b"www-authenticate", b'Bearer realm="a2c-test"'))
-            await send({"type": "http.response.start", "status": status, "headers": headers})
-            await send(
-                {"type": "http.response.body", "body": json.dumps({"error": status}).encode()}
-            )
-            return
-        sent = False
-
-        async def replay() -> MutableMapping[str, Any]:
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
-
-    @staticmethod
-    def _decide(scope: Scope, body: bytes) -> int | None:
-        try:
-            message = json.loads(body)
-        except ValueError:
-            return None
-        if not isinstance(message, dict) or message.get("method") != "tools/call":
-            return None
-        name = (message.get("params") or {}).get("name")
-        if name == "flaky":
-            return 502
-        if name != "secure_read":
-            return None
-        headers = {k.decode().lower(): v.decode() for k, v in scope.get("headers", [])}
-        auth = headers.get("authorization", "")
-        if auth == "Bearer good":
-            return None
-        if auth == "Bearer limited":
-            return 403
-        return 401
+def _decide(tool: str, headers: Mapping[str, str]) -> int | None:
+    if tool == "flaky":
+        return 502
+    return bearer_status(headers) if tool == "secure_read" else None
 
 
 def build_app() -> ASGIApp:
@@ -178,7 +123,7 @@ def build_app() -> ASGIApp:
 
     # The session manager needs the initialization options of the low-level server.
     server.create_initialization_options = lambda *a, **k: options  # type: ignore[method-assign]
-    return _Guard(app)
+    return UpstreamGate(app, _decide)
 
 
 def _bound_socket(port: int) -> socket.socket:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-from collections.abc import MutableMapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,7 @@ from mcp.server.models import InitializationOptions
 from mcp.server.stdio import stdio_server
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ._kit import paged, register_raw
+from ._kit import UpstreamGate, bearer_status, paged, register_raw
 
 __all__ = ["build_server", "main"]
 
@@ -184,54 +184,8 @@ def build_server(scene: dict[str, Any]) -> tuple[Server[Any, Any], Initializatio
     return server, options
 
 
-class _UpstreamAuth:
-    """HTTP 401/403 for the ``secure`` tool, decided on the JSON-RPC POST like a real gateway."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope.get("method") != "POST":
-            await self.app(scope, receive, send)
-            return
-        chunks = []
-        while True:
-            message = await receive()
-            chunks.append(message.get("body", b""))
-            if not message.get("more_body"):
-                break
-        body = b"".join(chunks)
-        status = self._status(scope, body)
-        if status is not None:
-            await send({"type": "http.response.start", "status": status, "headers": []})
-            await send({"type": "http.response.body", "body": b""})
-            return
-        sent = False
-
-        async def replay() -> MutableMapping[str, Any]:
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
-
-    @staticmethod
-    def _status(scope: Scope, body: bytes) -> int | None:
-        try:
-            message = json.loads(body)
-        except ValueError:
-            return None
-        if not isinstance(message, dict) or message.get("method") != "tools/call":
-            return None
-        if (message.get("params") or {}).get("name") != "secure":
-            return None
-        headers = {k.decode().lower(): v.decode() for k, v in scope.get("headers", [])}
-        token = headers.get("authorization", "")
-        if token == "Bearer good":
-            return None
-        return 403 if token == "Bearer limited" else 401
+def _decide(tool: str, headers: Mapping[str, str]) -> int | None:
+    return bearer_status(headers) if tool == "secure" else None
 
 
 def _http_app(server: Server[Any, Any], options: InitializationOptions) -> ASGIApp:
@@ -255,7 +209,7 @@ def _http_app(server: Server[Any, Any], options: InitializationOptions) -> ASGIA
         await send({"type": "http.response.start", "status": 404, "headers": []})
         await send({"type": "http.response.body", "body": b""})
 
-    return _UpstreamAuth(app)
+    return UpstreamGate(app, _decide)
 
 
 def main(argv: list[str] | None = None) -> None:
