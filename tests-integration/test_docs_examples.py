@@ -51,7 +51,7 @@ def test_some_pages_have_runnable_examples() -> None:
 
 def test_the_role_guides_run_against_a_deployment() -> None:
     live = {p.name for p in PAGES if needs_deployment(p)}
-    assert {"getting-started.md", "agent.md"} <= live
+    assert {"getting-started.md", "computer.md", "agent.md"} <= live
 
 
 def _run_page(page: Path, tmp_path: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
