@@ -106,8 +106,21 @@ def test_invalid_config_names_the_field(data: dict[str, Any], path: str) -> None
     assert info.value.errors
 
 
-def test_vrl_is_refused_at_load_time_with_a_clear_error() -> None:
-    with pytest.raises(ConfigError, match=r"\$\.servers\.s\.vrl.*not supported"):
+def test_vrl_syntax_is_checked_at_load_time() -> None:
+    assert load_config(base(s=stdio("s", vrl=".x = 1"))).servers["s"].vrl == ".x = 1"
+    with pytest.raises(ConfigError, match=r"\$\.servers\.s\.vrl.*VRL syntax error"):
+        load_config(base(s=stdio("s", vrl="if .isError == {")))
+    # The spec's own example is fallible VRL (E103): refused before any call is made.
+    with pytest.raises(ConfigError, match=r"E103|fallible"):
+        load_config(
+            base(s=stdio("s", vrl='if .isError == false { .summary = "ok:" + .tool_name }'))
+        )
+
+
+def test_vrl_without_its_runtime_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The runtime is an optional extra; its absence cannot be installed here, so hide it.
+    monkeypatch.setitem(sys.modules, "vrl_python", None)
+    with pytest.raises(ConfigError, match=r"a2c-computer\[vrl\]"):
         load_config(base(s=stdio("s", vrl=".x = 1")))
 
 

@@ -4,6 +4,7 @@ cancel, crash + restart, confirmation, list_changed, paging, no orphans."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -222,3 +223,34 @@ async def test_disabled_server_tools_are_4001_and_runtime_config_changes_apply(
         assert "plain" not in computer.server_states()
         gone = await computer.call_tool("search", {})
         assert gone.is_error and gone.meta is not None and gone.meta["error_code"] == 4001
+
+
+async def test_vrl_adds_its_transformation_and_leaves_the_result_untouched(
+    servers: Any, caplog: Any
+) -> None:
+    script = """
+    .summary = "ran " + string!(.tool_name)
+    .first_param = .parameters.text
+    del(.content)
+    """
+    broken = ".n = to_int!(.parameters.text)"  # compiles, fails at run time on "abc"
+    config = {
+        "servers": {
+            "desk": servers.desk("desk", vrl=script, tool_meta={"echo": {"alias": "desk_echo"}}),
+            "plain": servers.plain("plain", vrl=broken),
+        }
+    }
+    async with Computer(config, name="box") as computer:
+        result = await computer.call_tool("desk_echo", {"text": "hi"})
+        assert text_of(result) == "hi"  # the original result is returned as is
+        assert result.meta is not None
+        transformed = json.loads(result.meta["a2c_vrl_transformed"])
+        assert transformed["summary"] == "ran desk_echo"
+        assert transformed["first_param"] == "hi"
+        assert transformed["isError"] is False
+        assert "content" not in transformed
+        with caplog.at_level("WARNING", logger="a2c_computer.vrl"):
+            plain = await computer.call_tool("echo", {"text": "abc"})
+        assert not plain.is_error
+        assert "a2c_vrl_transformed" not in (plain.meta or {})
+        assert any("VRL transformation" in r.getMessage() for r in caplog.records)

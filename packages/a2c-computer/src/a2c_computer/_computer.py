@@ -53,6 +53,7 @@ from ._exceptions import ComputerStateError
 from ._inputs import InputResolver, PromptFn
 from ._mcp import McpCallFailure, McpServer, NotificationKind, ServerStatus
 from ._registry import LookupKind, ToolRegistry, build_registry
+from ._vrl import VrlProgram
 
 __all__ = [
     "ComputerCore",
@@ -131,6 +132,7 @@ class ComputerCore:
         history_size: int = 10,
     ) -> None:
         self._config = load_config(config)
+        self._vrl = _compile_vrl(self._config)
         self._confirm = confirm
         self._confirm_policy = confirm_policy
         self._resolver = InputResolver(
@@ -498,6 +500,9 @@ class ComputerCore:
         try:
             result = await task
             success = not result.is_error
+            program = self._vrl.get(entry.server)
+            if program is not None:
+                result = program.apply(result, tool_name, params or {})
             return result
         except asyncio.CancelledError:
             if req_id in self._cancelled and task.cancelled():
@@ -618,6 +623,7 @@ class ComputerCore:
         """Replace the configuration: restart changed servers, stop removed ones, start new ones."""
         new = load_config(config)
         old = self._config
+        self._vrl = _compile_vrl(new)
         self._config = new
         self._resolver.update_inputs(new.inputs)
         for name, server in list(self._servers.items()):
@@ -635,3 +641,12 @@ class ComputerCore:
         self._rebuild_and_announce()
         if self._running:
             await self.wait_settled(self._start_timeout + 5)
+
+
+def _compile_vrl(config: ComputerConfig) -> dict[str, VrlProgram]:
+    """One compiled VRL program per server that configures a script (load_config vetted them)."""
+    return {
+        name: VrlProgram.compile(server.vrl)
+        for name, server in config.servers.items()
+        if server.vrl is not None
+    }

@@ -5,8 +5,8 @@ Rules:
 * the document has the shape ``{"inputs": [...], "servers": {name: MCPServerConfig}}``;
   unknown keys anywhere are errors, every error names its JSON path;
 * a server's ``name`` equals its key; Streamable timeouts are ISO 8601 durations;
-* ``vrl`` scripts are refused at load time: this Computer ships no VRL runtime, and the
-  spec wants VRL problems to surface at start-up rather than at the first call.
+* a ``vrl`` script must compile (and its optional runtime be installed): VRL problems
+  surface at start-up rather than at the first call.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from typing import Any
 from a2c_protocol import ComputerConfig, FieldError, InvalidPayloadError, config_from_json, to_wire
 
 from ._exceptions import ConfigError
+from ._vrl import vrl_problem
 
 __all__ = ["config_to_json", "load_config"]
 
@@ -54,13 +55,9 @@ def load_config(
         details = "; ".join(f"{e.path}: {e.problem}" for e in exc.errors)
         raise ConfigError(f"invalid configuration {label}: {details}", exc.errors) from exc
     errors = [
-        FieldError(
-            f"$.servers.{name}.vrl",
-            "VRL result transformation is not supported by this Computer (no VRL runtime is "
-            "available); remove the 'vrl' key",
-        )
+        FieldError(f"$.servers.{name}.vrl", problem)
         for name, server in config.servers.items()
-        if server.vrl is not None
+        if server.vrl is not None and (problem := vrl_problem(server.vrl)) is not None
     ]
     if errors:
         details = "; ".join(f"{e.path}: {e.problem}" for e in errors)
