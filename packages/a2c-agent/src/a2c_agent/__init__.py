@@ -51,7 +51,6 @@ from ._agent import (
     AsyncAgent,
     DesktopListener,
     NotificationListener,
-    NotificationStream,
     StateListener,
     ToolsListener,
 )
@@ -67,6 +66,7 @@ from ._exceptions import (
     ToolCallTimeoutError,
 )
 from ._lifecycle import AgentState
+from ._notify import NotificationStream
 from ._sync import SyncAgent
 from ._types import (
     AgentNotification,

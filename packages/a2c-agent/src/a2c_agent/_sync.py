@@ -17,9 +17,10 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from a2c_protocol import A2CResource, Event
 
-from ._agent import AsyncAgent, NotificationStream
+from ._agent import AsyncAgent
 from ._exceptions import AgentStateError
 from ._lifecycle import AgentState
+from ._notify import NotificationStream
 from ._types import AgentNotification, AgentTool
 
 __all__ = ["SyncAgent"]
