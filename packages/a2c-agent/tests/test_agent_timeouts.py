@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from a2c_agent import AsyncAgent, RequestTimeoutError, ToolCallTimeoutError
@@ -26,6 +28,26 @@ async def test_local_timeout_sends_cancel_with_the_same_req_id(make_computer, ma
         Event.NOTIFY_TOOL_CALL_CANCEL, lambda p: p["req_id"] == call["req_id"]
     )
     assert cancel == {"agent": "agent-1", "req_id": call["req_id"]}
+
+
+async def test_caller_chosen_req_id_can_be_cancelled_from_elsewhere(make_computer, make_agent):
+    computer = await make_computer()
+    computer.on(Event.TOOL_CALL, computer.hold)
+    agent = await make_agent()
+    await agent.join_office(OFFICE)
+    call = asyncio.create_task(agent.call_tool("box-1", "slow", {}, timeout=60, req_id="job-7"))
+    request = await computer.wait_for_request(Event.TOOL_CALL)
+    assert request["req_id"] == "job-7"
+    await agent.cancel_tool_call("job-7")
+    cancel = await computer.wait_for_notification(
+        Event.NOTIFY_TOOL_CALL_CANCEL, lambda p: p["req_id"] == "job-7"
+    )
+    assert cancel == {"agent": "agent-1", "req_id": "job-7"}
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    with pytest.raises(ValueError, match="req_id"):
+        await agent.call_tool("box-1", "slow", {}, req_id="")
 
 
 async def test_server_forward_timeout_is_408_and_cancels_tool_calls():

@@ -108,7 +108,7 @@ def test_invalid_config_names_the_field(data: dict[str, Any], path: str) -> None
 
 def test_vrl_syntax_is_checked_at_load_time() -> None:
     assert load_config(base(s=stdio("s", vrl=".x = 1"))).servers["s"].vrl == ".x = 1"
-    with pytest.raises(ConfigError, match=r"\$\.servers\.s\.vrl.*VRL syntax error"):
+    with pytest.raises(ConfigError, match=r"\$\.servers\[.s.\]\.vrl.*VRL syntax error"):
         load_config(base(s=stdio("s", vrl="if .isError == {")))
     # The spec's own example is fallible VRL (E103): refused before any call is made.
     with pytest.raises(ConfigError, match=r"E103|fallible"):

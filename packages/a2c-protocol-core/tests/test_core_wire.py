@@ -574,3 +574,23 @@ def test_error_payload_detection() -> None:
     assert not core.is_error_payload({"tools": [], "req_id": "r"})
     assert not core.is_error_payload([404, "m"])
     assert isinstance(core.error_payload_from_wire({"code": 4014, "message": "m"}), ErrorPayload)
+
+
+def test_duration_placeholders_are_left_to_the_computer() -> None:
+    doc = {"servers": {"s": {"type": "streamable", "name": "s", "server_parameters": {
+        "url": "http://127.0.0.1:1/mcp", "timeout": "${input:http_timeout}"}}}}  # fmt: skip
+    params = config_from_json(doc).servers["s"].server_parameters
+    assert isinstance(params, core.MCPServerStreamableHttpParameters)
+    assert params.timeout == "${input:http_timeout}"
+
+
+def test_semantic_config_errors_use_the_same_path_style() -> None:
+    with pytest.raises(InvalidPayloadError) as info:
+        config_from_json(
+            {
+                "servers": {
+                    "s": {"type": "stdio", "name": "t", "server_parameters": {"command": "x"}}
+                }
+            }
+        )
+    assert info.value.errors[0].path == "$.servers['s'].name"

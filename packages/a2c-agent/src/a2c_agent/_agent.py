@@ -492,6 +492,7 @@ class AsyncAgent:
         params: Mapping[str, Any] | None = None,
         *,
         timeout: float = 60.0,
+        req_id: str | None = None,
     ) -> CallToolResult:
         """Call ``tool_name`` on ``computer`` and return its ``CallToolResult``.
 
@@ -505,10 +506,16 @@ class AsyncAgent:
         ``server:tool_call_cancel`` for this call's ``req_id`` and raises
         :class:`ToolCallTimeoutError`. A 408 from the Server is answered with the same
         cancel before :class:`RequestTimeoutError` is raised.
+
+        ``req_id`` defaults to a fresh UUID; pass your own to be able to cancel the call
+        from elsewhere with :meth:`cancel_tool_call` (cancelling the awaiting task does the
+        same).
         """
         if timeout <= 0:
             raise ValueError("timeout must be positive")
-        req_id = _req_id()
+        if req_id is not None and not (isinstance(req_id, str) and req_id):
+            raise ValueError("req_id must be a non-empty string")
+        req_id = req_id or _req_id()
         request = ToolCallReq(
             agent=self._name,
             req_id=req_id,

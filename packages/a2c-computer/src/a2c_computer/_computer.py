@@ -283,7 +283,9 @@ class ComputerCore:
             ):
                 await self._announce(Event.UPDATE_DESKTOP)
         except Exception as exc:
-            logger.warning("MCP server %s: handling %s failed: %s", server.name, kind, exc)
+            # While stopping, a notification racing the shutdown is expected to fail.
+            level = logging.WARNING if self._running else logging.DEBUG
+            logger.log(level, "MCP server %s: handling %s failed: %s", server.name, kind, exc)
 
     async def _refresh_tools(self, server: McpServer) -> None:
         caps = server.capabilities

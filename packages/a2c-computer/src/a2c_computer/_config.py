@@ -55,7 +55,7 @@ def load_config(
         details = "; ".join(f"{e.path}: {e.problem}" for e in exc.errors)
         raise ConfigError(f"invalid configuration {label}: {details}", exc.errors) from exc
     errors = [
-        FieldError(f"$.servers.{name}.vrl", problem)
+        FieldError(f"$.servers[{name!r}].vrl", problem)
         for name, server in config.servers.items()
         if server.vrl is not None and (problem := vrl_problem(server.vrl)) is not None
     ]

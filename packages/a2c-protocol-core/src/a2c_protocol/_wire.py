@@ -431,24 +431,25 @@ def config_from_json(data: object) -> GetComputerConfigRet:
     config = _structure(_CONFIG, GetComputerConfigRet, data, "computer config")
     errors: list[FieldError] = []
     for key, server in config.servers.items():
+        at = f"$.servers[{key!r}]"
         if server.name != key:
             errors.append(
-                FieldError(
-                    f"$.servers.{key}.name", f"must equal its key {key!r}, got {server.name!r}"
-                )
+                FieldError(f"{at}.name", f"must equal its key {key!r}, got {server.name!r}")
             )
         if isinstance(server, StreamableServerConfig):
             for attr in ("timeout", "sse_read_timeout"):
                 value = getattr(server.server_parameters, attr)
+                if "${input:" in value:
+                    continue  # resolved on the Computer at start-up, checked then
                 try:
                     parse_iso8601_duration(value)
                 except ValueError as exc:
-                    errors.append(FieldError(f"$.servers.{key}.server_parameters.{attr}", str(exc)))
+                    errors.append(FieldError(f"{at}.server_parameters.{attr}", str(exc)))
         default = server.default_tool_meta
         if default is not None and default.alias is not None:
             errors.append(
                 FieldError(
-                    f"$.servers.{key}.default_tool_meta.alias",
+                    f"{at}.default_tool_meta.alias",
                     "an alias in default_tool_meta would give every tool the same name",
                 )
             )
