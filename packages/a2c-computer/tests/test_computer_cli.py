@@ -89,7 +89,7 @@ async def test_check_rejects_an_invalid_config(tmp_path: Path) -> None:
         tmp_path, {"x": {"type": "stdio", "name": "y", "server_parameters": {"command": "c"}}}
     )
     code, _, err = await cli("check", "--config", str(config))
-    assert code == 2 and "$.servers.x.name" in err
+    assert code == 2 and "$.servers['x'].name" in err
 
 
 async def test_run_joins_the_office_and_stops_cleanly_on_sigterm(
