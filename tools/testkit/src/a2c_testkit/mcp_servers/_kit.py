@@ -11,11 +11,23 @@ import json
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
 from typing import Any
 
+import anyio
 from mcp import types
 from mcp.server.lowlevel import Server
+from mcp.server.models import InitializationOptions
+from mcp.server.stdio import stdio_server
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-__all__ = ["UpstreamGate", "bearer_status", "paged", "raw_result", "register_raw", "text"]
+__all__ = [
+    "UpstreamGate",
+    "bearer_status",
+    "paged",
+    "raw_result",
+    "register_raw",
+    "run_stdio",
+    "serve_http_forever",
+    "text",
+]
 
 #: Decides the HTTP status for a ``tools/call`` of ``tool`` with these request headers
 #: (lower-cased names); None lets the call through.
@@ -114,3 +126,36 @@ def paged(items: Sequence[Any], cursor: str | None, page_size: int) -> tuple[lis
 
 def text(value: str) -> list[types.TextContent]:
     return [types.TextContent(type="text", text=value)]
+
+
+def run_stdio(server: Server[Any, Any], options: InitializationOptions) -> None:
+    """Serve ``server`` over stdin/stdout until the client goes away."""
+
+    async def run() -> None:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, options)
+
+    anyio.run(run)
+
+
+def serve_http_forever(app: ASGIApp, port: int, *, announce: bool) -> None:
+    """Serve ``app`` under uvicorn on 127.0.0.1:``port`` (0 picks one); with ``announce``,
+    print ``PORT <n>`` once it listens so a parent process can find it."""
+    import socket
+
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    web = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+
+    async def run() -> None:
+        async with anyio.create_task_group() as group:
+            group.start_soon(web.serve, [sock])
+            while not web.started:
+                await anyio.sleep(0.02)
+            if announce:
+                print(f"PORT {sock.getsockname()[1]}", flush=True)
+
+    anyio.run(run)

@@ -24,9 +24,8 @@ import anyio
 from mcp import types
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
-from mcp.server.stdio import stdio_server
 
-from a2c_testkit.mcp_servers._kit import paged, register_raw
+from a2c_testkit.mcp_servers._kit import paged, register_raw, run_stdio
 
 __all__ = ["build_server", "main"]
 
@@ -308,12 +307,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--no-subscribe", action="store_true")
     args = parser.parse_args(argv)
     server, options = build_server(args.profile, args.page_size, args.host, not args.no_subscribe)
-
-    async def run() -> None:
-        async with stdio_server() as (read, write):
-            await server.run(read, write, options)
-
-    anyio.run(run)
+    run_stdio(server, options)
 
 
 if __name__ == "__main__":

@@ -15,13 +15,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import socket
 import sys
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
-import anyio
-import uvicorn
 from mcp import types
 from mcp.server.lowlevel import Server
 from mcp.server.models import InitializationOptions
@@ -29,7 +26,12 @@ from mcp.server.sse import SseServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from a2c_testkit.mcp_servers._kit import UpstreamGate, bearer_status, register_raw
+from a2c_testkit.mcp_servers._kit import (
+    UpstreamGate,
+    bearer_status,
+    register_raw,
+    serve_http_forever,
+)
 
 __all__ = ["build_app", "main", "serve_http"]
 
@@ -126,13 +128,6 @@ def build_app() -> ASGIApp:
     return UpstreamGate(app, _decide)
 
 
-def _bound_socket(port: int) -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", port))
-    return sock
-
-
 @contextlib.asynccontextmanager
 async def serve_http(port: int = 0, startup_timeout: float = 60.0) -> AsyncIterator[str]:
     """Run this server under uvicorn in a child process on 127.0.0.1; yields its base URL.
@@ -170,19 +165,7 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--announce", action="store_true", help="print 'PORT <n>' once listening")
     args = parser.parse_args()
-    sock = _bound_socket(args.port)
-    config = uvicorn.Config(build_app(), log_level="warning", lifespan="on")
-    server = uvicorn.Server(config)
-
-    async def run() -> None:
-        async with anyio.create_task_group() as group:
-            group.start_soon(server.serve, [sock])
-            while not server.started:
-                await anyio.sleep(0.02)
-            if args.announce:
-                print(f"PORT {sock.getsockname()[1]}", flush=True)
-
-    anyio.run(run)
+    serve_http_forever(build_app(), args.port, announce=args.announce)
 
 
 if __name__ == "__main__":

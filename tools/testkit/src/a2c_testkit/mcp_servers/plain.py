@@ -8,13 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import anyio
 from mcp import types
 from mcp.server.lowlevel import Server
 from mcp.server.models import InitializationOptions
-from mcp.server.stdio import stdio_server
 
-from a2c_testkit.mcp_servers._kit import register_raw
+from a2c_testkit.mcp_servers._kit import register_raw, run_stdio
 
 __all__ = ["build_server", "main"]
 
@@ -55,12 +53,7 @@ def build_server() -> tuple[Server[Any, Any], InitializationOptions]:
 
 def main() -> None:
     server, options = build_server()
-
-    async def run() -> None:
-        async with stdio_server() as (read, write):
-            await server.run(read, write, options)
-
-    anyio.run(run)
+    run_stdio(server, options)
 
 
 if __name__ == "__main__":

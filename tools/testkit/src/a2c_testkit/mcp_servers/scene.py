@@ -33,10 +33,16 @@ import anyio
 from mcp import types
 from mcp.server.lowlevel import Server
 from mcp.server.models import InitializationOptions
-from mcp.server.stdio import stdio_server
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ._kit import UpstreamGate, bearer_status, paged, register_raw
+from ._kit import (
+    UpstreamGate,
+    bearer_status,
+    paged,
+    register_raw,
+    run_stdio,
+    serve_http_forever,
+)
 
 __all__ = ["build_server", "main"]
 
@@ -221,34 +227,9 @@ def main(argv: list[str] | None = None) -> None:
     server, options = build_server(json.loads(args.scene.read_text(encoding="utf-8")))
 
     if args.http_port is None:
-
-        async def run_stdio() -> None:
-            async with stdio_server() as (read, write):
-                await server.run(read, write, options)
-
-        anyio.run(run_stdio)
-        return
-
-    import socket
-
-    import uvicorn
-
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", args.http_port))
-    web = uvicorn.Server(
-        uvicorn.Config(_http_app(server, options), log_level="warning", lifespan="on")
-    )
-
-    async def run_http() -> None:
-        async with anyio.create_task_group() as group:
-            group.start_soon(web.serve, [sock])
-            while not web.started:
-                await anyio.sleep(0.02)
-            if args.announce:
-                print(f"PORT {sock.getsockname()[1]}", flush=True)
-
-    anyio.run(run_http)
+        run_stdio(server, options)
+    else:
+        serve_http_forever(_http_app(server, options), args.http_port, announce=args.announce)
 
 
 if __name__ == "__main__":
