@@ -34,6 +34,7 @@ async def test_example_tools_and_windows_change_over_time(recorder: Any) -> None
             "panel_open",
             "panel_close",
             "roll_dice",
+            "wait",
         }
         desktop = await computer.desktop()
         assert [d.split("\n")[0] for d in desktop] == [

@@ -14,7 +14,8 @@ Windows (metadata in ``annotations`` / ``_meta``, never in the URI):
 * ``window://org.a2c.example.desk/panel/<name>`` — panels opened with ``panel_open``
   (the window set changes: ``resources/list_changed``).
 
-Tools: ``note_add``, ``notes_clear``, ``panel_open``, ``panel_close``, ``roll_dice``.
+Tools: ``note_add``, ``notes_clear``, ``panel_open``, ``panel_close``, ``roll_dice``, and
+``wait`` (sleeps ``seconds``; shows timeouts and cancellation).
 """
 
 from __future__ import annotations
@@ -125,6 +126,7 @@ def build(desk: Desk) -> tuple[Server[Any, Any], InitializationOptions]:
             ),
             tool("panel_close", "Close a panel window.", {"name": {"type": "string"}}),
             tool("roll_dice", "Roll a die.", {"sides": {"type": "integer"}}),
+            tool("wait", "Sleep for a number of seconds.", {"seconds": {"type": "number"}}),
         ]
 
     @server.call_tool()  # type: ignore[untyped-decorator]
@@ -149,6 +151,10 @@ def build(desk: Desk) -> tuple[Server[Any, Any], InitializationOptions]:
             reply = "closed"
         elif name == "roll_dice":
             reply = str(random.randint(1, max(int(args.get("sides", 6)), 1)))
+        elif name == "wait":
+            seconds = min(max(float(args.get("seconds", 1)), 0.0), 3600.0)
+            await anyio.sleep(seconds)
+            reply = f"waited {seconds:g} s"
         else:
             raise ValueError(f"unknown tool {name}")
         return [types.TextContent(type="text", text=reply)]
