@@ -19,7 +19,6 @@ from a2c_protocol import (
     EVENTS,
     NAMESPACE,
     VERSION_QUERY_PARAM,
-    AgentCallData,
     EnterOfficeReq,
     ErrorCode,
     ErrorPayload,
@@ -42,7 +41,15 @@ from ._exceptions import AuthenticationError
 from ._gate import check_version_query, first_query_value
 from ._logs import log
 from ._offices import Broadcast, MembershipOutcome, Offices
-from ._rules import Member, Refusal, check_cancel, check_list_room, check_route, check_update
+from ._rules import (
+    Member,
+    Refusal,
+    check_cancel,
+    check_list_room,
+    check_route,
+    check_update,
+    tool_timeout_problem,
+)
 from ._settings import ServerSettings
 
 __all__ = ["SmcpNamespace"]
@@ -100,7 +107,7 @@ class SmcpNamespace:
             elif event in _UPDATE_EVENTS:
                 handler = self._guard(event, self._updater(event), lambda: None)
             elif event is Event.TOOL_CALL_CANCEL:
-                handler = self._guard(event, self._on_cancel, lambda: None)
+                handler = self._guard(event, self._canceller(), lambda: None)
             else:
                 continue  # notify:* are only ever sent by the Server
             sio.on(event.value, handler, namespace=NAMESPACE)
@@ -284,14 +291,25 @@ class SmcpNamespace:
 
     # -------------------------------------------------------------- notifications
 
-    def _updater(self, event: Event) -> Handler:
+    def _relay(
+        self,
+        event: Event,
+        check: Callable[[Member | None, str, Any], Refusal | None],
+        payload: Callable[[Any, Member, type[Any]], Any],
+    ) -> Handler:
+        """A ``server:*`` event that becomes its ``notify:*`` to the sender's office.
+
+        ``check`` applies the sender rule to the decoded request; ``payload`` builds what
+        the office receives (given the request, the sender and the notification model).
+        Bad payloads and refusals are logged and never broadcast.
+        """
         spec = EVENTS[event]
         notify = spec.notifies
-        if notify is None:  # the registry pairs every update with its notification
+        if notify is None:  # the registry pairs every relayed event with its notification
             raise RuntimeError(f"{event.value} has no notification in the registry")
         notify_model = EVENTS[notify].request
 
-        async def on_update(sid: str, data: Any) -> None:
+        async def on_event(sid: str, data: Any) -> None:
             try:
                 req = from_wire(spec.request, data)
             except InvalidPayloadError as exc:
@@ -299,37 +317,34 @@ class SmcpNamespace:
                     reason=exc)  # fmt: skip
                 return
             sender = await self._store.get(sid)
-            refusal = check_update(sender, event.value, req.computer)
+            refusal = check(sender, event.value, req)
             if refusal is not None or sender is None or sender.office_id is None:
                 if refusal is not None:
-                    self._refuse(refusal, sid, event, None, sender)
+                    self._refuse(refusal, sid, event, getattr(req, "req_id", None), sender)
                 return
-            payload = to_wire(notify_model(computer=sender.name))
             await self._sio.emit(
-                notify.value, payload, room=sender.office_id, skip_sid=sid, namespace=NAMESPACE
+                notify.value,
+                payload(req, sender, notify_model),
+                room=sender.office_id,
+                skip_sid=sid,
+                namespace=NAMESPACE,
             )
 
-        return on_update
+        return on_event
 
-    async def _on_cancel(self, sid: str, data: Any) -> None:
-        try:
-            req = from_wire(AgentCallData, data)
-        except InvalidPayloadError as exc:
-            log(_log, logging.INFO, "invalid payload dropped", sid=sid,
-                event=Event.TOOL_CALL_CANCEL.value, reason=exc)  # fmt: skip
-            return
-        sender = await self._store.get(sid)
-        refusal = check_cancel(sender, Event.TOOL_CALL_CANCEL.value, req.agent)
-        if refusal is not None or sender is None or sender.office_id is None:
-            if refusal is not None:
-                self._refuse(refusal, sid, Event.TOOL_CALL_CANCEL, req.req_id, sender)
-            return
-        await self._sio.emit(
-            Event.NOTIFY_TOOL_CALL_CANCEL.value,
-            to_wire(req),
-            room=sender.office_id,
-            skip_sid=sid,
-            namespace=NAMESPACE,
+    def _updater(self, event: Event) -> Handler:
+        return self._relay(
+            event,
+            lambda sender, name, req: check_update(sender, name, req.computer),
+            # Broadcast on behalf of the registered name, never a claimed one.
+            lambda req, sender, model: to_wire(model(computer=sender.name)),
+        )
+
+    def _canceller(self) -> Handler:
+        return self._relay(
+            Event.TOOL_CALL_CANCEL,
+            lambda sender, name, req: check_cancel(sender, name, req.agent),
+            lambda req, sender, model: to_wire(req),
         )
 
     # ----------------------------------------------------------------- forwarding
@@ -343,9 +358,8 @@ class SmcpNamespace:
             except InvalidPayloadError as exc:
                 return to_wire(exc.to_payload())
             if isinstance(req, ToolCallReq):
-                limit = self._settings.max_tool_timeout
-                if not 1 <= req.timeout <= limit:
-                    problem = f"must be between 1 and {limit} seconds, got {req.timeout}"
+                problem = tool_timeout_problem(req.timeout, self._settings.max_tool_timeout)
+                if problem is not None:
                     error = InvalidPayloadError("ToolCallReq", [FieldError("$.timeout", problem)])
                     return to_wire(error.to_payload())
                 wait = req.timeout + self._settings.tool_call_buffer

@@ -16,6 +16,7 @@ Leaving (``server:leave_office``)
   L1 Only the office one is in can be left.
 
 Requests from Agents (``client:*`` and ``server:list_room``)
+  R0 A ``client:tool_call`` ``timeout`` is 1..the deployment's limit seconds (400).
   R1 The sender must be in an office (4103) and be an Agent (403).
   R2 The payload's ``agent`` must be the sender's own name (403, spoofing).
   R3 The target Computer must exist under that name (404, ``details.computer_name``).
@@ -48,6 +49,7 @@ __all__ = [
     "check_update",
     "decide_join",
     "decide_leave",
+    "tool_timeout_problem",
 ]
 
 MAX_NAME_LENGTH: Final = 256
@@ -154,21 +156,38 @@ def decide_leave(member: Member, office_id: str) -> str | None:
     return None
 
 
-def check_agent_request(sender: Member | None, event: str, agent: str) -> Refusal | None:
-    """R1 + R2: the sender is an Agent in an office, naming itself in ``agent``."""
+_ROLE_PHRASE: Final = {Role.AGENT: "an Agent", Role.COMPUTER: "a Computer"}
+
+
+def _check_self(sender: Member | None, event: str, role: Role, claimed: str) -> Refusal | None:
+    """The sender is a ``role`` in an office whose payload names the sender itself."""
     if sender is None or sender.office_id is None:
         return Refusal(code=ErrorCode.NOT_IN_ROOM, message=f"Join an office before sending {event}")
-    if sender.role is not Role.AGENT:
-        return Refusal(
-            code=ErrorCode.FORBIDDEN, message=f"Only an Agent may send {event}", security=True
-        )
-    if agent != sender.name:
+    if sender.role is not role:
         return Refusal(
             code=ErrorCode.FORBIDDEN,
-            message="The agent field does not match the sender's registered name",
+            message=f"Only {_ROLE_PHRASE[role]} may send {event}",
+            security=True,
+        )
+    if claimed != sender.name:
+        return Refusal(
+            code=ErrorCode.FORBIDDEN,
+            message=f"The {role.value} field does not match the sender's registered name",
             security=True,
         )
     return None
+
+
+def check_agent_request(sender: Member | None, event: str, agent: str) -> Refusal | None:
+    """R1 + R2: the sender is an Agent in an office, naming itself in ``agent``."""
+    return _check_self(sender, event, Role.AGENT, agent)
+
+
+def tool_timeout_problem(timeout: int, limit: int) -> str | None:
+    """Why a ``client:tool_call`` ``timeout`` is out of bounds (1..``limit`` s), or None."""
+    if 1 <= timeout <= limit:
+        return None
+    return f"must be between 1 and {limit} seconds, got {timeout}"
 
 
 def check_route(
@@ -212,19 +231,7 @@ def check_list_room(
 
 def check_update(sender: Member | None, event: str, computer: str) -> Refusal | None:
     """U1: ``server:update_*`` from a Computer in an office naming itself."""
-    if sender is None or sender.office_id is None:
-        return Refusal(code=ErrorCode.NOT_IN_ROOM, message=f"Join an office before sending {event}")
-    if sender.role is not Role.COMPUTER:
-        return Refusal(
-            code=ErrorCode.FORBIDDEN, message=f"Only a Computer may send {event}", security=True
-        )
-    if computer != sender.name:
-        return Refusal(
-            code=ErrorCode.FORBIDDEN,
-            message="The computer field does not match the sender's registered name",
-            security=True,
-        )
-    return None
+    return _check_self(sender, event, Role.COMPUTER, computer)
 
 
 def check_cancel(sender: Member | None, event: str, agent: str) -> Refusal | None:
