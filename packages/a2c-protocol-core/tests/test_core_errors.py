@@ -122,3 +122,10 @@ def test_authorization_errors_expose_only_the_safe_hint() -> None:
 
 def test_successful_result_is_not_an_error() -> None:
     assert tool_error_from_result(CallToolResult(content=[])) is None
+
+
+def test_remote_error_of_decodes_flat_payloads_only() -> None:
+    error = core.remote_error_of({"code": 4103, "message": "join first"})
+    assert isinstance(error, core.NotInOfficeError)
+    assert core.remote_error_of({"tools": [], "req_id": "r"}) is None
+    assert core.remote_error_of({"code": 400, "message": "m", "details": "not an object"}) is None

@@ -112,6 +112,7 @@ EXPECTED = {
     "read_fullscreen",
     "read_priority",
     "reconnect_delays",
+    "remote_error_of",
     "supported_range",
     "to_wire",
     "tool_error_from_result",

@@ -50,11 +50,9 @@ from a2c_protocol import (
     ToolCallReq,
     WindowURI,
     error_from_handshake_response,
-    error_from_payload,
-    error_payload_from_wire,
     from_wire,
-    is_error_payload,
     reconnect_delays,
+    remote_error_of,
     to_wire,
     version_rejected_by_close,
 )
@@ -917,9 +915,7 @@ def _error_from_refusal(data: object) -> RemoteError | None:
     python-socketio wraps a server's refusal as ``{"message": ..., "data": ...}``.
     """
     for candidate in (data, data.get("data") if isinstance(data, dict) else None):
-        if is_error_payload(candidate):
-            try:
-                return error_from_payload(error_payload_from_wire(candidate))
-            except InvalidPayloadError:  # pragma: no cover - guarded by is_error_payload
-                return None
+        error = remote_error_of(candidate)
+        if error is not None:
+            return error
     return None

@@ -32,10 +32,8 @@ from a2c_protocol import (
     EventKind,
     GetToolsRet,
     InvalidPayloadError,
-    error_from_payload,
-    error_payload_from_wire,
     from_wire,
-    is_error_payload,
+    remote_error_of,
 )
 
 from ._exceptions import InvalidResponseError, JoinOfficeError, LeaveOfficeError
@@ -65,12 +63,9 @@ def _single(event: Event, args: Sequence[Any]) -> Any:
 def decode_ack(event: Event, response: type[T], args: Sequence[Any]) -> T:
     """Decode the ack values of ``event`` into ``response``, raising typed errors."""
     data = _single(event, args)
-    if is_error_payload(data):
-        try:
-            payload = error_payload_from_wire(data)
-        except InvalidPayloadError as exc:  # pragma: no cover - is_error_payload guards it
-            raise InvalidResponseError(f"{event.value} error payload", exc.errors) from exc
-        raise error_from_payload(payload)
+    error = remote_error_of(data)
+    if error is not None:
+        raise error
     try:
         return from_wire(response, data)
     except InvalidPayloadError as exc:
@@ -82,8 +77,9 @@ def decode_office_ack(event: Event, office_id: str, args: Sequence[Any]) -> None
 
     A flat ErrorPayload is accepted too (some servers answer that way) and raised typed.
     """
-    if len(args) == 1 and is_error_payload(args[0]):
-        raise error_from_payload(error_payload_from_wire(args[0]))
+    error = remote_error_of(args[0]) if len(args) == 1 else None
+    if error is not None:
+        raise error
     values = list(args[0]) if len(args) == 1 and isinstance(args[0], list | tuple) else list(args)
     if not values or not isinstance(values[0], bool):
         raise InvalidResponseError(f"{event.value} answer: expected [success, reason]")

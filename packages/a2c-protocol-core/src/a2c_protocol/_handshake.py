@@ -16,9 +16,9 @@ from typing import Final
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ._codes import WS_CLOSE_VERSION_REJECTED, ErrorCode
-from ._exceptions import InvalidPayloadError, ProtocolVersionError, RemoteError, error_from_payload
+from ._exceptions import ProtocolVersionError, RemoteError
 from ._versioning import PROTOCOL_VERSION
-from ._wire import error_payload_from_wire, is_error_payload
+from ._wire import remote_error_of
 
 __all__ = [
     "ERROR_CODE_HEADER",
@@ -69,11 +69,9 @@ def error_from_handshake_response(
         data = json.loads(body)
     except (TypeError, ValueError):
         data = None
-    if is_error_payload(data):
-        try:
-            return error_from_payload(error_payload_from_wire(data))
-        except InvalidPayloadError:
-            pass
+    error = remote_error_of(data)
+    if error is not None:
+        return error
     header = {k.lower(): v for k, v in headers.items()}.get(ERROR_CODE_HEADER.lower())
     if header is not None and header.strip() == str(int(ErrorCode.PROTOCOL_VERSION_MISMATCH)):
         return ProtocolVersionError(

@@ -28,7 +28,13 @@ from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError, Iterabl
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
 from ._codes import ErrorCode
-from ._exceptions import AnyErrorPayload, FieldError, InvalidPayloadError
+from ._exceptions import (
+    AnyErrorPayload,
+    FieldError,
+    InvalidPayloadError,
+    RemoteError,
+    error_from_payload,
+)
 from ._models import (
     A2CResource,
     AttributeValue,
@@ -61,6 +67,7 @@ __all__ = [
     "from_wire",
     "is_error_payload",
     "parse_iso8601_duration",
+    "remote_error_of",
     "to_wire",
     "tool_meta_of",
     "with_tool_meta",
@@ -503,6 +510,20 @@ def error_payload_from_wire(data: object) -> AnyErrorPayload:
     except InvalidPayloadError:
         return generic
     return result
+
+
+def remote_error_of(data: object) -> RemoteError | None:
+    """The typed exception for a payload that is a flat ErrorPayload, else None.
+
+    An ack or refusal that merely looks like one (``code`` and ``message``) but does not
+    decode gives None, so callers fall through to their ordinary handling.
+    """
+    if not is_error_payload(data):
+        return None
+    try:
+        return error_from_payload(error_payload_from_wire(data))
+    except InvalidPayloadError:
+        return None
 
 
 # ----------------------------------------------------------------- tool meta
