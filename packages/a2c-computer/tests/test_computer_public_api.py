@@ -3,6 +3,15 @@ import a2c_computer
 
 def test_public_surface_is_pinned() -> None:
     assert sorted(a2c_computer.__all__) == [
+        "BlobChunk",
+        "BlobError",
+        "BlobInfo",
+        "BlobResolver",
+        "BlobSettings",
+        "BlobSource",
+        "BlobStore",
+        "BlobTooLargeError",
+        "BlobUnavailableError",
         "CallRecord",
         "Computer",
         "ComputerError",
@@ -16,6 +25,7 @@ def test_public_surface_is_pinned() -> None:
         "LintFinding",
         "ServerState",
         "ServerStatus",
+        "SpoolUsage",
         "WindowInfo",
         "__version__",
         "build_registry",

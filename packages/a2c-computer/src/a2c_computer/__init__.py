@@ -14,10 +14,20 @@ Command line: ``a2c-computer run ...`` and ``a2c-computer check --config FILE``.
 
 from ._app import Computer
 from ._auth import classify_upstream_failure, sanitize_auth_hint
+from ._blob_settings import BlobSettings
+from ._blobs import BlobChunk, BlobInfo, BlobResolver, BlobSource, BlobStore, SpoolUsage
 from ._computer import ConfirmCallback, ConfirmRequest, ServerState
 from ._config import load_config
 from ._desktop import CallRecord, WindowInfo, describe_window, organize, render_window
-from ._exceptions import ComputerError, ComputerStateError, ConfigError, InputResolutionError
+from ._exceptions import (
+    BlobError,
+    BlobTooLargeError,
+    BlobUnavailableError,
+    ComputerError,
+    ComputerStateError,
+    ConfigError,
+    InputResolutionError,
+)
 from ._inputs import InputResolver, env_var_names
 from ._link import LinkError
 from ._lint import LintFinding, lint_windows
@@ -26,6 +36,15 @@ from ._registry import build_registry, merge_tool_meta
 from ._version import __version__
 
 __all__ = [
+    "BlobChunk",
+    "BlobError",
+    "BlobInfo",
+    "BlobResolver",
+    "BlobSettings",
+    "BlobSource",
+    "BlobStore",
+    "BlobTooLargeError",
+    "BlobUnavailableError",
     "CallRecord",
     "Computer",
     "ComputerError",
@@ -39,6 +58,7 @@ __all__ = [
     "LintFinding",
     "ServerState",
     "ServerStatus",
+    "SpoolUsage",
     "WindowInfo",
     "__version__",
     "build_registry",

@@ -6,7 +6,10 @@
     └── ComputerError                 root of everything this package raises
         ├── ConfigError               the configuration file is invalid (lists every field)
         ├── InputResolutionError      an ``${input:...}`` value could not be obtained
-        └── ComputerStateError        an operation was used in the wrong lifecycle state
+        ├── ComputerStateError        an operation was used in the wrong lifecycle state
+        └── BlobError                 a blob cannot be stored or served
+            ├── BlobUnavailableError  a handle cannot be served now (``reason``: 4018)
+            └── BlobTooLargeError     bytes over the absolute cap or the spool capacity
 
 Protocol refusals from the Server keep their core types (``ProtocolVersionError``).
 """
@@ -15,7 +18,15 @@ from __future__ import annotations
 
 from a2c_protocol import A2CError, FieldError
 
-__all__ = ["ComputerError", "ComputerStateError", "ConfigError", "InputResolutionError"]
+__all__ = [
+    "BlobError",
+    "BlobTooLargeError",
+    "BlobUnavailableError",
+    "ComputerError",
+    "ComputerStateError",
+    "ConfigError",
+    "InputResolutionError",
+]
 
 
 class ComputerError(A2CError):
@@ -40,3 +51,30 @@ class InputResolutionError(ComputerError):
 
 class ComputerStateError(ComputerError, RuntimeError):
     """The Computer is not in a state that allows this operation."""
+
+
+class BlobError(ComputerError):
+    """A blob cannot be stored or served."""
+
+
+class BlobUnavailableError(BlobError):
+    """A handle cannot be served now; ``reason`` is the 4018 reason.
+
+    ``invalid_handle`` (malformed, unknown or foreign), ``forbidden`` (the producer's
+    authorization no longer passes), ``gone`` (the source was removed or changed) or
+    ``range`` (offset outside ``0..total_size``). Producers that register their own kind
+    with :meth:`BlobStore.register_kind` raise it from their resolver.
+    """
+
+    def __init__(self, reason: str, message: str | None = None) -> None:
+        self.reason = reason
+        super().__init__(message or f"blob not accessible: {reason}")
+
+
+class BlobTooLargeError(BlobError):
+    """The bytes exceed the absolute cap (or the whole spool capacity); nothing was stored."""
+
+    def __init__(self, size: int, limit: int, what: str = "the absolute blob cap") -> None:
+        self.size = size
+        self.limit = limit
+        super().__init__(f"{size} bytes exceed {what} of {limit} bytes")
