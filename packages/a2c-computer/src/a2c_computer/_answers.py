@@ -38,6 +38,18 @@ def _answer_limit(settings: BlobSettings) -> int:
     return settings.max_message_bytes - ANSWER_MARGIN
 
 
+def _warn_oversize(what: str, size: int, settings: BlobSettings, instead: str) -> None:
+    logger.warning(
+        "%s is %d bytes encoded, over the message limit (%d usable of max_message_bytes=%d); "
+        "answering with %s instead",
+        what,
+        size,
+        _answer_limit(settings),
+        settings.max_message_bytes,
+        instead,
+    )
+
+
 def tool_answer(
     result: CallToolResult, *, tool: str, store: BlobStore, mcp_server: str | None = None
 ) -> dict[str, Any]:
@@ -63,14 +75,7 @@ def tool_answer(
     limit = _answer_limit(settings)
     if size <= limit:
         return wire
-    logger.warning(
-        "result of tool %s is %d bytes encoded, over the message limit (%d usable of "
-        "max_message_bytes=%d); answering with an error result instead",
-        tool,
-        size,
-        limit,
-        settings.max_message_bytes,
-    )
+    _warn_oversize(f"result of tool {tool}", size, settings, "an error result")
     refusal: dict[str, Any] = to_wire(
         error_result(
             ErrorCode.TOOL_EXECUTION_FAILED,
@@ -92,14 +97,7 @@ def fit_answer(event: str, answer: Any, settings: BlobSettings) -> Any:
     limit = _answer_limit(settings)
     if size <= limit:
         return answer
-    logger.warning(
-        "answer to %s is %d bytes encoded, over the message limit (%d usable of "
-        "max_message_bytes=%d); answering 500 instead",
-        event,
-        size,
-        limit,
-        settings.max_message_bytes,
-    )
+    _warn_oversize(f"answer to {event}", size, settings, "500")
     payload = ErrorPayload(
         code=ErrorCode.INTERNAL_ERROR,
         message=f"the answer to {event} would be {size} bytes, over the {limit}-byte "
