@@ -19,6 +19,7 @@ from ._auth import AllowAllAuth, AuthProvider, SharedTokenAuth, is_loopback_host
 from ._gate import Receive, Scope, Send, VersionGate, mount_matches
 from ._namespace import SmcpNamespace
 from ._offices import Offices
+from ._oversize import OversizeWatch
 from ._settings import ServerSettings
 from ._store import MemoryStateStore, StateStore
 
@@ -42,9 +43,19 @@ class A2CServerApp:
         self.settings = settings
         self.sio = sio
         self.store = store
-        self._gate = VersionGate(
-            self._engineio, server_version=settings.protocol_version, mount=settings.socketio_path
+        watched = OversizeWatch(
+            self._engineio, limit=settings.max_message_bytes, describe=self._describe_eio
         )
+        self._gate = VersionGate(
+            watched, server_version=settings.protocol_version, mount=settings.socketio_path
+        )
+
+    async def _describe_eio(self, eio_sid: str) -> tuple[str | None, str | None, str | None]:
+        sid = self.sio.manager.sid_from_eio_sid(eio_sid, NAMESPACE)
+        member = await self.store.get(sid) if sid else None
+        if member is None:
+            return sid, None, None
+        return sid, member.role.value, member.name
 
     async def _engineio(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self.sio.handle_request(scope, receive, send)
