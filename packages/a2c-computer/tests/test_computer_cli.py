@@ -149,3 +149,34 @@ async def test_run_joins_the_office_and_stops_cleanly_on_sigterm(
             _, err = await asyncio.wait_for(proc.communicate(), 60)
         assert proc.returncode == 0, err.decode()
         assert "stopped" in err.decode()
+
+
+async def test_run_with_a_refused_token_exits_at_once_with_the_servers_reason(
+    tmp_path: Path,
+) -> None:
+    from a2c_server import ServerSettings
+
+    config = write_config(tmp_path, {})
+    async with running_server(ServerSettings(auth_token="right")) as srv:
+        # Were the refusal retried like an unreachable Server, this would take 600 s and
+        # the 120 s communicate() bound would fail the test.
+        code, _, err = await cli(
+            "run",
+            "--config",
+            str(config),
+            "--server",
+            srv.url,
+            "--office",
+            "o1",
+            "--name",
+            "box",
+            "--token",
+            "wrong",
+            "--wait-server",
+            "600",
+            "--socketio-path",
+            srv.socketio_path,
+        )
+    assert code == 1, err
+    assert "refused this Computer: [401] Authentication failed: invalid token" in err
+    assert "not reachable yet" not in err and "Traceback" not in err

@@ -41,3 +41,17 @@ def test_other_outcomes() -> None:
     assert judge_refusal(503, {}, b"busy")[0] is ConnectVerdict.TRANSIENT
     verdict, error = judge_refusal(401, {}, json.dumps({"code": 401, "message": "bad token"}))
     assert verdict is ConnectVerdict.REFUSED and error is not None and error.code == 401
+
+
+def test_a_namespace_refusal_with_an_error_payload_is_final() -> None:
+    from a2c_computer._decisions import judge_namespace_refusal
+
+    wrapped = {"message": "bad", "data": {"code": 401, "message": "invalid token"}}
+    verdict, error = judge_namespace_refusal(wrapped)
+    assert verdict is ConnectVerdict.REFUSED and error is not None and error.code == 401
+    version = {"message": "x", "data": {"code": 4008, "message": "version"}}
+    assert judge_namespace_refusal(version)[0] is ConnectVerdict.VERSION_REFUSED
+    crashed = {"message": "x", "data": {"code": 500, "message": "auth provider crashed"}}
+    assert judge_namespace_refusal(crashed)[0] is ConnectVerdict.TRANSIENT
+    assert judge_namespace_refusal("free text")[0] is ConnectVerdict.TRANSIENT
+    assert judge_namespace_refusal(None) == (ConnectVerdict.TRANSIENT, None)

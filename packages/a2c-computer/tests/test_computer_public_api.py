@@ -23,6 +23,7 @@ def test_public_surface_is_pinned() -> None:
         "InputResolver",
         "LinkError",
         "LintFinding",
+        "ServerRefusedError",
         "ServerState",
         "ServerStatus",
         "SpoolUsage",
@@ -50,6 +51,7 @@ def test_errors_share_one_root() -> None:
         a2c_computer.ConfigError,
         a2c_computer.InputResolutionError,
         a2c_computer.LinkError,
+        a2c_computer.ServerRefusedError,
     ):
         assert issubclass(cls, a2c_computer.ComputerError)
     assert issubclass(a2c_computer.ComputerError, A2CError)

@@ -27,9 +27,10 @@ from ._exceptions import (
     ComputerStateError,
     ConfigError,
     InputResolutionError,
+    LinkError,
+    ServerRefusedError,
 )
 from ._inputs import InputResolver, env_var_names
-from ._link import LinkError
 from ._lint import LintFinding, lint_windows
 from ._mcp import ServerStatus
 from ._registry import build_registry, merge_tool_meta
@@ -56,6 +57,7 @@ __all__ = [
     "InputResolver",
     "LinkError",
     "LintFinding",
+    "ServerRefusedError",
     "ServerState",
     "ServerStatus",
     "SpoolUsage",

@@ -29,13 +29,21 @@ from a2c_protocol import ProtocolVersionError
 from ._app import Computer
 from ._computer import ComputerCore, ConfirmRequest
 from ._config import load_config
-from ._exceptions import ComputerError
+from ._exceptions import ComputerError, ConfigError, LinkError
 from ._lint import LintFinding, lint_windows
 from ._mcp import ServerStatus
 
 __all__ = ["main"]
 
 logger = logging.getLogger("a2c_computer.cli")
+
+EXIT_OK = 0
+#: ``check`` found problems; ``run`` could not reach the Server or was refused by it.
+EXIT_FAILURE = 1
+#: A usage mistake: a bad flag or environment value, an invalid configuration.
+EXIT_USAGE = 2
+#: The Server refused the protocol version (4008).
+EXIT_VERSION = 3
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -199,10 +207,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return asyncio.run(_check(args))
     except ProtocolVersionError as exc:
         print(f"a2c-computer: {exc}", file=sys.stderr)
-        return 3
+        return EXIT_VERSION
+    except LinkError as exc:
+        print(f"a2c-computer: {exc}", file=sys.stderr)
+        return EXIT_FAILURE
     except ComputerError as exc:
         print(f"a2c-computer: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE if isinstance(exc, ConfigError) else EXIT_FAILURE
     except KeyboardInterrupt:
         return 130
 

@@ -7,16 +7,18 @@
         ├── ConfigError               the configuration file is invalid (lists every field)
         ├── InputResolutionError      an ``${input:...}`` value could not be obtained
         ├── ComputerStateError        an operation was used in the wrong lifecycle state
-        └── BlobError                 a blob cannot be stored or served
-            ├── BlobUnavailableError  a handle cannot be served now (``reason``: 4018)
-            └── BlobTooLargeError     bytes over the absolute cap or the spool capacity
+        ├── BlobError                 a blob cannot be stored or served
+        │   ├── BlobUnavailableError  a handle cannot be served now (``reason``: 4018)
+        │   └── BlobTooLargeError     bytes over the absolute cap or the spool capacity
+        └── LinkError                 could not connect to or join the Server
+            └── ServerRefusedError    the Server refused this Computer (final: token, join)
 
 Protocol refusals from the Server keep their core types (``ProtocolVersionError``).
 """
 
 from __future__ import annotations
 
-from a2c_protocol import A2CError, FieldError
+from a2c_protocol import A2CError, FieldError, RemoteError
 
 __all__ = [
     "BlobError",
@@ -26,6 +28,8 @@ __all__ = [
     "ComputerStateError",
     "ConfigError",
     "InputResolutionError",
+    "LinkError",
+    "ServerRefusedError",
 ]
 
 
@@ -78,3 +82,18 @@ class BlobTooLargeError(BlobError):
         self.size = size
         self.limit = limit
         super().__init__(f"{size} bytes exceed {what} of {limit} bytes")
+
+
+class LinkError(ComputerError):
+    """The Computer could not connect to or join the Server (not a version refusal)."""
+
+
+class ServerRefusedError(LinkError):
+    """The Server refused this Computer (a bad token, a refused join): final, not retried.
+
+    ``error`` is the Server's flat ErrorPayload as its typed exception, when it sent one.
+    """
+
+    def __init__(self, message: str, error: RemoteError | None = None) -> None:
+        super().__init__(message)
+        self.error = error

@@ -49,16 +49,12 @@ from a2c_protocol import (
 )
 
 from ._computer import ComputerCore
-from ._decisions import ConnectVerdict, judge_refusal
-from ._exceptions import ComputerError
+from ._decisions import ConnectVerdict, judge_namespace_refusal, judge_refusal
+from ._exceptions import ComputerError, LinkError, ServerRefusedError
 
-__all__ = ["ComputerLink", "LinkError"]
+__all__ = ["ComputerLink", "LinkError", "ServerRefusedError"]
 
 logger = logging.getLogger("a2c_computer.link")
-
-
-class LinkError(ComputerError):
-    """The Computer could not connect to or join the Server (not a version refusal)."""
 
 
 def _error(code: int, message: str) -> dict[str, Any]:
@@ -96,6 +92,7 @@ class ComputerLink:
         self._joined = asyncio.Event()
         self._closing = False
         self._reconnect_task: asyncio.Task[None] | None = None
+        self._refusal: Any = None
         self.fatal_error: BaseException | None = None
         self.connections = 0
         self._core.add_update_listener(self._on_update)
@@ -131,7 +128,11 @@ class ComputerLink:
             sio.on(event.value, self._guarded(event, handler), namespace=NAMESPACE)
         sio.on(Event.NOTIFY_TOOL_CALL_CANCEL.value, self._on_cancel, namespace=NAMESPACE)
         sio.on("disconnect", self._on_disconnect, namespace=NAMESPACE)
+        sio.on("connect_error", self._on_connect_error, namespace=NAMESPACE)
         return sio
+
+    async def _on_connect_error(self, *args: Any) -> None:
+        self._refusal = args[0] if args else None
 
     async def connect(self, wait_for_server: float = 0.0) -> None:
         """Connect and join the office; raises ProtocolVersionError or LinkError.
@@ -156,6 +157,7 @@ class ComputerLink:
     async def _connect_once(self) -> None:
         sio = self._new_client()
         url = with_version_query(self._url)
+        self._refusal = None
         try:
             await sio.connect(
                 url,
@@ -168,13 +170,19 @@ class ComputerLink:
         except (socketio.exceptions.ConnectionError, RuntimeError, OSError) as exc:
             with contextlib.suppress(Exception):
                 await sio.disconnect()
-            verdict, remote = await self._diagnose()
+            verdict, remote = judge_namespace_refusal(self._refusal)
+            if verdict is not ConnectVerdict.REFUSED:
+                # The handshake URL's plain answer is authoritative for versions (4008).
+                verdict, remote = await self._diagnose()
             if verdict is ConnectVerdict.VERSION_REFUSED and remote is not None:
                 logger.error("Server refused protocol %s: %s", PROTOCOL_VERSION, remote)
                 raise remote from exc
+            if verdict is ConnectVerdict.REFUSED:
+                raise ServerRefusedError(
+                    f"the Server at {self._url} refused this Computer: {remote or exc}", remote
+                ) from exc
             detail = f"{remote}" if remote is not None else str(exc)
-            kind = _TransientLinkError if verdict is ConnectVerdict.TRANSIENT else LinkError
-            raise kind(f"cannot connect to {self._url}: {detail}") from exc
+            raise _TransientLinkError(f"cannot connect to {self._url}: {detail}") from exc
         self._sio = sio
         try:
             await self._join(sio)
@@ -213,7 +221,7 @@ class ComputerLink:
             else (answer, None)
         )
         if ok is not True:
-            raise LinkError(f"joining office {self.office_id!r} was refused: {message}")
+            raise ServerRefusedError(f"joining office {self.office_id!r} was refused: {message}")
         self._joined.set()
         logger.info("joined office %s as %s", self.office_id, self.name)
 
@@ -244,6 +252,11 @@ class ComputerLink:
             except ProtocolVersionError as exc:
                 self.fatal_error = exc
                 logger.error("reconnect refused for protocol version; giving up: %s", exc)
+                return
+            except ServerRefusedError as exc:
+                # A revoked token stays revoked: retrying would only hammer the Server.
+                self.fatal_error = exc
+                logger.error("reconnect refused by the Server; giving up: %s", exc)
                 return
             except Exception as exc:
                 logger.info("reconnect failed: %s", exc)
