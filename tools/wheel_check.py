@@ -45,7 +45,7 @@ CORE_DEPENDENCIES: Final = frozenset({"attrs", "cattrs"})
 FORBIDDEN: Final[dict[str, frozenset[str]]] = {
     "a2c-server": frozenset({"mcp"}),
     "a2c-computer": frozenset(),
-    "a2c-agent": frozenset({"mcp", "uvicorn"}),
+    "a2c-agent": frozenset({"mcp", "uvicorn", "prometheus-client"}),
 }
 #: Role -> its console command (called with --help).
 COMMANDS: Final = {

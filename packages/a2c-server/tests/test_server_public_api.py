@@ -20,6 +20,8 @@ def test_server_all_is_pinned() -> None:
             "Offices",
             "ServerError",
             "ServerSettings",
+            "RouteOutcome",
+            "ServerMetrics",
             "SettingsError",
             "SharedTokenAuth",
             "StateConflictError",

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, Self
 
-from a2c_protocol import ComputerConfig
+from a2c_protocol import CallToolResult, ComputerConfig, JsonObject
 
 from ._computer import ComputerCore, ConfirmCallback
 from ._exceptions import ComputerStateError
 from ._inputs import PromptFn
 from ._link import ComputerLink
+from ._metrics import ComputerMetrics
 
 __all__ = ["Computer"]
 
@@ -36,6 +39,9 @@ class Computer(ComputerCore):
     ``confirm`` (an async callback returning True to run it). Without a callback,
     ``confirm_policy="allow"`` (the default) runs it with a one-time WARN per tool, and
     ``"deny"`` answers 4005.
+
+    ``metrics`` counts tool calls, notifications and desktops, and reads the MCP servers'
+    states when scraped (serve it with ``a2c-computer run --metrics-port``).
     """
 
     def __init__(
@@ -74,6 +80,8 @@ class Computer(ComputerCore):
         if server_url is not None and not office_id:
             raise ComputerStateError("office_id is required when server_url is given")
         self.name = name
+        self.metrics = ComputerMetrics(self.server_states)
+        self.add_update_listener(self.metrics.update)
         self._wait_for_server = wait_for_server
         self._link: ComputerLink | None = None
         if server_url is not None:
@@ -113,10 +121,35 @@ class Computer(ComputerCore):
                 await self._link.close()
         await self.stop()
 
+    async def call_tool(
+        self,
+        tool_name: str,
+        params: JsonObject | None = None,
+        *,
+        timeout: float = 60.0,
+        req_id: str | None = None,
+        agent: str | None = None,
+    ) -> CallToolResult:
+        entry = self._registry.lookup(tool_name).entry
+        started = time.monotonic()
+        result = await super().call_tool(
+            tool_name, params, timeout=timeout, req_id=req_id, agent=agent
+        )
+        self.metrics.tool_call(
+            entry.server if entry else None,
+            entry.original if entry else None,
+            result,
+            time.monotonic() - started,
+        )
+        return result
+
+    async def desktop(self, size: int | None = None, window: str | None = None) -> list[str]:
+        desktops = await super().desktop(size, window)
+        self.metrics.desktop_refreshes.inc()
+        return desktops
+
     async def serve_forever(self) -> None:
         """Sleep until cancelled; raises the link's fatal error (e.g. a version refusal)."""
-        import asyncio
-
         while True:
             if self._link is not None and self._link.fatal_error is not None:
                 raise self._link.fatal_error

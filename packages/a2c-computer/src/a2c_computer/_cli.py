@@ -32,6 +32,7 @@ from ._config import load_config
 from ._exceptions import ComputerError, ConfigError, LinkError
 from ._lint import LintFinding, lint_windows
 from ._mcp import ServerStatus
+from ._metrics import serve_metrics
 
 __all__ = ["main"]
 
@@ -72,6 +73,17 @@ def _parser() -> argparse.ArgumentParser:
         default=env("A2C_CONFIRM", "ask"),
         help="tools without auto_apply: ask on the terminal (allow without one), allow, "
         "or deny (4005)",
+    )
+    run.add_argument(
+        "--metrics-port",
+        type=int,
+        default=env("A2C_METRICS_PORT"),
+        help="serve Prometheus metrics on this port at /metrics (0 picks a free one; default: off)",
+    )
+    run.add_argument(
+        "--metrics-host",
+        default=env("A2C_METRICS_HOST", "127.0.0.1"),
+        help="address the metrics endpoint binds (default 127.0.0.1)",
     )
     check = sub.add_parser("check", help="start the MCP servers locally and lint their windows")
     check.add_argument("--config", required=True, help="config JSON file")
@@ -118,6 +130,9 @@ async def _run(args: argparse.Namespace) -> int:
         confirm_policy=policy,
         wait_for_server=args.wait_server,
     )
+    stop_metrics = None
+    if args.metrics_port is not None:
+        stop_metrics = serve_metrics(computer.metrics, args.metrics_host, args.metrics_port)[1]
     async with computer:
         for state in computer.server_states().values():
             logger.info(
@@ -133,6 +148,8 @@ async def _run(args: argparse.Namespace) -> int:
             task.cancel()
         if serving in done and not serving.cancelled() and serving.exception() is not None:
             raise serving.exception()  # type: ignore[misc]
+    if stop_metrics is not None:
+        await asyncio.to_thread(stop_metrics)
     logger.info("stopped")
     return 0
 

@@ -15,6 +15,7 @@ from ._app import A2CServerApp, create_app
 from ._auth import AllowAllAuth, AuthProvider, AuthRequest, Identity, SharedTokenAuth
 from ._exceptions import AuthenticationError, ServerError, SettingsError, StateConflictError
 from ._gate import VersionGate
+from ._metrics import RouteOutcome, ServerMetrics
 from ._offices import Broadcast, MembershipOutcome, Offices
 from ._rules import Member
 from ._settings import ServerSettings
@@ -33,7 +34,9 @@ __all__ = [
     "MembershipOutcome",
     "MemoryStateStore",
     "Offices",
+    "RouteOutcome",
     "ServerError",
+    "ServerMetrics",
     "ServerSettings",
     "SettingsError",
     "SharedTokenAuth",

@@ -1,7 +1,9 @@
-"""The ASGI application: routing, the version gate, Socket.IO and ``GET /healthz``.
+"""The ASGI application: routing, the version gate, Socket.IO, ``GET /healthz`` and
+``GET /metrics``.
 
 Requests on the Engine.IO mount path go through :class:`~a2c_server.VersionGate` to
-python-socketio; ``/healthz`` answers JSON; everything else is 404. The lifespan shuts
+python-socketio; ``/healthz`` answers JSON, ``/metrics`` the Prometheus text format;
+everything else is 404. The lifespan shuts
 Socket.IO's background tasks down.
 """
 
@@ -17,6 +19,7 @@ from a2c_protocol import NAMESPACE
 
 from ._auth import AllowAllAuth, AuthProvider, SharedTokenAuth, is_loopback_host
 from ._gate import Receive, Scope, Send, VersionGate, mount_matches
+from ._metrics import METRICS_CONTENT_TYPE, ServerMetrics
 from ._namespace import SmcpNamespace
 from ._offices import Offices
 from ._oversize import OversizeWatch
@@ -28,26 +31,40 @@ __all__ = ["A2CServerApp", "create_app"]
 _log = logging.getLogger("a2c_server")
 
 HEALTH_PATH = "/healthz"
+METRICS_PATH = "/metrics"
 
 
 class A2CServerApp:
     """The ASGI app returned by :func:`create_app`.
 
     ``sio`` is the python-socketio ``AsyncServer`` (namespace ``/smcp``), ``store`` the
-    state store, ``settings`` the settings it runs with.
+    state store, ``settings`` the settings it runs with, ``metrics`` what ``/metrics``
+    serves.
     """
 
     def __init__(
-        self, *, settings: ServerSettings, sio: socketio.AsyncServer, store: StateStore
+        self,
+        *,
+        settings: ServerSettings,
+        sio: socketio.AsyncServer,
+        store: StateStore,
+        metrics: ServerMetrics | None = None,
     ) -> None:
         self.settings = settings
         self.sio = sio
         self.store = store
+        self.metrics = metrics if metrics is not None else ServerMetrics()
         watched = OversizeWatch(
-            self._engineio, limit=settings.max_message_bytes, describe=self._describe_eio
+            self._engineio,
+            limit=settings.max_message_bytes,
+            describe=self._describe_eio,
+            on_drop=self.metrics.dropped_for_size,
         )
         self._gate = VersionGate(
-            watched, server_version=settings.protocol_version, mount=settings.socketio_path
+            watched,
+            server_version=settings.protocol_version,
+            mount=settings.socketio_path,
+            on_refusal=self.metrics.version_refused,
         )
 
     async def _describe_eio(self, eio_sid: str) -> tuple[str | None, str | None, str | None]:
@@ -70,6 +87,8 @@ class A2CServerApp:
             await self._gate(scope, receive, send)
         elif kind == "http" and scope.get("path") == HEALTH_PATH:
             await self._health(scope, send)
+        elif kind == "http" and scope.get("path") == METRICS_PATH:
+            await self._metrics(scope, send)
         elif kind == "http":
             await _plain(send, 404, {"code": 404, "message": "Not Found"})
         elif kind == "websocket":
@@ -93,6 +112,13 @@ class A2CServerApp:
             return
         await _plain(send, 200, await self.health())
 
+    async def _metrics(self, scope: Scope, send: Send) -> None:
+        if scope.get("method") not in ("GET", "HEAD"):
+            await _plain(send, 405, {"code": 405, "message": "Method Not Allowed"})
+            return
+        body = self.metrics.render((await self.store.stats()).offices)
+        await _respond(send, 200, METRICS_CONTENT_TYPE, body)
+
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
             message = await receive()
@@ -106,12 +132,16 @@ class A2CServerApp:
 
 async def _plain(send: Send, status: int, document: dict[str, Any]) -> None:
     body = json.dumps(document, separators=(",", ":")).encode()
+    await _respond(send, status, "application/json", body)
+
+
+async def _respond(send: Send, status: int, content_type: str, body: bytes) -> None:
     await send(
         {
             "type": "http.response.start",
             "status": status,
             "headers": [
-                (b"content-type", b"application/json"),
+                (b"content-type", content_type.encode()),
                 (b"content-length", str(len(body)).encode()),
             ],
         }
@@ -156,5 +186,8 @@ def create_app(
         engineio_logger=False,
     )
     state = store if store is not None else MemoryStateStore()
-    SmcpNamespace(sio, settings=settings, offices=Offices(state), auth=provider).register()
-    return A2CServerApp(settings=settings, sio=sio, store=state)
+    metrics = ServerMetrics()
+    SmcpNamespace(
+        sio, settings=settings, offices=Offices(state), auth=provider, metrics=metrics
+    ).register()
+    return A2CServerApp(settings=settings, sio=sio, store=state, metrics=metrics)

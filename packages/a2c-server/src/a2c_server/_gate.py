@@ -138,9 +138,17 @@ class VersionGate:
     Requests outside ``mount`` and lifespan events pass straight through.
     """
 
-    def __init__(self, app: ASGIApp, *, server_version: str, mount: str) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        server_version: str,
+        mount: str,
+        on_refusal: Callable[[str], None] | None = None,
+    ) -> None:
         ProtocolVersion.parse(server_version)
         self._app = app
+        self._on_refusal = on_refusal
         self._server_version = server_version
         self._mount = mount
 
@@ -167,6 +175,8 @@ class VersionGate:
             f"{client[0]}:{client[1]}" if client else "?",
             extra={"a2c": {"code": refusal.payload.code, "transport": kind}},
         )
+        if self._on_refusal is not None:
+            self._on_refusal(kind)
         if kind == "http":
             await _drain_http(receive)
             await send({"type": "http.response.start", "status": 400, "headers": refusal.headers})

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
 
@@ -40,6 +41,7 @@ from ._auth import AuthProvider, AuthRequest
 from ._exceptions import AuthenticationError
 from ._gate import check_version_query, first_query_value
 from ._logs import log
+from ._metrics import RouteOutcome, ServerMetrics
 from ._offices import Broadcast, MembershipOutcome, Offices
 from ._rules import (
     Member,
@@ -82,8 +84,10 @@ class SmcpNamespace:
         settings: ServerSettings,
         offices: Offices,
         auth: AuthProvider,
+        metrics: ServerMetrics | None = None,
     ) -> None:
         self._sio = sio
+        self._metrics = metrics if metrics is not None else ServerMetrics()
         self._settings = settings
         self._offices = offices
         self._store = offices.store
@@ -130,10 +134,12 @@ class SmcpNamespace:
     async def _on_connect(self, sid: str, environ: Mapping[str, Any], auth: Any = None) -> None:
         try:
             await self._admit(sid, environ, auth)
-        except socketio.exceptions.ConnectionRefusedError:
+        except socketio.exceptions.ConnectionRefusedError as exc:
+            self._metrics.connection_refused(_refusal_code(exc))
             raise
         except Exception as exc:
             _log.exception("connect handler failed sid=%s", sid)
+            self._metrics.connection_refused(ErrorCode.INTERNAL_ERROR)
             raise _refusal(ErrorCode.INTERNAL_ERROR, "Internal server error") from exc
 
     async def _admit(self, sid: str, environ: Mapping[str, Any], auth: Any) -> None:
@@ -178,6 +184,7 @@ class SmcpNamespace:
         )
         await self._offices.connect(sid, role, version)
         self._gone[sid] = asyncio.get_running_loop().create_future()
+        self._metrics.connected(sid, role)
         log(
             _log,
             logging.INFO,
@@ -199,6 +206,7 @@ class SmcpNamespace:
             gone = self._gone.pop(sid, None)
             if gone is not None and not gone.done():
                 gone.set_result(None)
+            self._metrics.disconnected(sid)
             outcome = await self._offices.disconnect(sid)
             await self._broadcast(outcome.before_leave)
             log(_log, logging.INFO, "disconnected", sid=sid, office=outcome.left_office)
@@ -219,6 +227,7 @@ class SmcpNamespace:
         except InvalidPayloadError as exc:
             return (False, str(exc))
         outcome = await self._offices.join(sid, req)
+        self._metrics.join(req.role, outcome.ok)
         if not outcome.ok:
             log(_log, logging.INFO, "join refused", sid=sid, name=req.name,
                 office=req.office_id, reason=outcome.reason)  # fmt: skip
@@ -356,10 +365,12 @@ class SmcpNamespace:
             try:
                 req = from_wire(model, data)
             except InvalidPayloadError as exc:
+                self._metrics.route(event.value, RouteOutcome.INVALID)
                 return to_wire(exc.to_payload())
             if isinstance(req, ToolCallReq):
                 problem = tool_timeout_problem(req.timeout, self._settings.max_tool_timeout)
                 if problem is not None:
+                    self._metrics.route(event.value, RouteOutcome.INVALID)
                     error = InvalidPayloadError("ToolCallReq", [FieldError("$.timeout", problem)])
                     return to_wire(error.to_payload())
                 wait = req.timeout + self._settings.tool_call_buffer
@@ -372,6 +383,7 @@ class SmcpNamespace:
             if refusal is not None or target is None:
                 if refusal is None:  # pragma: no cover - check_route refuses a missing target
                     return _internal_error()
+                self._metrics.route(event.value, RouteOutcome.REFUSED)
                 return self._refuse(refusal, sid, event, req.req_id, sender)
             log(_log, logging.DEBUG, "forwarding", sid=sid, event=event.value, req_id=req.req_id,
                 name=req.agent, office=target.office_id, computer=req.computer)  # fmt: skip
@@ -390,8 +402,9 @@ class SmcpNamespace:
         wait: float,
     ) -> Any:
         gone = self._gone.get(target_sid)
+        started = time.monotonic()
         if gone is None or gone.done():
-            return self._computer_gone(sid, event, req_id, computer)
+            return self._computer_gone(sid, event, req_id, computer, started)
         call = asyncio.ensure_future(
             self._sio.call(event.value, data, to=target_sid, namespace=NAMESPACE, timeout=wait)
         )
@@ -401,10 +414,11 @@ class SmcpNamespace:
             if not call.done():
                 call.cancel()
         if not call.done() or call.cancelled():
-            return self._computer_gone(sid, event, req_id, computer)
+            return self._computer_gone(sid, event, req_id, computer, started)
         try:
             answer = call.result()
         except socketio.exceptions.TimeoutError:
+            self._metrics.route(event.value, RouteOutcome.TIMEOUT, time.monotonic() - started)
             log(_log, logging.INFO, "forward timed out", sid=sid, event=event.value,
                 req_id=req_id, computer=computer, wait=wait)  # fmt: skip
             return _flat(
@@ -412,11 +426,14 @@ class SmcpNamespace:
                 f"Computer {computer!r} did not answer within {wait:g} seconds",
                 {"computer_name": computer},
             )
+        elapsed = time.monotonic() - started
         if sid not in self._gone:
             # The Agent left while its request was in flight: nobody can read an ack.
+            self._metrics.route(event.value, RouteOutcome.AGENT_GONE, elapsed)
             log(_log, logging.DEBUG, "answer dropped, agent gone", sid=sid, req_id=req_id)
             return None
         if not isinstance(answer, dict):
+            self._metrics.route(event.value, RouteOutcome.BAD_ANSWER, elapsed)
             log(_log, logging.WARNING, "computer answered a non-object", sid=target_sid,
                 event=event.value, req_id=req_id)  # fmt: skip
             return _flat(
@@ -424,9 +441,13 @@ class SmcpNamespace:
                 f"Computer {computer!r} answered with a non-object acknowledgement",
                 {"computer_name": computer},
             )
+        self._metrics.route(event.value, RouteOutcome.ANSWERED, elapsed)
         return answer
 
-    def _computer_gone(self, sid: str, event: Event, req_id: str, computer: str) -> dict[str, Any]:
+    def _computer_gone(
+        self, sid: str, event: Event, req_id: str, computer: str, started: float
+    ) -> dict[str, Any]:
+        self._metrics.route(event.value, RouteOutcome.COMPUTER_GONE, time.monotonic() - started)
         log(_log, logging.INFO, "computer disconnected mid-call", sid=sid, event=event.value,
             req_id=req_id, computer=computer)  # fmt: skip
         return _flat(
@@ -434,6 +455,12 @@ class SmcpNamespace:
             f"Computer {computer!r} disconnected before answering",
             {"computer_name": computer, "reason": "computer_disconnected"},
         )
+
+
+def _refusal_code(exc: socketio.exceptions.ConnectionRefusedError) -> int:
+    data = exc.error_args.get("data") if isinstance(exc.error_args, dict) else None
+    code = data.get("code") if isinstance(data, dict) else None
+    return code if isinstance(code, int) else ErrorCode.INTERNAL_ERROR
 
 
 def _refusal(code: int, message: str) -> socketio.exceptions.ConnectionRefusedError:

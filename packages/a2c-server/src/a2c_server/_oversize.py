@@ -52,12 +52,16 @@ class OversizeWatch:
         *,
         limit: int,
         describe: Describe,
+        on_drop: Callable[[str], None] | None = None,
     ) -> None:
         self._app = app
         self._limit = limit
         self._describe = describe
+        self._on_drop = on_drop  # told the transport ("polling"/"websocket") of each drop
 
     async def _warn(self, eio_sid: str | None, size: int | None, how: str) -> None:
+        if self._on_drop is not None:
+            self._on_drop("websocket" if how.startswith("WebSocket") else "polling")
         sid, role, name = (None, None, None)
         if eio_sid is not None:
             sid, role, name = await self._describe(eio_sid)

@@ -156,6 +156,7 @@ async def computer_process(
     token: str | None = None,
     confirm: str = "deny",
     track: Callable[[ManagedProcess], object] | None = None,
+    extra_args: Sequence[str] = (),
 ) -> AsyncIterator[ManagedProcess]:
     """``a2c-computer run`` joined to ``office`` (the caller waits for it to appear)."""
     argv = [
@@ -164,6 +165,7 @@ async def computer_process(
     ]  # fmt: skip
     if token is not None:
         argv += ["--token", token]
+    argv += list(extra_args)
     async with spawn(f"computer-{name}", argv, log_dir=log_dir) as process:
         if track is not None:
             track(process)
@@ -209,6 +211,8 @@ async def deployment(
     computer_name: str = "box",
     track: Callable[[ManagedProcess], object] | None = None,
     ready_timeout: float = 60.0,
+    server_args: Sequence[str] = (),
+    computer_args: Sequence[str] = (),
 ) -> AsyncIterator[Deployment]:
     """Server + Agent "planner" joined to a fresh office + ``a2c-computer run`` with
     ``config``; yields once the Agent's tool cache holds the Computer's tools."""
@@ -216,13 +220,13 @@ async def deployment(
 
     office = f"office-{uuid.uuid4()}"
     async with (
-        server_process(log_dir, track=track) as server,
+        server_process(log_dir, track=track, extra_args=server_args) as server,
         AsyncAgent(server.url, name="planner") as agent,
     ):
         await agent.join_office(office)
         async with computer_process(
             log_dir, config=config, server_url=server.url, office=office, name=computer_name,
-            track=track,
+            track=track, extra_args=computer_args,
         ) as computer:  # fmt: skip
             await eventually(
                 lambda: agent.tools.get(computer_name),

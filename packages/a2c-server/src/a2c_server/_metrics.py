@@ -1,0 +1,131 @@
+"""Prometheus metrics of the Server, served as ``GET /metrics`` next to ``/healthz``.
+
+One :class:`ServerMetrics` per app, with its own registry (two apps in one process never
+share counters). The namespace, the version gate and the app call it at the points where
+they already log. Labels are bounded by construction: roles, catalogue event names, a
+fixed set of outcomes and error codes. Never sids, names, office ids, request ids,
+tokens, arguments or results.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Final
+
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    ProcessCollector,
+    generate_latest,
+)
+
+from a2c_protocol import Role
+
+__all__ = ["METRICS_CONTENT_TYPE", "RouteOutcome", "ServerMetrics"]
+
+METRICS_CONTENT_TYPE: Final = CONTENT_TYPE_LATEST
+
+#: Routed calls range from a get_tools round trip (milliseconds) to long tool calls.
+ROUTE_BUCKETS: Final = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
+
+
+class RouteOutcome(enum.StrEnum):
+    """How a routed ``client:*`` request ended (the ``outcome`` label)."""
+
+    #: the Computer's answer was relayed (a tool's own isError result included)
+    ANSWERED = "answered"
+    #: the request failed validation (400)
+    INVALID = "invalid"
+    #: the office rules refused it (403/404/4103/4104)
+    REFUSED = "refused"
+    #: the Computer did not answer in time (408)
+    TIMEOUT = "timeout"
+    #: the Computer disconnected before answering
+    COMPUTER_GONE = "computer_gone"
+    #: the Computer answered with something that is not an object
+    BAD_ANSWER = "bad_answer"
+    #: the Agent left before the answer came; nobody got it
+    AGENT_GONE = "agent_gone"
+    #: the Server was shutting down and answered with a flat error
+    SHUTDOWN = "shutdown"
+
+
+class ServerMetrics:
+    """The Server's counters, gauges and histograms, and their exposition."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        ProcessCollector(registry=r)
+        self.clients = Gauge(
+            "a2c_server_connected_clients", "Connected Socket.IO clients by role", ["role"],
+            registry=r,
+        )  # fmt: skip
+        self.offices = Gauge("a2c_server_offices", "Offices with at least one member", registry=r)
+        self.connection_refusals = Counter(
+            "a2c_server_connection_refusals", "Socket.IO connections refused, by error code",
+            ["code"], registry=r,
+        )  # fmt: skip
+        self.joins = Counter(
+            "a2c_server_joins", "server:join_office requests by role and outcome (ok/refused)",
+            ["role", "outcome"], registry=r,
+        )  # fmt: skip
+        self.routed = Counter(
+            "a2c_server_routed_requests", "Routed client:* requests by event and outcome",
+            ["event", "outcome"], registry=r,
+        )  # fmt: skip
+        self.route_seconds = Histogram(
+            "a2c_server_routed_request_duration_seconds",
+            "Time from forwarding a client:* request to the Computer to its answer",
+            ["event"], buckets=ROUTE_BUCKETS, registry=r,
+        )  # fmt: skip
+        self.version_refusals = Counter(
+            "a2c_server_version_refusals", "Handshakes refused by the version gate, by transport",
+            ["transport"], registry=r,
+        )  # fmt: skip
+        self.size_drops = Counter(
+            "a2c_server_messages_dropped_for_size",
+            "Incoming messages refused for exceeding the size limit, by transport",
+            ["transport"], registry=r,
+        )  # fmt: skip
+        for role in Role:
+            self.clients.labels(role.value)
+        self._roles: dict[str, str] = {}
+
+    # -- hooks (called where the Server already logs) ---------------------------------
+
+    def connected(self, sid: str, role: Role) -> None:
+        self._roles[sid] = role.value
+        self.clients.labels(role.value).inc()
+
+    def disconnected(self, sid: str) -> None:
+        role = self._roles.pop(sid, None)
+        if role is not None:  # a connection refused during connect was never counted
+            self.clients.labels(role).dec()
+
+    def connection_refused(self, code: int) -> None:
+        self.connection_refusals.labels(str(int(code))).inc()
+
+    def join(self, role: Role, ok: bool) -> None:
+        self.joins.labels(role.value, "ok" if ok else "refused").inc()
+
+    def route(self, event: str, outcome: RouteOutcome, seconds: float | None = None) -> None:
+        self.routed.labels(event, outcome.value).inc()
+        if seconds is not None:
+            self.route_seconds.labels(event).observe(seconds)
+
+    def version_refused(self, transport: str) -> None:
+        self.version_refusals.labels(transport).inc()
+
+    def dropped_for_size(self, transport: str) -> None:
+        self.size_drops.labels(transport).inc()
+
+    # -- exposition ----------------------------------------------------------------------
+
+    def render(self, offices: int) -> bytes:
+        """The text exposition, with the office gauge set from the store's count."""
+        self.offices.set(offices)
+        return generate_latest(self.registry)

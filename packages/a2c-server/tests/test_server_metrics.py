@@ -1,0 +1,78 @@
+"""``GET /metrics``: refusals, size drops and label hygiene on the real in-process Server.
+
+The full scripted session (routed calls, joins, histogram counts) is checked against the
+real processes in tests-integration/test_operations_metrics.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+import pytest
+import socketio
+from prometheus_client.parser import text_string_to_metric_families
+
+from a2c_server import ServerSettings
+from a2c_testkit.server import RunningServer, connect_raw
+
+TOKEN = "metrics-test-token-42"
+
+
+@pytest.fixture
+def settings() -> ServerSettings:
+    return ServerSettings(auth_token=TOKEN, max_message_bytes=4096)
+
+
+def sample(text: str, name: str, **labels: str) -> float:
+    for family in text_string_to_metric_families(text):
+        for s in family.samples:
+            if s.name == name and all(s.labels.get(k) == v for k, v in labels.items()):
+                return float(s.value)
+    return 0.0
+
+
+async def scrape(server: RunningServer) -> str:
+    async with httpx.AsyncClient(timeout=30) as http:
+        response = await http.get(f"{server.url}/metrics")
+    assert response.status_code == 200
+    return response.text
+
+
+async def test_refusals_by_code_and_version_gate(server: RunningServer) -> None:
+    with pytest.raises(socketio.exceptions.ConnectionError):
+        async with connect_raw(server, "agent", auth={"token": "wrong-token-value"}):
+            pass
+    with pytest.raises(socketio.exceptions.ConnectionError):
+        async with connect_raw(server, "nobody", auth={"token": TOKEN}):
+            pass
+    async with httpx.AsyncClient(timeout=30) as http:
+        gate = await http.get(
+            f"{server.url}/{server.socketio_path}/?EIO=4&transport=polling&a2c_version=7.0.0"
+        )
+    assert gate.status_code == 400
+    text = await scrape(server)
+    assert sample(text, "a2c_server_connection_refusals_total", code="401") == 1
+    assert sample(text, "a2c_server_connection_refusals_total", code="400") == 1
+    assert sample(text, "a2c_server_version_refusals_total", transport="http") == 1
+    assert sample(text, "a2c_server_connected_clients", role="agent") == 0
+    assert "wrong-token-value" not in text and TOKEN not in text
+
+
+async def test_an_oversized_websocket_message_is_counted(server: RunningServer) -> None:
+    async with connect_raw(
+        server, "agent", auth={"token": TOKEN}, transports=["websocket"]
+    ) as client:
+        assert sample(await scrape(server), "a2c_server_connected_clients", role="agent") == 1
+        await client.emit("server:join_office", {"blob": "x" * 20_000})
+        for _ in range(600):
+            text = await scrape(server)
+            if sample(text, "a2c_server_messages_dropped_for_size_total", transport="websocket"):
+                break
+            await asyncio.sleep(0.05)
+    assert sample(text, "a2c_server_messages_dropped_for_size_total", transport="websocket") == 1
+
+
+async def test_metrics_answers_only_get(server: RunningServer) -> None:
+    async with httpx.AsyncClient(timeout=30) as http:
+        assert (await http.post(f"{server.url}/metrics")).status_code == 405
