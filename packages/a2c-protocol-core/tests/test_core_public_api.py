@@ -3,6 +3,10 @@
 import a2c_protocol
 
 EXPECTED = {
+    "REDACTED",
+    "JsonLogFormatter",
+    "RedactingFilter",
+    "SecretRedactor",
     "A2CError",
     "A2CResource",
     "A2C_TOOL_META_KEY",

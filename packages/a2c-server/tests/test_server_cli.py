@@ -73,7 +73,8 @@ def test_server_cli_env_vars_and_flag_precedence() -> None:
     assert set(ENV_VARS) == {
         "host", "port", "socketio_path", "protocol_version", "auth_token",
         "max_message_bytes", "max_tool_timeout", "tool_call_buffer", "forward_timeout",
-        "ping_interval", "ping_timeout", "cors_allowed_origins", "log_level",
+        "ping_interval", "ping_timeout", "cors_allowed_origins", "log_level", "log_format",
+        "log_protocol",
     }  # fmt: skip
 
 
@@ -84,6 +85,7 @@ def test_server_cli_env_vars_and_flag_precedence() -> None:
         (["--max-tool-timeout", "3601"], {}),
         (["--port", "70000"], {}),
         (["--log-level", "chatty"], {}),
+        (["--log-format", "xml"], {}),
         (["--protocol-version", "0.2"], {}),
         (["--forward-timeout", "0"], {}),
         ([], {"A2C_SERVER_PORT": "eighty"}),

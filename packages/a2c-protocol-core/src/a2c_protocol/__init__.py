@@ -52,6 +52,7 @@ from ._handshake import (
     version_rejected_by_close,
     with_version_query,
 )
+from ._jsonlog import JsonLogFormatter
 from ._models import (
     A2CResource,
     AgentCallData,
@@ -107,6 +108,7 @@ from ._priority import (
     read_priority,
     window_resource,
 )
+from ._redact import REDACTED, RedactingFilter, SecretRedactor
 from ._version import __version__
 from ._versioning import (
     PROTOCOL_VERSION,
@@ -141,6 +143,7 @@ __all__ = [
     "MCP_TOOL_ANNOTATION_KEY",
     "NAMESPACE",
     "PROTOCOL_VERSION",
+    "REDACTED",
     "VERSION_QUERY_PARAM",
     "WINDOW_SCHEME",
     "WS_CLOSE_VERSION_REJECTED",
@@ -179,6 +182,7 @@ __all__ = [
     "InvalidPriorityError",
     "InvalidVersionError",
     "InvalidWindowURIError",
+    "JsonLogFormatter",
     "JsonObject",
     "LeaveOfficeNotification",
     "LeaveOfficeReq",
@@ -197,12 +201,14 @@ __all__ = [
     "PromptStringInput",
     "ProtocolVersion",
     "ProtocolVersionError",
+    "RedactingFilter",
     "RemoteError",
     "RequestTimeoutError",
     "Role",
     "RoomFullError",
     "RoomNotFoundError",
     "SMCPTool",
+    "SecretRedactor",
     "SessionInfo",
     "SseServerConfig",
     "StdioServerConfig",

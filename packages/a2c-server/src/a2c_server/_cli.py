@@ -18,11 +18,13 @@ import uvicorn
 
 from ._app import create_app
 from ._exceptions import SettingsError
-from ._logs import configure_logging
+from ._logs import announce, configure_logging, uvicorn_log_level
 from ._settings import ServerSettings
 from ._version import __version__
 
 __all__ = ["ENV_VARS", "main", "settings_from_args"]
+
+_TRUE: Final = ("1", "true", "yes", "on")
 
 # flag dest → (environment variable, parser of the variable's text)
 ENV_VARS: Final[Mapping[str, tuple[str, Callable[[str], Any]]]] = {
@@ -42,6 +44,8 @@ ENV_VARS: Final[Mapping[str, tuple[str, Callable[[str], Any]]]] = {
         lambda text: tuple(o.strip() for o in text.split(",") if o.strip()),
     ),
     "log_level": ("A2C_SERVER_LOG_LEVEL", str),
+    "log_format": ("A2C_SERVER_LOG_FORMAT", str),
+    "log_protocol": ("A2C_SERVER_LOG_PROTOCOL", lambda text: text.strip().lower() in _TRUE),
 }
 
 
@@ -83,6 +87,12 @@ def _parser() -> argparse.ArgumentParser:
     opt("--cors-origins", "cors_allowed_origins", ENV_VARS["cors_allowed_origins"][1],
         "comma-separated browser origins allowed (default: same origin only)")  # fmt: skip
     opt("--log-level", "log_level", str, "DEBUG, INFO, WARNING or ERROR")
+    opt("--log-format", "log_format", str, "text or json (one JSON object per line)")
+    p.add_argument(
+        "--log-protocol", dest="log_protocol", action="store_const", const=True, default=None,
+        help="let uvicorn trace HTTP and websocket frames (secrets still redacted) "
+        "[env A2C_SERVER_LOG_PROTOCOL; default off]",
+    )  # fmt: skip
     return p
 
 
@@ -112,19 +122,20 @@ def main(argv: Sequence[str] | None = None) -> None:
     except SettingsError as exc:
         print(f"a2c-server: {exc}", file=sys.stderr)
         raise SystemExit(2) from exc
-    configure_logging(settings.log_level)
+    configure_logging(settings)
     app = create_app(settings)
-    print(
+    announce(
+        settings,
         f"a2c-server {__version__}: protocol {settings.protocol_version} on "
         f"http://{settings.host}:{settings.port}/{settings.socketio_path}/ "
         f"(namespace /smcp, auth {'token' if settings.auth_token else 'allow-all'})",
-        file=sys.stderr,
     )
     uvicorn.run(
         app,
         host=settings.host,
         port=settings.port,
-        log_level=settings.log_level.lower(),
+        log_config=None,  # configure_logging owns the handlers (and their redaction)
+        log_level=uvicorn_log_level(settings),
         lifespan="on",
         ws_max_size=settings.max_message_bytes + 1024,  # room for Engine.IO framing
     )

@@ -3,15 +3,26 @@
 Fields are appended to the text so they survive any formatter, and attached as
 ``record.a2c`` (a dict) for structured handlers. Callers never pass tokens or auth
 objects here.
+
+:func:`configure_logging` (used by the command line) owns every handler: one on the root
+logger, so uvicorn's and the libraries' records pass the same :class:`RedactingFilter`
+(the configured token and any ``token`` field a client sends are masked) and the same
+format (text or JSON lines). uvicorn's frame tracing stays off unless ``log_protocol``.
 """
 
 from __future__ import annotations
 
 import logging
+import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["UTCFormatter", "configure_logging", "log"]
+from a2c_protocol import JsonLogFormatter, RedactingFilter, SecretRedactor
+
+if TYPE_CHECKING:
+    from ._settings import ServerSettings
+
+__all__ = ["UTCFormatter", "announce", "configure_logging", "log", "uvicorn_log_level"]
 
 
 def _render(value: Any) -> str:
@@ -44,11 +55,37 @@ class UTCFormatter(logging.Formatter):
         )
 
 
-def configure_logging(level: str) -> None:
-    """Send ``a2c_server`` logs to stderr at ``level`` (used by the command line)."""
-    handler = logging.StreamHandler()
-    handler.setFormatter(UTCFormatter())
-    root = logging.getLogger("a2c_server")
+def uvicorn_log_level(settings: ServerSettings) -> str:
+    """uvicorn's level: frame tracing (its DEBUG and TRACE) only with ``log_protocol``."""
+    if settings.log_protocol:
+        return "trace"
+    return "info" if settings.log_level == "DEBUG" else settings.log_level.lower()
+
+
+def configure_logging(settings: ServerSettings) -> None:
+    """Send every log record to stderr, redacted, in ``settings.log_format``."""
+    redactor = SecretRedactor([settings.auth_token] if settings.auth_token else [])
+    redacting = RedactingFilter(redactor)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonLogFormatter() if settings.log_format == "json" else UTCFormatter())
+    handler.addFilter(redacting)
+    root = logging.getLogger()
     root.handlers[:] = [handler]
-    root.setLevel(level)
-    root.propagate = False
+    root.setLevel(settings.log_level)
+    own = logging.getLogger("a2c_server")
+    own.handlers.clear()
+    own.setLevel(settings.log_level)
+    own.propagate = True
+    # Handlers some library installed itself still get the filter.
+    for logger in list(logging.Logger.manager.loggerDict.values()):
+        for other in getattr(logger, "handlers", ()):
+            if redacting not in other.filters:
+                other.addFilter(redacting)
+
+
+def announce(settings: ServerSettings, banner: str) -> None:
+    """The start-up banner: a plain stderr line, or a log record when lines must be JSON."""
+    if settings.log_format == "json":
+        logging.getLogger("a2c_server").info(banner)
+    else:
+        print(banner, file=sys.stderr)

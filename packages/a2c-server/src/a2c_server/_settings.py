@@ -61,6 +61,13 @@ def _log_level(value: str) -> str:
     return level
 
 
+def _log_format(value: str) -> str:
+    fmt = value.strip().lower()
+    if fmt not in ("text", "json"):
+        raise SettingsError(f"log_format must be text or json, got {value!r}")
+    return fmt
+
+
 @attrs.frozen(kw_only=True)
 class ServerSettings:
     """Everything a deployment can tune. All fields have safe defaults.
@@ -70,7 +77,9 @@ class ServerSettings:
     the default authentication from allow-all to the shared-token provider; it is never
     shown by ``repr``. ``tool_call_buffer`` is added to a ``client:tool_call``'s own
     ``timeout`` when the Server waits for the Computer; ``forward_timeout`` is the wait for
-    the other ``client:*`` events.
+    the other ``client:*`` events. ``log_format`` is ``text`` or ``json`` (one object per
+    line); ``log_protocol`` lets uvicorn trace HTTP/websocket frames (off by default, even
+    at DEBUG: frames carry what clients send).
     """
 
     host: str = "127.0.0.1"
@@ -86,6 +95,8 @@ class ServerSettings:
     ping_timeout: float = attrs.field(default=20.0, validator=_positive)
     cors_allowed_origins: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     log_level: str = attrs.field(default="INFO", converter=_log_level)
+    log_format: str = attrs.field(default="text", converter=_log_format)
+    log_protocol: bool = False
 
     def __attrs_post_init__(self) -> None:
         if self.auth_token is not None and not self.auth_token:
