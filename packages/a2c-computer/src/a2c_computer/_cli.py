@@ -31,6 +31,7 @@ from ._computer import ComputerCore, ConfirmRequest
 from ._config import load_config
 from ._exceptions import ComputerError, ConfigError, LinkError
 from ._lint import LintFinding, lint_windows
+from ._logging import configure_logging, register_secret
 from ._mcp import ServerStatus
 from ._metrics import serve_metrics
 
@@ -50,6 +51,12 @@ EXIT_VERSION = 3
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="a2c-computer", description="A2C-SMCP 0.2 Computer")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging")
+    parser.add_argument(
+        "--log-format",
+        choices=["text", "json"],
+        default=os.environ.get("A2C_LOG_FORMAT", "text"),
+        help="log lines as text or one JSON object per line (env A2C_LOG_FORMAT)",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="serve the configured MCP servers to an office")
     env = os.environ.get
@@ -111,6 +118,7 @@ async def _run(args: argparse.Namespace) -> int:
         print(f"a2c-computer run: missing --{', --'.join(missing)}", file=sys.stderr)
         return 2
     auth: dict[str, Any] = {"token": args.token} if args.token else {}
+    register_secret(args.token)
     interactive = sys.stdin.isatty()
     confirm = _ask if args.confirm == "ask" and interactive else None
     policy: Literal["allow", "deny"] = "deny" if args.confirm == "deny" else "allow"
@@ -215,9 +223,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "check"
         else (logging.INFO if args.verbose == 0 else logging.DEBUG)
     )
-    logging.basicConfig(
-        level=level, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    configure_logging(level, verbose=args.verbose > 0, fmt=args.log_format)
     try:
         if args.command == "run":
             return asyncio.run(_run(args))

@@ -51,6 +51,7 @@ from ._desktop import (
 )
 from ._exceptions import ComputerStateError
 from ._inputs import InputResolver, PromptFn
+from ._logging import call_outcome, log_tool_call
 from ._mcp import McpCallFailure, McpServer, NotificationKind, ServerStatus
 from ._registry import LookupKind, ToolRegistry, build_registry
 from ._vrl import VrlProgram
@@ -469,6 +470,34 @@ class ComputerCore:
     ) -> CallToolResult:
         """Run a tool by exposed name; every failure is an ``isError`` result with a code."""
         req_id = req_id or uuid.uuid4().hex
+        started = time.monotonic()
+        outcome = "cancelled"
+        try:
+            result = await self._call_tool(tool_name, params, timeout, req_id, agent)
+            outcome = call_outcome(result.is_error, result.meta)
+            return result
+        except Exception as exc:
+            outcome = f"failed: {type(exc).__name__}"
+            raise
+        finally:
+            entry = self._registry.lookup(tool_name).entry
+            log_tool_call(
+                agent=agent,
+                tool=tool_name,
+                server=entry.server if entry is not None else "-",
+                duration=time.monotonic() - started,
+                outcome=outcome,
+                req_id=req_id,
+            )
+
+    async def _call_tool(
+        self,
+        tool_name: str,
+        params: JsonObject | None,
+        timeout: float,
+        req_id: str,
+        agent: str | None,
+    ) -> CallToolResult:
         lookup = self._registry.lookup(tool_name)
         if lookup.kind is LookupKind.FORBIDDEN:
             return error_result(

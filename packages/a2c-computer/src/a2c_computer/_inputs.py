@@ -13,7 +13,8 @@ Rules:
   attached, then the input's ``default``; if none gives a value, an
   :class:`InputResolutionError` names the environment variable to set;
 * a ``pickString`` value must be one of ``options``;
-* values are cached per id for the session; ``password`` values are never logged;
+* values are cached per id for the session; every resolved string value is registered
+  with the log redaction (any input may carry a credential, e.g. in a URL);
 * resolution happens on the Computer only: the authored config keeps its placeholders.
 """
 
@@ -31,6 +32,7 @@ from typing import Any, Final
 from a2c_protocol import CommandInput, MCPServerInput, PickStringInput, PromptStringInput
 
 from ._exceptions import InputResolutionError
+from ._logging import register_secret
 
 __all__ = [
     "DEFAULT_ENV_PREFIX",
@@ -199,6 +201,7 @@ class InputResolver:
                     f"input {input_id!r}: value must be one of {item.options}", input_id=input_id
                 )
             self._cache[input_id] = value
+            register_secret(value)
             secret = isinstance(item, PromptStringInput) and bool(item.password)
             logger.debug("input %s resolved%s", input_id, "" if secret else f" to {value!r}")
             return value

@@ -46,6 +46,7 @@ from a2c_protocol import (
 
 from ._auth import redact_text
 from ._exceptions import ComputerError
+from ._logging import SECRETS
 
 __all__ = [
     "McpCallFailure",
@@ -254,7 +255,7 @@ NotifyFn: TypeAlias = Callable[["McpServer", NotificationKind, str | None], None
 
 def _describe(exc: BaseException) -> str:
     """A one-line, secret-free description (URLs may carry resolved credentials)."""
-    return redact_text(_explain(exc))
+    return redact_text(SECRETS.redact(_explain(exc)))
 
 
 def _explain(exc: BaseException) -> str:

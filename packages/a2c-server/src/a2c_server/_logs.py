@@ -70,14 +70,17 @@ def configure_logging(settings: ServerSettings) -> None:
     handler.setFormatter(JsonLogFormatter() if settings.log_format == "json" else UTCFormatter())
     handler.addFilter(redacting)
     root = logging.getLogger()
-    root.handlers[:] = [handler]
+    # Replace our own earlier handler (a second call), keep anyone else's (e.g. a test's).
+    root.handlers[:] = [h for h in root.handlers if not getattr(h, "_a2c_owned", False)]
+    handler._a2c_owned = True  # type: ignore[attr-defined]
+    root.addHandler(handler)
     root.setLevel(settings.log_level)
     own = logging.getLogger("a2c_server")
     own.handlers.clear()
     own.setLevel(settings.log_level)
     own.propagate = True
-    # Handlers some library installed itself still get the filter.
-    for logger in list(logging.Logger.manager.loggerDict.values()):
+    # Handlers installed by anyone else (a library, a test) get the filter too.
+    for logger in [root, *logging.Logger.manager.loggerDict.values()]:
         for other in getattr(logger, "handlers", ()):
             if redacting not in other.filters:
                 other.addFilter(redacting)

@@ -157,16 +157,24 @@ async def computer_process(
     confirm: str = "deny",
     track: Callable[[ManagedProcess], object] | None = None,
     extra_args: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
+    global_args: Sequence[str] = (),
 ) -> AsyncIterator[ManagedProcess]:
-    """``a2c-computer run`` joined to ``office`` (the caller waits for it to appear)."""
+    """``a2c-computer run`` joined to ``office`` (the caller waits for it to appear).
+
+    ``extra_args`` go after ``run``'s options; ``env`` adds environment variables (e.g.
+    ``A2C_SMCP_<INPUT>`` values); ``global_args`` go before ``run`` (``--log-format json``).
+    """
     argv = [
-        bin_path("a2c-computer"), "-v", "run", "--config", str(config), "--server", server_url,
+        bin_path("a2c-computer"), "-v", *global_args, "run", "--config", str(config), "--server", server_url,
         "--office", office, "--name", name, "--confirm", confirm,
     ]  # fmt: skip
     if token is not None:
         argv += ["--token", token]
     argv += list(extra_args)
-    async with spawn(f"computer-{name}", argv, log_dir=log_dir) as process:
+    async with spawn(
+        f"computer-{name}", argv, log_dir=log_dir, env=dict(env) if env else None
+    ) as process:
         if track is not None:
             track(process)
         yield process

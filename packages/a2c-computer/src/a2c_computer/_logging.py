@@ -1,0 +1,124 @@
+"""The Computer's logs: redaction of resolved secrets, formats, quiet libraries, call lines.
+
+Rules:
+
+* every resolved ``${input:...}`` string value (and the ``auth.token`` the command line
+  sends) is registered in :data:`SECRETS`; once :func:`configure_logging` has run, every
+  record of every logger (ours, httpx, mcp, uvicorn...) is redacted before it is formatted;
+* ``httpx`` / ``httpcore`` log each request at INFO: they stay at WARNING unless ``-v``;
+* one INFO line per tool call: agent, tool, MCP server, duration, outcome;
+* an MCP server's ``notifications/message`` is logged under ``a2c_computer.mcp_log.<server>``
+  at the level it names (notice → INFO, alert/emergency → CRITICAL).
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Mapping
+from typing import Any, Final, Literal
+
+from a2c_protocol import JsonLogFormatter, RedactingFilter, SecretRedactor
+
+__all__ = [
+    "SECRETS",
+    "call_outcome",
+    "configure_logging",
+    "forward_mcp_log",
+    "log_tool_call",
+    "register_secret",
+]
+
+#: Secrets of this process (resolved inputs, the Server token): masked in every log line.
+SECRETS: Final = SecretRedactor()
+
+_TEXT_FORMAT: Final = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+_CHATTY: Final = ("httpx", "httpcore")
+_MCP_LEVELS: Final[Mapping[str, int]] = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "notice": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "alert": logging.CRITICAL,
+    "emergency": logging.CRITICAL,
+}
+
+_calls = logging.getLogger("a2c_computer.calls")
+
+
+def register_secret(value: object) -> None:
+    """Mask ``value`` in every log line from now on (non-strings and short values: no-op)."""
+    SECRETS.add(value)
+
+
+def configure_logging(level: int, *, verbose: bool, fmt: Literal["text", "json"] = "text") -> None:
+    """One stderr handler on the root logger, with the redacting filter, in ``fmt``."""
+    redacting = RedactingFilter(SECRETS)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonLogFormatter() if fmt == "json" else logging.Formatter(_TEXT_FORMAT))
+    handler.addFilter(redacting)
+    root = logging.getLogger()
+    # Replace our own earlier handler (a second call), keep anyone else's (e.g. a test's).
+    root.handlers[:] = [h for h in root.handlers if not getattr(h, "_a2c_owned", False)]
+    handler._a2c_owned = True  # type: ignore[attr-defined]
+    root.addHandler(handler)
+    root.setLevel(level)
+    for name in _CHATTY:
+        logging.getLogger(name).setLevel(logging.NOTSET if verbose else logging.WARNING)
+    # Handlers installed by anyone else (a library, a test) get the filter too.
+    for logger in [root, *logging.Logger.manager.loggerDict.values()]:
+        for other in getattr(logger, "handlers", ()):
+            if redacting not in other.filters:
+                other.addFilter(redacting)
+
+
+def call_outcome(is_error: bool, meta: Mapping[str, Any] | None) -> str:
+    """``ok``, ``cancelled`` or ``error <code>`` for the call line."""
+    if not is_error:
+        return "ok"
+    meta = meta or {}
+    if meta.get("cancelled"):
+        return "cancelled"
+    return f"error {meta.get('error_code', '?')}"
+
+
+def log_tool_call(
+    *, agent: str | None, tool: str, server: str, duration: float, outcome: str, req_id: str
+) -> None:
+    """The one INFO line of a finished tool call (fields also as ``extra`` for JSON logs)."""
+    _calls.info(
+        "tool call %s on %s by %s: %s in %.3f s",
+        tool,
+        server,
+        agent or "-",
+        outcome,
+        duration,
+        extra={
+            "a2c": {
+                "agent": agent,
+                "tool": tool,
+                "mcp_server": server,
+                "duration_s": round(duration, 6),
+                "outcome": outcome,
+                "req_id": req_id,
+            }
+        },
+    )
+
+
+def forward_mcp_log(server: str, level: str, data: Any, origin: str | None) -> None:
+    """Log an MCP server's ``notifications/message`` at its own level."""
+    target = logging.getLogger(f"a2c_computer.mcp_log.{server}")
+    number = _MCP_LEVELS.get(str(level).lower(), logging.INFO)
+    if not target.isEnabledFor(number):
+        return
+    text = data if isinstance(data, str) else repr(data)
+    target.log(
+        number,
+        "%s%s",
+        f"[{origin}] " if origin else "",
+        text,
+        extra={"a2c": {"mcp_server": server, "mcp_level": level}},
+    )
