@@ -37,8 +37,7 @@ TOKEN_TAG = "4f2b8e6d90"
 
 def _config(path: Path, base: str) -> Path:
     inputs = [
-        {"id": key, "type": "promptString", "description": key, "password": True}
-        for key in SECRETS
+        {"id": key, "type": "promptString", "description": key, "password": True} for key in SECRETS
     ]
     servers = [
         {
@@ -105,9 +104,7 @@ async def test_computer_debug_logs_never_show_a_resolved_secret(
             line for line in logs.splitlines() if tag in line
         )
     if fmt == "json":
-        records = [
-            json.loads(line) for line in logs.splitlines() if line.startswith('{"time"')
-        ]
+        records = [json.loads(line) for line in logs.splitlines() if line.startswith('{"time"')]
         calls = [r for r in records if r["logger"] == "a2c_computer.calls"]
         assert calls and calls[0]["agent"] == "planner" and calls[0]["outcome"] == "ok"
         assert {"tool", "mcp_server", "duration_s"} <= calls[0].keys()

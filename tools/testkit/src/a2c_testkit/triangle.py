@@ -166,8 +166,8 @@ async def computer_process(
     ``A2C_SMCP_<INPUT>`` values); ``global_args`` go before ``run`` (``--log-format json``).
     """
     argv = [
-        bin_path("a2c-computer"), "-v", *global_args, "run", "--config", str(config), "--server", server_url,
-        "--office", office, "--name", name, "--confirm", confirm,
+        bin_path("a2c-computer"), "-v", *global_args, "run", "--config", str(config),
+        "--server", server_url, "--office", office, "--name", name, "--confirm", confirm,
     ]  # fmt: skip
     if token is not None:
         argv += ["--token", token]
