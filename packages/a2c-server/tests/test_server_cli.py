@@ -25,6 +25,7 @@ def test_server_cli_defaults() -> None:
     assert defaults.max_tool_timeout == 300
     assert defaults.forward_timeout >= 30
     assert defaults.auth_token is None
+    assert defaults.shutdown_grace == 10
 
 
 def test_server_cli_flags() -> None:
@@ -34,7 +35,7 @@ def test_server_cli_flags() -> None:
             "--max-message-bytes", "2048", "--max-tool-timeout", "60",
             "--tool-call-buffer", "1.5", "--forward-timeout", "45", "--ping-interval", "10",
             "--ping-timeout", "5", "--cors-origins", "https://a.example, https://b.example",
-            "--log-level", "debug",
+            "--log-level", "debug", "--shutdown-grace", "2.5",
         ],
         {},
     )  # fmt: skip
@@ -51,6 +52,7 @@ def test_server_cli_flags() -> None:
         ping_timeout=5,
         cors_allowed_origins=("https://a.example", "https://b.example"),
         log_level="DEBUG",
+        shutdown_grace=2.5,
     )
 
 
@@ -74,7 +76,7 @@ def test_server_cli_env_vars_and_flag_precedence() -> None:
         "host", "port", "socketio_path", "protocol_version", "auth_token",
         "max_message_bytes", "max_tool_timeout", "tool_call_buffer", "forward_timeout",
         "ping_interval", "ping_timeout", "cors_allowed_origins", "log_level", "log_format",
-        "log_protocol",
+        "log_protocol", "shutdown_grace",
     }  # fmt: skip
 
 
@@ -88,6 +90,7 @@ def test_server_cli_env_vars_and_flag_precedence() -> None:
         (["--log-format", "xml"], {}),
         (["--protocol-version", "0.2"], {}),
         (["--forward-timeout", "0"], {}),
+        (["--shutdown-grace", "-1"], {}),
         ([], {"A2C_SERVER_PORT": "eighty"}),
     ],
 )

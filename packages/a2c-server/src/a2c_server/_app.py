@@ -24,6 +24,7 @@ from ._namespace import SmcpNamespace
 from ._offices import Offices
 from ._oversize import OversizeWatch
 from ._settings import ServerSettings
+from ._shutdown import Drain
 from ._store import MemoryStateStore, StateStore
 
 __all__ = ["A2CServerApp", "create_app"]
@@ -39,7 +40,9 @@ class A2CServerApp:
 
     ``sio`` is the python-socketio ``AsyncServer`` (namespace ``/smcp``), ``store`` the
     state store, ``settings`` the settings it runs with, ``metrics`` what ``/metrics``
-    serves.
+    serves, ``drain`` the graceful-shutdown state (``await app.drain.drain(grace)`` lets
+    routed calls finish, then answers the rest; the ``a2c-server`` command does it on
+    SIGTERM/SIGINT).
     """
 
     def __init__(
@@ -49,8 +52,10 @@ class A2CServerApp:
         sio: socketio.AsyncServer,
         store: StateStore,
         metrics: ServerMetrics | None = None,
+        drain: Drain | None = None,
     ) -> None:
         self.settings = settings
+        self.drain = drain if drain is not None else Drain()
         self.sio = sio
         self.store = store
         self.metrics = metrics if metrics is not None else ServerMetrics()
@@ -187,7 +192,9 @@ def create_app(
     )
     state = store if store is not None else MemoryStateStore()
     metrics = ServerMetrics()
+    drain = Drain()
     SmcpNamespace(
-        sio, settings=settings, offices=Offices(state), auth=provider, metrics=metrics
-    ).register()
-    return A2CServerApp(settings=settings, sio=sio, store=state, metrics=metrics)
+        sio, settings=settings, offices=Offices(state), auth=provider, metrics=metrics,
+        drain=drain,
+    ).register()  # fmt: skip
+    return A2CServerApp(settings=settings, sio=sio, store=state, metrics=metrics, drain=drain)

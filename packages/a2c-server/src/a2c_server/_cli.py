@@ -20,6 +20,7 @@ from ._app import create_app
 from ._exceptions import SettingsError
 from ._logs import announce, configure_logging, uvicorn_log_level
 from ._settings import ServerSettings
+from ._shutdown import DrainingServer
 from ._version import __version__
 
 __all__ = ["ENV_VARS", "main", "settings_from_args"]
@@ -46,6 +47,7 @@ ENV_VARS: Final[Mapping[str, tuple[str, Callable[[str], Any]]]] = {
     "log_level": ("A2C_SERVER_LOG_LEVEL", str),
     "log_format": ("A2C_SERVER_LOG_FORMAT", str),
     "log_protocol": ("A2C_SERVER_LOG_PROTOCOL", lambda text: text.strip().lower() in _TRUE),
+    "shutdown_grace": ("A2C_SERVER_SHUTDOWN_GRACE", float),
 }
 
 
@@ -93,6 +95,8 @@ def _parser() -> argparse.ArgumentParser:
         help="let uvicorn trace HTTP and websocket frames (secrets still redacted) "
         "[env A2C_SERVER_LOG_PROTOCOL; default off]",
     )  # fmt: skip
+    opt("--shutdown-grace", "shutdown_grace", float,
+        "seconds routed calls in flight may still finish after SIGTERM/SIGINT")  # fmt: skip
     return p
 
 
@@ -130,7 +134,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         f"http://{settings.host}:{settings.port}/{settings.socketio_path}/ "
         f"(namespace /smcp, auth {'token' if settings.auth_token else 'allow-all'})",
     )
-    uvicorn.run(
+    config = uvicorn.Config(
         app,
         host=settings.host,
         port=settings.port,
@@ -138,4 +142,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         log_level=uvicorn_log_level(settings),
         lifespan="on",
         ws_max_size=settings.max_message_bytes + 1024,  # room for Engine.IO framing
+        # After the drain, a long-poll still open must not hold the exit up.
+        timeout_graceful_shutdown=2,
     )
+    DrainingServer(config, drain=app.drain, grace=settings.shutdown_grace).run()

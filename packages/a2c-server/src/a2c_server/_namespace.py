@@ -53,6 +53,7 @@ from ._rules import (
     tool_timeout_problem,
 )
 from ._settings import ServerSettings
+from ._shutdown import SHUTDOWN_REASON, Drain
 
 __all__ = ["SmcpNamespace"]
 
@@ -85,9 +86,11 @@ class SmcpNamespace:
         offices: Offices,
         auth: AuthProvider,
         metrics: ServerMetrics | None = None,
+        drain: Drain | None = None,
     ) -> None:
         self._sio = sio
         self._metrics = metrics if metrics is not None else ServerMetrics()
+        self._drain = drain if drain is not None else Drain()
         self._settings = settings
         self._offices = offices
         self._store = offices.store
@@ -362,6 +365,10 @@ class SmcpNamespace:
         model = EVENTS[event].request
 
         async def forward(sid: str, data: Any) -> Any:
+            if self._drain.draining:
+                self._metrics.route(event.value, RouteOutcome.SHUTDOWN)
+                return _flat(ErrorCode.INTERNAL_ERROR, "The Server is shutting down",
+                             {"reason": SHUTDOWN_REASON})  # fmt: skip
             try:
                 req = from_wire(model, data)
             except InvalidPayloadError as exc:
@@ -387,7 +394,10 @@ class SmcpNamespace:
                 return self._refuse(refusal, sid, event, req.req_id, sender)
             log(_log, logging.DEBUG, "forwarding", sid=sid, event=event.value, req_id=req.req_id,
                 name=req.agent, office=target.office_id, computer=req.computer)  # fmt: skip
-            return await self._call(sid, event, data, req.req_id, req.computer, target.sid, wait)
+            with self._drain.tracking():
+                return await self._call(
+                    sid, event, data, req.req_id, req.computer, target.sid, wait
+                )
 
         return forward
 
@@ -408,11 +418,21 @@ class SmcpNamespace:
         call = asyncio.ensure_future(
             self._sio.call(event.value, data, to=target_sid, namespace=NAMESPACE, timeout=wait)
         )
+        expired = self._drain.expired()
         try:
-            await asyncio.wait((call, gone), return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait((call, gone, expired), return_when=asyncio.FIRST_COMPLETED)
         finally:
             if not call.done():
                 call.cancel()
+        if (not call.done() or call.cancelled()) and expired.done() and not gone.done():
+            self._metrics.route(event.value, RouteOutcome.SHUTDOWN, time.monotonic() - started)
+            log(_log, logging.INFO, "call abandoned at shutdown", sid=sid, event=event.value,
+                req_id=req_id, computer=computer)  # fmt: skip
+            return _flat(
+                ErrorCode.INTERNAL_ERROR,
+                f"The Server shut down before Computer {computer!r} answered",
+                {"computer_name": computer, "reason": SHUTDOWN_REASON},
+            )
         if not call.done() or call.cancelled():
             return self._computer_gone(sid, event, req_id, computer, started)
         try:

@@ -80,6 +80,8 @@ class ServerSettings:
     the other ``client:*`` events. ``log_format`` is ``text`` or ``json`` (one object per
     line); ``log_protocol`` lets uvicorn trace HTTP/websocket frames (off by default, even
     at DEBUG: frames carry what clients send).
+    ``shutdown_grace`` is how long routed calls in flight may still finish after
+    SIGTERM/SIGINT.
     """
 
     host: str = "127.0.0.1"
@@ -97,6 +99,7 @@ class ServerSettings:
     log_level: str = attrs.field(default="INFO", converter=_log_level)
     log_format: str = attrs.field(default="text", converter=_log_format)
     log_protocol: bool = False
+    shutdown_grace: float = attrs.field(default=10.0, validator=_non_negative)
 
     def __attrs_post_init__(self) -> None:
         if self.auth_token is not None and not self.auth_token:
