@@ -34,6 +34,7 @@ from ._lint import LintFinding, lint_windows
 from ._logging import configure_logging, register_secret
 from ._mcp import ServerStatus
 from ._metrics import serve_metrics
+from ._shutdown import drain
 
 __all__ = ["main"]
 
@@ -88,6 +89,13 @@ def _parser() -> argparse.ArgumentParser:
         help="serve Prometheus metrics on this port at /metrics (0 picks a free one; default: off)",
     )
     run.add_argument(
+        "--shutdown-grace",
+        type=float,
+        default=env("A2C_SHUTDOWN_GRACE", "10"),
+        help="on SIGTERM/SIGINT, seconds tool calls in flight may still finish before they "
+        "are cancelled (default 10; a second signal stops at once)",
+    )
+    run.add_argument(
         "--metrics-host",
         default=env("A2C_METRICS_HOST", "127.0.0.1"),
         help="address the metrics endpoint binds (default 127.0.0.1)",
@@ -110,6 +118,18 @@ async def _ask(request: ConfirmRequest) -> bool:
         return answer.strip().lower() in ("y", "yes")
 
     return await asyncio.to_thread(prompt)
+
+
+async def _drain_unless_signalled_again(
+    computer: Computer, grace: float, stop: asyncio.Event
+) -> None:
+    stop.clear()
+    draining = asyncio.ensure_future(drain(computer, grace))
+    again = asyncio.ensure_future(stop.wait())
+    await asyncio.wait({draining, again}, return_when=asyncio.FIRST_COMPLETED)
+    for task in (draining, again):
+        task.cancel()
+    await asyncio.gather(draining, again, return_exceptions=True)
 
 
 async def _run(args: argparse.Namespace) -> int:
@@ -156,6 +176,7 @@ async def _run(args: argparse.Namespace) -> int:
             task.cancel()
         if serving in done and not serving.cancelled() and serving.exception() is not None:
             raise serving.exception()  # type: ignore[misc]
+        await _drain_unless_signalled_again(computer, args.shutdown_grace, stop)
     if stop_metrics is not None:
         await asyncio.to_thread(stop_metrics)
     logger.info("stopped")

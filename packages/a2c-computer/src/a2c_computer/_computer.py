@@ -450,6 +450,10 @@ class ComputerCore:
 
     # -- tool calls ----------------------------------------------------------
 
+    def in_flight(self) -> list[str]:
+        """The ``req_id`` of every tool call running now."""
+        return [req_id for req_id, task in self._inflight.items() if not task.done()]
+
     def cancel(self, req_id: str) -> bool:
         """Cancel an in-flight call (best effort); False for an unknown ``req_id``."""
         task = self._inflight.get(req_id)

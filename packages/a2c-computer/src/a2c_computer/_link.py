@@ -276,11 +276,20 @@ class ComputerLink:
             self._reconnect_task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._reconnect_task
+        await self.leave()
         sio = self._sio
         self._sio = None
         if sio is None:
             return
-        if self._joined.is_set() and sio.connected:
+        with contextlib.suppress(Exception):
+            await sio.disconnect()
+
+    async def leave(self) -> None:
+        """Leave the office for good (no re-join after a reconnect) but stay connected, so
+        answers still owed can go out; :meth:`close` disconnects."""
+        self._closing = True
+        sio = self._sio
+        if sio is not None and self._joined.is_set() and sio.connected:
             with contextlib.suppress(Exception):
                 await sio.call(
                     Event.LEAVE_OFFICE.value,
@@ -289,8 +298,6 @@ class ComputerLink:
                     timeout=5,
                 )
         self._joined.clear()
-        with contextlib.suppress(Exception):
-            await sio.disconnect()
 
     # -- outgoing ------------------------------------------------------------
 
