@@ -110,3 +110,27 @@ async def test_version_refusal_while_reconnecting_ends_the_agent():
         assert [n async for n in stream] == []  # streams end with the agent
     await agent.close()
     assert agent.state is AgentState.CLOSED
+
+
+async def test_token_refusal_while_reconnecting_ends_the_agent(caplog):
+    """A refusal carrying a flat ErrorPayload (here 401) is final, like a version refusal."""
+    from a2c_protocol import UnauthorizedError
+    from a2c_server import ServerSettings
+
+    closed = asyncio.Event()
+    async with running_server() as first:
+        port = first.port
+        agent = AsyncAgent(first.url, name="agent-1", reconnect_delay=0.1, reconnect_max_delay=0.2)
+        agent.add_state_listener(lambda old, new: new is AgentState.CLOSED and closed.set())
+        await agent.open()
+        await agent.join_office(OFFICE)
+    # The Server comes back requiring a token this agent does not have.
+    async with running_server(ServerSettings(auth_token="s3cret"), port=port):
+        await asyncio.wait_for(closed.wait(), WAIT)
+        assert isinstance(agent.last_error, UnauthorizedError)
+        assert "Authentication failed" in str(agent.last_error)
+        assert agent.office_id is None
+    assert any(
+        r.levelname == "ERROR" and "Authentication failed" in r.getMessage() for r in caplog.records
+    )
+    await agent.close()

@@ -49,7 +49,6 @@ from a2c_protocol import (
     SessionInfo,
     ToolCallReq,
     WindowURI,
-    error_from_handshake_response,
     from_wire,
     reconnect_delays,
     remote_error_of,
@@ -63,6 +62,7 @@ from ._connection import (
     build_auth,
     check_transports,
     handshake_probe_url,
+    handshake_refusal,
     versioned_url,
 )
 from ._exceptions import (
@@ -155,7 +155,8 @@ class AsyncAgent:
             ``server:*`` request (≥ 30 s recommended by the protocol).
         tool_cache: keep :attr:`tools` up to date from notifications.
         reconnect: reconnect with backoff after a transient disconnect and re-join the
-            office. A version refusal is never retried.
+            office. A refusal carrying the Server's ErrorPayload (a refused version or
+            token) is never retried: the agent closes and :attr:`last_error` says why.
         transports: Socket.IO transports; polling first by default.
         connect_timeout: how long one connect attempt may take.
         tool_call_grace: extra seconds waited for a tool call's answer beyond its timeout
@@ -248,7 +249,11 @@ class AsyncAgent:
 
     @property
     def last_error(self) -> BaseException | None:
-        """Why the agent stopped on its own (e.g. a version refusal while reconnecting)."""
+        """Why the agent stopped on its own: the Server's refusal while reconnecting.
+
+        A :class:`RemoteError` such as :class:`ProtocolVersionError` or
+        :class:`UnauthorizedError`; such refusals are never retried.
+        """
         return self._last_error
 
     # ------------------------------------------------------------------- lifecycle
@@ -651,9 +656,7 @@ class AsyncAgent:
                 f"cannot connect to {self._server_url}: {exc or type(exc).__name__} "
                 f"({type(http_exc).__name__} on the handshake probe)"
             )
-        error = error_from_handshake_response(
-            response.status_code, dict(response.headers), response.content
-        )
+        error = handshake_refusal(response.status_code, dict(response.headers), response.content)
         if self._close_code == WS_CLOSE_VERSION_REJECTED and not isinstance(
             error, ProtocolVersionError
         ):
@@ -710,7 +713,11 @@ class AsyncAgent:
                     return
                 try:
                     await self._open_transport()
-                except ProtocolVersionError as exc:
+                except RemoteError as exc:
+                    # The Server itself answered with a flat ErrorPayload (a refused token,
+                    # a refused version): asking again cannot change its mind.
+                    if not isinstance(exc, ProtocolVersionError):  # that one is logged already
+                        logger.error("the server refused to reconnect; giving up: %s", exc)
                     self._last_error = exc
                     self._office = None
                     self._drop_all_tools()

@@ -11,15 +11,29 @@ Rules:
   cannot be overridden.
 * A refused handshake is diagnosed with one plain GET of the Engine.IO polling handshake
   URL, whose HTTP 400 body is authoritative (C4).
+* A refusal that carries the Server's flat ErrorPayload (a refused token, a refused
+  version) is final: it is a :class:`RemoteError` and is never retried. An HTTP error
+  without one (a proxy's 502 while the Server restarts) is an
+  :class:`AgentConnectionError`, which reconnects retry.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, TypeAlias
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from a2c_protocol import Role, with_version_query
+from a2c_protocol import (
+    A2CError,
+    ProtocolVersionError,
+    Role,
+    error_from_handshake_response,
+    remote_error_of,
+    with_version_query,
+)
+
+from ._exceptions import AgentConnectionError
 
 __all__ = [
     "DEFAULT_TRANSPORTS",
@@ -27,6 +41,7 @@ __all__ = [
     "build_auth",
     "check_transports",
     "handshake_probe_url",
+    "handshake_refusal",
     "versioned_url",
 ]
 
@@ -71,3 +86,22 @@ def handshake_probe_url(versioned: str, socketio_path: str) -> str:
     query = parse_qsl(parts.query, keep_blank_values=True)
     query += [("EIO", "4"), ("transport", "polling")]
     return urlunsplit((scheme, parts.netloc, path, urlencode(query), ""))
+
+
+def handshake_refusal(status: int, headers: Mapping[str, str], body: bytes) -> A2CError | None:
+    """The error for the probe's answer: None when not refused.
+
+    The Server's own flat ErrorPayload gives its typed :class:`RemoteError` (final); a
+    refusal without one gives :class:`AgentConnectionError` (transient).
+    """
+    error = error_from_handshake_response(status, headers, body)
+    if error is None or isinstance(error, ProtocolVersionError) or _carries_payload(body):
+        return error
+    return AgentConnectionError(f"the handshake was refused with HTTP {status} (no A2C error body)")
+
+
+def _carries_payload(body: bytes) -> bool:
+    try:
+        return remote_error_of(json.loads(body)) is not None
+    except ValueError:  # also UnicodeDecodeError
+        return False

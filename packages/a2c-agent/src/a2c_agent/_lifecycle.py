@@ -7,8 +7,9 @@ Rules:
 * A connection that drops while ``CONNECTED`` goes to ``RECONNECTING`` when reconnects are
   enabled, else to ``CLOSED``. ``RECONNECTING → CONNECTED`` after the transport is back and
   the office re-joined.
-* A version refusal (4008 / close 4900) seen while reconnecting ends the agent
-  (``RECONNECTING → CLOSED``): a version refusal is never retried.
+* A refusal carrying the Server's flat ErrorPayload (a version refusal 4008 / close 4900,
+  a refused token 401, ...) seen while reconnecting ends the agent
+  (``RECONNECTING → CLOSED``): such a refusal is never retried.
 * ``close`` is allowed from every state and is idempotent; ``CLOSED`` is final.
 * Requests are allowed only while ``CONNECTED``.
 """
