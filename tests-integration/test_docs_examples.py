@@ -56,6 +56,30 @@ def test_the_role_guides_run_against_a_deployment() -> None:
     assert {"getting-started.md", "computer.md", "agent.md"} <= live
 
 
+NUMBERS = {
+    word: i
+    for i, word in enumerate(
+        ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"]
+    )
+}
+COUNTED_LIST = re.compile(
+    r"\b(?P<count>[a-z]+)\s+tools\s+\((?P<names>(?:`[^`]+`,?\s*(?:and\s+)?)+)\)"
+)
+
+
+def test_documented_tool_counts_match_their_lists() -> None:
+    """A count like "six tools (`a`, ...)" is one a reader checks: it must add up."""
+    checked = 0
+    for page in sorted(DOCS.glob("*.md")):
+        for match in COUNTED_LIST.finditer(page.read_text(encoding="utf-8")):
+            if match["count"] not in NUMBERS:
+                continue
+            names = re.findall(r"`([^`]+)`", match["names"])
+            assert NUMBERS[match["count"]] == len(names), f"{page.name}: {match[0]!r}"
+            checked += 1
+    assert checked >= 1
+
+
 def _run_page(page: Path, tmp_path: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     script = tmp_path / f"{page.stem}.py"
     script.write_text("\n\n".join(runnable_blocks(page)), encoding="utf-8")
@@ -70,9 +94,7 @@ def _run_page(page: Path, tmp_path: Path, env: dict[str, str]) -> subprocess.Com
     )
 
 
-def _assert_ran(
-    page: Path, done: subprocess.CompletedProcess[str], attempt: str = "first"
-) -> None:
+def _assert_ran(page: Path, done: subprocess.CompletedProcess[str], attempt: str = "first") -> None:
     assert done.returncode == 0, (
         f"{page.name} examples failed on the {attempt} run:\n{done.stdout}\n{done.stderr}"
     )

@@ -1,0 +1,182 @@
+"""The command line of ``a2c-agent``: flags, environment variables, usage checks.
+
+Rules:
+
+* ``--server``, ``--office`` and ``--token`` fall back to ``A2C_SERVER_URL``,
+  ``A2C_OFFICE`` and ``A2C_TOKEN``; a flag wins over its variable. A variable that is set
+  but empty is a usage error (an empty token would silently mean "no token").
+* Every mistake the user can fix on the command line is a usage error (exit 2) found before
+  connecting: a URL without ``http://``, a timeout that is not a positive number, a JSON
+  argument that is not an object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from ._connection import versioned_url
+from ._version import __version__
+
+__all__ = ["ENV_VARS", "EXIT_CODES", "build_parser", "parse_args"]
+
+#: flag dest → environment variable it falls back to.
+ENV_VARS: Final[Mapping[str, str]] = {
+    "server": "A2C_SERVER_URL",
+    "office": "A2C_OFFICE",
+    "token": "A2C_TOKEN",
+}
+
+EXIT_OK: Final = 0
+EXIT_ERROR: Final = 1
+EXIT_USAGE: Final = 2
+EXIT_TOOL_ERROR: Final = 3
+EXIT_INTERRUPTED: Final = 130
+
+#: Exit code → meaning, as printed by ``--help``.
+EXIT_CODES: Final[Mapping[int, str]] = {
+    EXIT_OK: "success (also when the reader of the output went away, e.g. '| head')",
+    EXIT_ERROR: "an error: unreachable or refusing Server (bad token, wrong version), "
+    "a refused request; the reason is printed on stderr",
+    EXIT_USAGE: "bad usage: unknown flag, missing --server/--office, a URL without "
+    "http://, a timeout that is not > 0, JSON that is not an object",
+    EXIT_TOOL_ERROR: "the tool ran but returned a result with isError (it is printed)",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
+}
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"must be a number > 0, got {text!r}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {text!r}")
+    return value
+
+
+def _epilog() -> str:
+    env = "\n".join(f"  {var:<15} default for --{dest}" for dest, var in ENV_VARS.items())
+    codes = "\n".join(f"  {code:<4} {text}" for code, text in EXIT_CODES.items())
+    return (
+        "environment (a flag wins over its variable; prefer A2C_TOKEN to --token, which\n"
+        "other local users can see in the process list):\n"
+        f"{env}\n\nexit codes:\n{codes}\n\n"
+        "Output is JSON, or a table when stdout is a terminal (--json / --table force one)."
+    )
+
+
+def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentParser:
+    """The argument parser of ``a2c-agent``; ``environ`` supplies the fallbacks."""
+    env = environ or {}
+    parser = argparse.ArgumentParser(
+        prog="a2c-agent",
+        description="Talk to an A2C-SMCP 0.2 deployment as an Agent.",
+        epilog=_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"a2c-agent {__version__}")
+
+    def from_env(flag: str, dest: str, help_text: str) -> None:
+        var = ENV_VARS[dest]
+        required = dest != "token" and var not in env
+        parser.add_argument(
+            flag, dest=dest, default=env.get(var), required=required,
+            help=f"{help_text} [env {var}]",
+        )  # fmt: skip
+
+    from_env("--server", "server", "Server URL, e.g. http://127.0.0.1:8000")
+    from_env("--office", "office", "office to join")
+    from_env("--token", "token", "sent as auth.token")
+    parser.add_argument("--name", default="a2c-agent-cli", help="agent name in the office")
+    parser.add_argument("--socketio-path", default="socket.io", help="Engine.IO mount path")
+    parser.add_argument(
+        "--request-timeout", type=_positive_float, default=30.0,
+        help="seconds to wait for answers (> 0)",
+    )  # fmt: skip
+    output = parser.add_mutually_exclusive_group()
+    output.add_argument("--json", dest="output", action="store_const", const="json")
+    output.add_argument("--table", dest="output", action="store_const", const="table")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    commands.add_parser("room", help="list the office members")
+    tools = commands.add_parser("tools", help="list a Computer's tools (and their MCP server)")
+    tools.add_argument("computer")
+    commands.add_parser("config", help="show a Computer's config").add_argument("computer")
+    desktop = commands.add_parser("desktop", help="render a Computer's desktop")
+    desktop.add_argument("computer")
+    desktop.add_argument("--size", type=_positive_int, help="maximum number of windows")
+    desktop.add_argument("--window", help="one window URI (no query or fragment)")
+    resources = commands.add_parser("resources", help="list an MCP server's resources")
+    resources.add_argument("computer")
+    resources.add_argument("mcp_server")
+    resources.add_argument("--all", action="store_true", help="follow next_cursor to the end")
+    resources.add_argument("--cursor", help="page cursor")
+    call = commands.add_parser("call", help="call a tool")
+    call.add_argument("computer")
+    call.add_argument("tool")
+    call.add_argument("params", help="tool arguments as a JSON object")
+    call.add_argument(
+        "--timeout", type=_positive_float, default=60.0, help="tool timeout in seconds (> 0)"
+    )
+    watch = commands.add_parser(
+        "watch",
+        help="print the office's notifications as they arrive (enter/leave, tools, "
+        "desktop, config) until Ctrl-C",
+    )
+    watch.add_argument("--count", type=_positive_int, help="stop after this many notifications")
+    watch.add_argument("--for", dest="duration", type=_positive_float, help="stop after S seconds")
+    return parser
+
+
+def _url_problem(url: str) -> str | None:
+    try:
+        versioned_url(url)
+    except ValueError as exc:
+        if "://" not in url:
+            return f"{exc}; did you mean http://{url}?"
+        return str(exc)
+    return None
+
+
+def parse_args(
+    argv: Sequence[str] | None, environ: Mapping[str, str]
+) -> tuple[argparse.ArgumentParser, argparse.Namespace]:
+    """Parse and check the command line; exits with code 2 on a usage error."""
+    parser = build_parser(environ)
+    args = parser.parse_args(argv)
+    for dest, var in ENV_VARS.items():
+        if getattr(args, dest) == "" and environ.get(var) == "":
+            parser.error(f"{var} is set but empty: unset it or give a value")
+        if getattr(args, dest) == "":
+            parser.error(f"--{dest} must not be empty")
+    problem = _url_problem(args.server)
+    if problem is not None:
+        parser.error(f"--server: {problem}")
+    args.params_object = {}
+    if args.command == "call":
+        args.params_object = _params(parser, args.params)
+    return parser, args
+
+
+def _params(parser: argparse.ArgumentParser, text: str) -> dict[str, Any]:
+    try:
+        params = json.loads(text)
+    except ValueError as exc:
+        parser.error(f"JSON must be a JSON object: {exc}")
+    if not isinstance(params, dict):
+        parser.error("JSON must be a JSON object")
+    return params

@@ -1,0 +1,67 @@
+"""``a2c-agent`` tables lose nothing: every content kind, '-' for missing values, the
+owning MCP server of each tool, and rows that fit the terminal."""
+
+from __future__ import annotations
+
+import base64
+
+from a2c_agent._cli_render import content_lines, render_table, table
+
+PNG = base64.b64encode(b"\x89PNG" + b"\0" * 2044).decode()  # 2048 bytes
+
+
+def test_every_content_kind_is_shown():
+    result = {
+        "content": [
+            {"type": "text", "text": "hello"},
+            {"type": "image", "data": PNG, "mimeType": "image/png"},
+            {"type": "audio", "data": base64.b64encode(b"abc").decode(), "mimeType": "audio/wav"},
+            {"type": "resource_link", "uri": "file:///tmp/a.txt", "name": "a.txt"},
+            {"type": "resource", "resource": {"uri": "mem://x", "mimeType": "text/plain",
+                                               "text": "inline"}},
+            {"type": "resource", "resource": {"uri": "mem://y", "blob": PNG}},
+        ],
+        "isError": False,
+    }  # fmt: skip
+    text = render_table("call", result)
+    lines = text.splitlines()
+    assert lines[0] == "hello"
+    assert "[image image/png, 2.0 KiB]" in lines
+    assert "[audio audio/wav, 3 B]" in lines
+    assert "[resource_link file:///tmp/a.txt (a.txt)]" in lines
+    assert "[resource mem://x text/plain]" in lines and "inline" in lines
+    assert "[resource mem://y -, 2.0 KiB]" in lines
+    assert content_lines({"type": "future_kind", "x": 1})[0].startswith("[future_kind content]")
+    assert render_table("call", {"content": [], "isError": False}) == "(no content)"
+
+
+def test_missing_values_print_a_dash():
+    resources = {"resources": [{"uri": "window://h/1", "name": "w"}]}
+    row = render_table("resources", resources).splitlines()[2].split()
+    assert row == ["window://h/1", "w", "-", "-"]  # no mime type, no priority (not 0.00)
+    tools = [{"name": "t", "description": "", "meta": {}, "tool_meta": None}]
+    assert render_table("tools", tools).splitlines()[2].split() == ["t", "-", "-", "-"]
+
+
+def test_tools_show_their_mcp_server():
+    tools = [
+        {"name": "a", "description": "d", "meta": {"a2c_mcp_server": "fs"}, "tool_meta": None},
+        {"name": "b", "description": "d", "meta": {}, "tool_meta": {"tags": ["x"]}},
+    ]
+    lines = render_table("tools", tools).splitlines()
+    assert lines[0].split() == ["TOOL", "MCP", "SERVER", "TAGS", "DESCRIPTION"]
+    assert lines[2].split() == ["a", "fs", "-", "d"]
+    assert lines[3].split() == ["b", "-", "x", "d"]
+
+
+def test_long_cells_wrap_to_the_width():
+    description = "word " * 80  # 400 characters
+    tools = [{"name": "tool", "description": description, "meta": {}, "tool_meta": None}]
+    lines = render_table("tools", tools, width=60).splitlines()
+    assert all(len(line) <= 60 for line in lines), lines
+    assert len(lines) > 3  # wrapped onto continuation lines
+    assert lines[-1].rstrip().endswith("…")  # cut after a few lines, and says so
+    # Without a width nothing is cut.
+    assert description.strip() in render_table("tools", tools)
+    # A narrow table is unchanged.
+    assert table(("A", "B"), [("x", "y")], width=60) == "A  B\n-  -\nx  y"
