@@ -90,8 +90,10 @@ async def test_without_reconnect_a_lost_connection_closes_the_agent():
     await agent.close()
 
 
-async def test_version_refusal_while_reconnecting_ends_the_agent():
-    from a2c_agent import ProtocolVersionError
+@pytest.mark.parametrize("refusal", ["version", "token"])
+async def test_refusal_while_reconnecting_ends_the_agent(refusal, caplog):
+    """A refusal carrying a flat ErrorPayload (4008, 401, ...) is final: no retries."""
+    from a2c_protocol import ProtocolVersionError, UnauthorizedError
     from a2c_server import ServerSettings
 
     closed = asyncio.Event()
@@ -102,35 +104,25 @@ async def test_version_refusal_while_reconnecting_ends_the_agent():
         await agent.open()
         await agent.join_office(OFFICE)
         stream = agent.notifications()
-    async with running_server(ServerSettings(protocol_version="0.3.0"), port=port):
+    # The Server comes back speaking another version, or requiring a token we lack.
+    settings = (
+        ServerSettings(protocol_version="0.3.0")
+        if refusal == "version"
+        else ServerSettings(auth_token="s3cret")
+    )
+    async with running_server(settings, port=port):
         await asyncio.wait_for(closed.wait(), WAIT)
-        assert isinstance(agent.last_error, ProtocolVersionError)
-        assert agent.last_error.server_version == "0.3.0"
+        if refusal == "version":
+            assert isinstance(agent.last_error, ProtocolVersionError)
+            assert agent.last_error.server_version == "0.3.0"
+        else:
+            assert isinstance(agent.last_error, UnauthorizedError)
+            assert "Authentication failed" in str(agent.last_error)
+            assert any(
+                r.levelname == "ERROR" and "Authentication failed" in r.getMessage()
+                for r in caplog.records
+            )
         assert agent.office_id is None and dict(agent.tools) == {}
         assert [n async for n in stream] == []  # streams end with the agent
     await agent.close()
     assert agent.state is AgentState.CLOSED
-
-
-async def test_token_refusal_while_reconnecting_ends_the_agent(caplog):
-    """A refusal carrying a flat ErrorPayload (here 401) is final, like a version refusal."""
-    from a2c_protocol import UnauthorizedError
-    from a2c_server import ServerSettings
-
-    closed = asyncio.Event()
-    async with running_server() as first:
-        port = first.port
-        agent = AsyncAgent(first.url, name="agent-1", reconnect_delay=0.1, reconnect_max_delay=0.2)
-        agent.add_state_listener(lambda old, new: new is AgentState.CLOSED and closed.set())
-        await agent.open()
-        await agent.join_office(OFFICE)
-    # The Server comes back requiring a token this agent does not have.
-    async with running_server(ServerSettings(auth_token="s3cret"), port=port):
-        await asyncio.wait_for(closed.wait(), WAIT)
-        assert isinstance(agent.last_error, UnauthorizedError)
-        assert "Authentication failed" in str(agent.last_error)
-        assert agent.office_id is None
-    assert any(
-        r.levelname == "ERROR" and "Authentication failed" in r.getMessage() for r in caplog.records
-    )
-    await agent.close()
