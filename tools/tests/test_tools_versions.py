@@ -52,10 +52,42 @@ def repo(tmp_path: Path) -> Path:
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, target)
     (root / "README.md").write_text(README, encoding="utf-8")
+    _reset_to_baseline(root)
     changed, errors = versions.write_matrix(root, versions.load_table(root))
     assert errors == []
     assert Path("README.md") in changed
     return root
+
+
+def _reset_to_baseline(root: Path) -> None:
+    """Put every version of the copy at 0.2.0 (protocol 0.2.0, pins >=0.2.0,<0.3).
+
+    The tests spell out versions, so they start from a fixed state instead of whatever
+    the repository has been released as by now.
+    """
+    table = root / "tools" / "versions.toml"
+    text = table.read_text(encoding="utf-8")
+    text = re.sub(r'(?m)^(version|protocol) = "[0-9.]+"', r'\1 = "0.2.0"', text)
+    table.write_text(text, encoding="utf-8")
+    for dist in versions.load_table(root):
+        dist.version_file(root).write_text('__version__ = "0.2.0"\n', encoding="utf-8")
+        pyproject = dist.pyproject(root)
+        pins = re.sub(
+            r'"a2c-protocol-core>=[0-9.]+,<[0-9.]+"',
+            '"a2c-protocol-core>=0.2.0,<0.3"',
+            pyproject.read_text(encoding="utf-8"),
+        )
+        pyproject.write_text(pins, encoding="utf-8")
+        if dist.name == versions.CORE:
+            protocol = dist.version_file(root).with_name("_versioning.py")
+            protocol.write_text(
+                re.sub(
+                    r'PROTOCOL_VERSION: Final = "[0-9.]+"',
+                    'PROTOCOL_VERSION: Final = "0.2.0"',
+                    protocol.read_text(encoding="utf-8"),
+                ),
+                encoding="utf-8",
+            )
 
 
 def _read(root: Path, relative: str) -> str:

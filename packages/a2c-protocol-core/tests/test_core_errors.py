@@ -20,7 +20,7 @@ def test_every_code_of_the_digest_is_defined() -> None:
     assert {int(c) for c in ErrorCode} == {
         400, 401, 403, 404, 408, 500,
         4001, 4002, 4003, 4004, 4005, 4006, 4007, 4008,
-        4014, 4015, 4101, 4102, 4103, 4104,
+        4014, 4015, 4016, 4017, 4018, 4101, 4102, 4103, 4104,
     }  # fmt: skip
     assert WS_CLOSE_VERSION_REJECTED == 4900
     assert 4900 not in {int(c) for c in ErrorCode}  # close codes live apart

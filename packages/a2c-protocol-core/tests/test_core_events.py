@@ -5,7 +5,23 @@ from pathlib import Path
 
 import attrs
 
-from a2c_protocol import CLIENT_EVENTS, EVENTS, NAMESPACE, Event, EventKind, Role
+from a2c_protocol import (
+    CLIENT_EVENTS,
+    EVENTS,
+    NAMESPACE,
+    PROTOCOL_VERSION,
+    UPDATE_EVENTS,
+    Event,
+    EventKind,
+    GetBlobReq,
+    GetBlobRet,
+    GetSkillReq,
+    GetSkillRet,
+    GetSkillsReq,
+    GetSkillsRet,
+    ProtocolVersion,
+    Role,
+)
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -16,7 +32,7 @@ def test_namespace() -> None:
 
 def test_every_event_has_a_spec_with_models() -> None:
     assert set(EVENTS) == set(Event)
-    assert len(Event) == 18
+    assert len(Event) == 23
     for event, spec in EVENTS.items():
         assert spec.event is event
         assert spec.kind.value == event.value.split(":")[0]
@@ -31,6 +47,7 @@ def test_client_events_are_agent_only_and_answered() -> None:
     assert [e.value for e in CLIENT_EVENTS] == [
         "client:tool_call", "client:get_config", "client:get_tools",
         "client:get_desktop", "client:get_resources",
+        "client:get_skills", "client:get_skill", "client:get_blob",
     ]  # fmt: skip
     for event in CLIENT_EVENTS:
         assert EVENTS[event].senders == {Role.AGENT}
@@ -41,6 +58,31 @@ def test_server_events_name_their_broadcast() -> None:
     assert EVENTS[Event.UPDATE_DESKTOP].notifies is Event.NOTIFY_UPDATE_DESKTOP
     assert EVENTS[Event.TOOL_CALL_CANCEL].notifies is Event.NOTIFY_TOOL_CALL_CANCEL
     assert EVENTS[Event.LIST_ROOM].notifies is None
+    assert EVENTS[Event.UPDATE_SKILLS].notifies is Event.NOTIFY_UPDATE_SKILLS
+
+
+def test_the_0_2_1_events_are_catalogued_with_their_models() -> None:
+    assert {e.value for e in Event if EVENTS[e].since == "0.2.1"} == {
+        "client:get_skills", "client:get_skill", "client:get_blob",
+        "server:update_skills", "notify:update_skills",
+    }  # fmt: skip
+    assert EVENTS[Event.GET_SKILLS].request is GetSkillsReq
+    assert EVENTS[Event.GET_SKILLS].response is GetSkillsRet
+    assert EVENTS[Event.GET_SKILL].request is GetSkillReq
+    assert EVENTS[Event.GET_SKILL].response is GetSkillRet
+    assert EVENTS[Event.GET_BLOB].request is GetBlobReq
+    assert EVENTS[Event.GET_BLOB].response is GetBlobRet
+    assert EVENTS[Event.UPDATE_SKILLS].senders == {Role.COMPUTER}
+    assert EVENTS[Event.UPDATE_SKILLS].response is None
+    for event in Event:
+        assert ProtocolVersion.parse(EVENTS[event].since) <= ProtocolVersion.parse(PROTOCOL_VERSION)
+
+
+def test_update_events_are_the_computer_change_reports() -> None:
+    assert [e.value for e in UPDATE_EVENTS] == [
+        "server:update_config", "server:update_tool_list", "server:update_desktop",
+        "server:update_skills",
+    ]  # fmt: skip
 
 
 def test_no_event_name_literal_outside_the_registry() -> None:

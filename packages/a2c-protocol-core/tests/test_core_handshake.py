@@ -23,9 +23,9 @@ BODY_4008 = {"code": 4008, "message": "Protocol version mismatch", "server_versi
 @pytest.mark.parametrize(
     ("url", "expected"),
     [
-        ("http://127.0.0.1:8000", "http://127.0.0.1:8000?a2c_version=0.2.0"),
-        ("https://hub.example.org/smcp/", "https://hub.example.org/smcp/?a2c_version=0.2.0"),
-        ("http://h/x?tenant=7", "http://h/x?tenant=7&a2c_version=0.2.0"),
+        ("http://127.0.0.1:8000", "http://127.0.0.1:8000?a2c_version=0.2.3"),
+        ("https://hub.example.org/smcp/", "https://hub.example.org/smcp/?a2c_version=0.2.3"),
+        ("http://h/x?tenant=7", "http://h/x?tenant=7&a2c_version=0.2.3"),
     ],
 )
 def test_version_is_appended(url: str, expected: str) -> None:

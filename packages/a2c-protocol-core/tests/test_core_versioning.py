@@ -13,9 +13,9 @@ from a2c_protocol import (
 )
 
 
-def test_protocol_version_constant_is_0_2_0() -> None:
-    assert PROTOCOL_VERSION == "0.2.0"
-    assert str(ProtocolVersion.parse(PROTOCOL_VERSION)) == "0.2.0"
+def test_protocol_version_constant_is_0_2_3() -> None:
+    assert PROTOCOL_VERSION == "0.2.3"
+    assert str(ProtocolVersion.parse(PROTOCOL_VERSION)) == "0.2.3"
 
 
 @pytest.mark.parametrize(

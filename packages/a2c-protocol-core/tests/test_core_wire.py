@@ -58,6 +58,12 @@ def strategy_for(tp: Any) -> st.SearchStrategy[Any]:
         return st.floats(allow_nan=False, allow_infinity=False)
     if isinstance(tp, type) and issubclass(tp, Enum):
         return st.sampled_from(list(tp))
+    if tp is _models.GetSkillRet:
+        # Exactly one of body / blob_handle is set: pick which, then build.
+        fields = {f.name: strategy_for(f.type) for f in attrs.fields(tp)}
+        inline = {**fields, "body": st.text(max_size=10), "blob_handle": st.none()}
+        handle = {**fields, "body": st.none(), "blob_handle": st.text(max_size=10)}
+        return st.builds(tp, **inline) | st.builds(tp, **handle)
     if attrs.has(tp):
         fields = {f.name: strategy_for(f.type) for f in attrs.fields(tp)}
         return st.builds(tp, **fields)
@@ -573,7 +579,10 @@ def test_error_payload_detection() -> None:
     assert not core.is_error_payload({"code": True, "message": "m"})
     assert not core.is_error_payload({"tools": [], "req_id": "r"})
     assert not core.is_error_payload([404, "m"])
-    assert isinstance(core.error_payload_from_wire({"code": 4014, "message": "m"}), ErrorPayload)
+    assert type(core.error_payload_from_wire({"code": 4015, "message": "m"})) is ErrorPayload
+    # 4014 lost its required mcp_server_name in 0.2.1 (skills put the name in details).
+    bare = core.error_payload_from_wire({"code": 4014, "message": "m"})
+    assert isinstance(bare, core.McpServerNotFoundPayload) and bare.mcp_server_name is None
 
 
 def test_duration_placeholders_are_left_to_the_computer() -> None:

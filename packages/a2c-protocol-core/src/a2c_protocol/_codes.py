@@ -1,4 +1,4 @@
-"""Error codes of protocol 0.2 (errors.md §1).
+"""Error codes of protocol 0.2 (errors.md §1, plus 4016-4018 of 0.2.1).
 
 Two namespaces that must never be mixed: :class:`ErrorCode` values travel in a flat
 ErrorPayload's ``code`` field (or a tool result's ``meta.error_code``);
@@ -7,10 +7,10 @@ ErrorPayload's ``code`` field (or a tool result's ``meta.error_code``);
 
 from __future__ import annotations
 
-from enum import IntEnum
+from enum import IntEnum, StrEnum
 from typing import Final
 
-__all__ = ["WS_CLOSE_VERSION_REJECTED", "ErrorCode"]
+__all__ = ["WS_CLOSE_VERSION_REJECTED", "BlobReason", "ErrorCode", "SkillResourceReason"]
 
 
 class ErrorCode(IntEnum):
@@ -33,8 +33,11 @@ class ErrorCode(IntEnum):
 
     PROTOCOL_VERSION_MISMATCH = 4008
 
-    MCP_SERVER_NOT_FOUND = 4014
+    MCP_SERVER_NOT_FOUND = 4014  # since 0.2.1 also an unknown skill name (details.name)
     MCP_CAPABILITY_NOT_SUPPORTED = 4015
+    INVALID_SKILL_NAME = 4016  # 0.2.1: client:get_skill name fails the lexer
+    SKILL_RESOURCE_NOT_ACCESSIBLE = 4017  # 0.2.1: details.reason, see SkillResourceReason
+    BLOB_NOT_ACCESSIBLE = 4018  # 0.2.1: details.reason, see BlobReason
 
     ROOM_FULL = 4101
     ROOM_NOT_FOUND = 4102
@@ -45,3 +48,26 @@ class ErrorCode(IntEnum):
 #: WebSocket close code for "A2C version handshake rejected" when the server stack cannot
 #: send an HTTP denial response. Not an ErrorPayload code; deliberately unlike 4008.
 WS_CLOSE_VERSION_REJECTED: Final = 4900
+
+
+class SkillResourceReason(StrEnum):
+    """``details.reason`` values of 4017 known in 0.2.3.
+
+    The set is open: a peer may send a reason not listed here, so code compares the
+    received string with these members (``exc.reason == SkillResourceReason.NOT_FOUND``)
+    and never converts it (an unknown value means: do not retry, log it).
+    """
+
+    TRAVERSAL = "traversal"  # absolute path, "..", or a symlink leaving the package
+    FORBIDDEN = "forbidden"  # a sensitive file such as .skillenv; existence not revealed
+    NOT_FOUND = "not_found"  # the path is valid but no such file
+    TOO_LARGE = "too_large"  # above the Computer's absolute cap; details.total_size says how big
+
+
+class BlobReason(StrEnum):
+    """``details.reason`` values of 4018 known in 0.2.3 (an open set, like 4017's)."""
+
+    INVALID_HANDLE = "invalid_handle"  # malformed, foreign or unknown handle: do not retry
+    FORBIDDEN = "forbidden"  # re-authorization failed (e.g. the skill is now orphaned)
+    GONE = "gone"  # the source disappeared: ask the producer for a fresh handle
+    RANGE = "range"  # chunk_offset < 0 or > total_size: fix the offset and retry

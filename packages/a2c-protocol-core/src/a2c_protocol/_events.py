@@ -1,4 +1,4 @@
-"""The event registry: every event of protocol 0.2 with its models and its sender.
+"""The event registry: every event of protocol 0.2 (up to 0.2.3) with its models and sender.
 
 Routing rules by prefix (events.md §1): ``client:*`` go Agent → Server → one Computer and
 are answered by the Computer; ``server:*`` are handled by the Server; ``notify:*`` are
@@ -20,12 +20,18 @@ from ._models import (
     CallToolResult,
     EnterOfficeNotification,
     EnterOfficeReq,
+    GetBlobReq,
+    GetBlobRet,
     GetComputerConfigReq,
     GetComputerConfigRet,
     GetDeskTopReq,
     GetDeskTopRet,
     GetResourcesReq,
     GetResourcesRet,
+    GetSkillReq,
+    GetSkillRet,
+    GetSkillsReq,
+    GetSkillsRet,
     GetToolsReq,
     GetToolsRet,
     LeaveOfficeNotification,
@@ -36,23 +42,35 @@ from ._models import (
     ToolCallReq,
     UpdateComputerConfigReq,
     UpdateMCPConfigNotification,
+    UpdateSkillsNotification,
     UpdateToolListNotification,
 )
 
-__all__ = ["CLIENT_EVENTS", "EVENTS", "NAMESPACE", "Event", "EventKind", "EventSpec"]
+__all__ = [
+    "CLIENT_EVENTS",
+    "EVENTS",
+    "NAMESPACE",
+    "UPDATE_EVENTS",
+    "Event",
+    "EventKind",
+    "EventSpec",
+]
 
 #: The Socket.IO namespace every protocol event travels in.
 NAMESPACE: Final = "/smcp"
 
 
 class Event(StrEnum):
-    """Every event name of protocol 0.2."""
+    """Every event name of protocol 0.2 (0.2.0 plus the five of 0.2.1)."""
 
     TOOL_CALL = "client:tool_call"
     GET_CONFIG = "client:get_config"
     GET_TOOLS = "client:get_tools"
     GET_DESKTOP = "client:get_desktop"
     GET_RESOURCES = "client:get_resources"
+    GET_SKILLS = "client:get_skills"
+    GET_SKILL = "client:get_skill"
+    GET_BLOB = "client:get_blob"
 
     JOIN_OFFICE = "server:join_office"
     LEAVE_OFFICE = "server:leave_office"
@@ -61,6 +79,7 @@ class Event(StrEnum):
     UPDATE_DESKTOP = "server:update_desktop"
     TOOL_CALL_CANCEL = "server:tool_call_cancel"
     LIST_ROOM = "server:list_room"
+    UPDATE_SKILLS = "server:update_skills"
 
     NOTIFY_ENTER_OFFICE = "notify:enter_office"
     NOTIFY_LEAVE_OFFICE = "notify:leave_office"
@@ -68,6 +87,7 @@ class Event(StrEnum):
     NOTIFY_UPDATE_TOOL_LIST = "notify:update_tool_list"
     NOTIFY_UPDATE_DESKTOP = "notify:update_desktop"
     NOTIFY_TOOL_CALL_CANCEL = "notify:tool_call_cancel"
+    NOTIFY_UPDATE_SKILLS = "notify:update_skills"
 
 
 class EventKind(StrEnum):
@@ -82,7 +102,9 @@ class EventSpec:
 
     ``response`` is the ack model (None when the event has no ack); ``senders`` are the
     roles allowed to emit it (empty for ``notify:*``, which only the Server emits);
-    ``notifies`` is the broadcast a ``server:*`` event triggers.
+    ``notifies`` is the broadcast a ``server:*`` event triggers; ``since`` is the protocol
+    version that introduced the event (a peer of an older PATCH level may not know it:
+    every 0.2.x passes every 0.2.x version gate, so this is the only hint there is).
     """
 
     event: Event
@@ -90,6 +112,7 @@ class EventSpec:
     response: type[Any] | None
     senders: frozenset[Role]
     notifies: Event | None = None
+    since: str = "0.2.0"
 
     @property
     def kind(self) -> EventKind:
@@ -107,6 +130,9 @@ _SPECS = (
     EventSpec(Event.GET_TOOLS, GetToolsReq, GetToolsRet, _AGENT),
     EventSpec(Event.GET_DESKTOP, GetDeskTopReq, GetDeskTopRet, _AGENT),
     EventSpec(Event.GET_RESOURCES, GetResourcesReq, GetResourcesRet, _AGENT),
+    EventSpec(Event.GET_SKILLS, GetSkillsReq, GetSkillsRet, _AGENT, since="0.2.1"),
+    EventSpec(Event.GET_SKILL, GetSkillReq, GetSkillRet, _AGENT, since="0.2.1"),
+    EventSpec(Event.GET_BLOB, GetBlobReq, GetBlobRet, _AGENT, since="0.2.1"),
     # The join/leave ack is the two-argument tuple (success, error message or None).
     EventSpec(Event.JOIN_OFFICE, EnterOfficeReq, tuple, _BOTH, Event.NOTIFY_ENTER_OFFICE),
     EventSpec(Event.LEAVE_OFFICE, LeaveOfficeReq, tuple, _BOTH, Event.NOTIFY_LEAVE_OFFICE),
@@ -125,16 +151,35 @@ _SPECS = (
     ),
     EventSpec(Event.TOOL_CALL_CANCEL, AgentCallData, None, _AGENT, Event.NOTIFY_TOOL_CALL_CANCEL),
     EventSpec(Event.LIST_ROOM, ListRoomReq, ListRoomRet, _AGENT),
+    EventSpec(
+        Event.UPDATE_SKILLS,
+        UpdateSkillsNotification,
+        None,
+        _COMPUTER,
+        Event.NOTIFY_UPDATE_SKILLS,
+        since="0.2.1",
+    ),
     EventSpec(Event.NOTIFY_ENTER_OFFICE, EnterOfficeNotification, None, _NOBODY),
     EventSpec(Event.NOTIFY_LEAVE_OFFICE, LeaveOfficeNotification, None, _NOBODY),
     EventSpec(Event.NOTIFY_UPDATE_CONFIG, UpdateMCPConfigNotification, None, _NOBODY),
     EventSpec(Event.NOTIFY_UPDATE_TOOL_LIST, UpdateToolListNotification, None, _NOBODY),
     EventSpec(Event.NOTIFY_UPDATE_DESKTOP, UpdateComputerConfigReq, None, _NOBODY),
     EventSpec(Event.NOTIFY_TOOL_CALL_CANCEL, AgentCallData, None, _NOBODY),
+    EventSpec(Event.NOTIFY_UPDATE_SKILLS, UpdateSkillsNotification, None, _NOBODY, since="0.2.1"),
 )
 
 #: Event → its spec; covers every member of :class:`Event`.
 EVENTS: Final[Mapping[Event, EventSpec]] = MappingProxyType({s.event: s for s in _SPECS})
 
-#: The five ``client:*`` events, in catalogue order.
+#: The eight ``client:*`` events, in catalogue order.
 CLIENT_EVENTS: Final = tuple(e for e in Event if EVENTS[e].kind is EventKind.CLIENT)
+
+#: The ``server:update_*`` events: a Computer's change report, broadcast to its office as
+#: the paired ``notify:*`` on behalf of the sender's registered name.
+UPDATE_EVENTS: Final = tuple(
+    e
+    for e in Event
+    if EVENTS[e].kind is EventKind.SERVER
+    and EVENTS[e].senders == _COMPUTER
+    and EVENTS[e].notifies is not None
+)

@@ -10,7 +10,11 @@
     │   ├── BadRequestError (400)  UnauthorizedError (401)  ForbiddenError (403)
     │   ├── NotFoundError (404)  RequestTimeoutError (408)  InternalError (500)
     │   ├── ProtocolVersionError (4008, or WebSocket close 4900)
-    │   ├── McpServerNotFoundError (4014)  CapabilityNotSupportedError (4015)
+    │   ├── McpServerNotFoundError (4014)
+    │   │   └── SkillNotFoundError (4014 with details.name: an unknown skill)
+    │   ├── CapabilityNotSupportedError (4015)
+    │   ├── InvalidSkillNameError (4016)  SkillResourceError (4017, .reason)
+    │   ├── BlobNotAccessibleError (4018, .reason)
     │   └── RoomFullError (4101)  RoomNotFoundError (4102)  NotInOfficeError (4103)
     │       CrossOfficeError (4104)
     └── ToolError                     a CallToolResult with isError (code from meta.error_code)
@@ -42,6 +46,7 @@ __all__ = [
     "A2CError",
     "AnyErrorPayload",
     "BadRequestError",
+    "BlobNotAccessibleError",
     "CapabilityNotSupportedError",
     "CrossOfficeError",
     "FieldError",
@@ -49,6 +54,7 @@ __all__ = [
     "InternalError",
     "InvalidPayloadError",
     "InvalidPriorityError",
+    "InvalidSkillNameError",
     "InvalidWindowURIError",
     "McpServerNotFoundError",
     "NotFoundError",
@@ -58,6 +64,8 @@ __all__ = [
     "RequestTimeoutError",
     "RoomFullError",
     "RoomNotFoundError",
+    "SkillNotFoundError",
+    "SkillResourceError",
     "ToolAuthorizationError",
     "ToolAuthorizationFailedError",
     "ToolAuthorizationRequiredError",
@@ -237,12 +245,16 @@ class ProtocolVersionError(RemoteError):
 
 
 class McpServerNotFoundError(RemoteError):
-    """4014: the named MCP server is not registered on the Computer."""
+    """4014: the named MCP server is not registered on the Computer.
+
+    ``mcp_server_name`` is None when the peer left it out, as 4014 for skills does
+    (see :class:`SkillNotFoundError`).
+    """
 
     code_value = ErrorCode.MCP_SERVER_NOT_FOUND
 
     def __init__(
-        self, message: str, *, mcp_server_name: str, details: JsonObject | None = None
+        self, message: str, *, mcp_server_name: str | None = None, details: JsonObject | None = None
     ) -> None:
         self.mcp_server_name = mcp_server_name
         super().__init__(message, details=details)
@@ -254,6 +266,26 @@ class McpServerNotFoundError(RemoteError):
             mcp_server_name=self.mcp_server_name,
             details=self.details,
         )
+
+
+class SkillNotFoundError(McpServerNotFoundError):
+    """4014 from ``client:get_skill``: the name is well formed but not installed.
+
+    The name travels in ``details.name`` (spec delta A4). Refresh ``client:get_skills``
+    before retrying. Raise it on a Computer with ``SkillNotFoundError(name=...)``.
+    """
+
+    def __init__(
+        self,
+        message: str = "Skill not found",
+        *,
+        name: str | None = None,
+        mcp_server_name: str | None = None,
+        details: JsonObject | None = None,
+    ) -> None:
+        merged = _with_details(details, name=name)
+        super().__init__(message, mcp_server_name=mcp_server_name, details=merged)
+        self.name = _detail_str(merged, "name")
 
 
 class CapabilityNotSupportedError(RemoteError):
@@ -283,6 +315,93 @@ class CapabilityNotSupportedError(RemoteError):
         )
 
 
+class InvalidSkillNameError(RemoteError):
+    """4016: a ``client:get_skill`` name fails the skill-name lexer. Do not retry.
+
+    ``name`` is the rejected name from ``details.name`` (diagnostic, never shown to users).
+    """
+
+    code_value = ErrorCode.INVALID_SKILL_NAME
+
+    def __init__(
+        self,
+        message: str = "Invalid skill name",
+        *,
+        name: str | None = None,
+        code: int | None = None,
+        details: JsonObject | None = None,
+    ) -> None:
+        merged = _with_details(details, name=name)
+        super().__init__(message, code=code, details=merged)
+        self.name = _detail_str(merged, "name")
+
+
+class SkillResourceError(RemoteError):
+    """4017: a skill file cannot be served (mint time of ``client:get_skill``).
+
+    ``reason`` is the raw ``details.reason``: compare it with
+    :class:`~a2c_protocol.SkillResourceReason` members. It may be a value this version does
+    not know (or None when a peer omitted it); treat those as "do not retry".
+    ``total_size`` accompanies ``too_large``.
+    """
+
+    code_value = ErrorCode.SKILL_RESOURCE_NOT_ACCESSIBLE
+
+    def __init__(
+        self,
+        message: str = "Skill resource not accessible",
+        *,
+        reason: str | None = None,
+        rel_path: str | None = None,
+        total_size: int | None = None,
+        code: int | None = None,
+        details: JsonObject | None = None,
+    ) -> None:
+        merged = _with_details(details, reason=reason, rel_path=rel_path, total_size=total_size)
+        super().__init__(message, code=code, details=merged)
+        self.reason = _detail_str(merged, "reason")
+        self.rel_path = _detail_str(merged, "rel_path")
+        size = (merged or {}).get("total_size")
+        self.total_size: int | None = (
+            size if isinstance(size, int) and not isinstance(size, bool) else None
+        )
+
+
+class BlobNotAccessibleError(RemoteError):
+    """4018: a ``client:get_blob`` handle cannot be served (pull time).
+
+    ``reason`` is the raw ``details.reason``, compared with :class:`~a2c_protocol.BlobReason`
+    members (``gone``: ask the producer again; ``range``: fix the offset; others and
+    unknown values: do not retry).
+    """
+
+    code_value = ErrorCode.BLOB_NOT_ACCESSIBLE
+
+    def __init__(
+        self,
+        message: str = "Blob not accessible",
+        *,
+        reason: str | None = None,
+        code: int | None = None,
+        details: JsonObject | None = None,
+    ) -> None:
+        merged = _with_details(details, reason=reason)
+        super().__init__(message, code=code, details=merged)
+        self.reason = _detail_str(merged, "reason")
+
+
+def _with_details(details: JsonObject | None, **given: Any) -> JsonObject | None:
+    """``details`` plus the explicitly given keys (which win); None when empty."""
+    merged = dict(details or {})
+    merged.update({k: v for k, v in given.items() if v is not None})
+    return merged or None
+
+
+def _detail_str(details: JsonObject | None, key: str) -> str | None:
+    value = (details or {}).get(key)
+    return value if isinstance(value, str) else None
+
+
 _REMOTE_BY_CODE: dict[int, type[RemoteError]] = {
     cls.code_value: cls
     for cls in (
@@ -296,6 +415,9 @@ _REMOTE_BY_CODE: dict[int, type[RemoteError]] = {
         RoomNotFoundError,
         NotInOfficeError,
         CrossOfficeError,
+        InvalidSkillNameError,
+        SkillResourceError,
+        BlobNotAccessibleError,
     )
     if cls.code_value is not None
 }
@@ -314,6 +436,8 @@ def error_from_payload(payload: AnyErrorPayload) -> RemoteError:
             details=payload.details,
         )
     if isinstance(payload, McpServerNotFoundPayload):
+        if payload.mcp_server_name is None and _detail_str(payload.details, "name") is not None:
+            return SkillNotFoundError(payload.message, details=payload.details)
         return McpServerNotFoundError(
             payload.message, mcp_server_name=payload.mcp_server_name, details=payload.details
         )

@@ -27,10 +27,10 @@ __all__ = [
 ]
 
 #: The protocol version this implementation speaks and sends as ``a2c_version``.
-#: Independent of any package version. The 0.2.1 clarifications (flat ErrorPayload on
-#: every ``client:*`` ack, WebSocket-scope gate, close code 4900) are implemented; PATCH
-#: levels interoperate, so 0.2.0 is what we announce.
-PROTOCOL_VERSION: Final = "0.2.0"
+#: Independent of any package version. 0.2.3: the 0.2.1-0.2.3 events, codes and markers
+#: are part of the wire. PATCH levels interoperate (a 0.2.3 Server accepts 0.2.0-0.2.999),
+#: and a peer's ``a2c_version`` is for display only: never switch features on it.
+PROTOCOL_VERSION: Final = "0.2.3"
 
 _VERSION_RE: Final = re.compile(r"([0-9]+)\.([0-9]+)\.([0-9]+)", re.ASCII)
 

@@ -262,7 +262,13 @@ def _attrs_structure(
                 for alias, canonical in aliases.items():
                     if alias in value:
                         aliased = value.pop(alias)
-                        value.setdefault(canonical, aliased)
+                        current = value.get(canonical)
+                        if isinstance(current, Mapping) and isinstance(aliased, Mapping):
+                            # Both spellings of a meta object: keep every key, the
+                            # canonical spelling winning (0.2.3 placement rule).
+                            value[canonical] = {**aliased, **current}
+                        else:
+                            value.setdefault(canonical, aliased)
             return inner(value, cls)
 
         return hook
