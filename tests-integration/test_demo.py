@@ -21,7 +21,7 @@ SECTIONS = [
     "7. A live desktop update",
     "received notify:update_desktop for computer='demo-box'",
     "8. A refused handshake",
-    "ProtocolVersionError: server 0.2.0, client 0.1.0, accepts 0.2.0..0.2.999",
+    "ProtocolVersionError: server 0.2.3, client 0.1.0, accepts 0.2.0..0.2.999",
     "Done",
 ]
 
@@ -64,13 +64,13 @@ async def test_demo_tours_the_protocol_and_exits_cleanly(
             assert f"Server {server.url} (already running)" in output
     else:
         output = await _run_demo(procs)
-        assert "(started here) runs protocol 0.2.0" in output
+        assert "(started here) runs protocol 0.2.3" in output
     positions = [output.find(section) for section in SECTIONS]
     assert all(p >= 0 for p in positions), [
         s for s, p in zip(SECTIONS, positions, strict=True) if p < 0
     ]
     assert positions == sorted(positions)
-    assert "agent     demo-agent   a2c_version=0.2.0" in output
-    assert "computer  demo-box     a2c_version=0.2.0" in output
+    assert "agent     demo-agent   a2c_version=0.2.3" in output
+    assert "computer  demo-box     a2c_version=0.2.3" in output
     assert "window://org.a2c.example.desk/panel/status" in output
     assert "Traceback" not in output

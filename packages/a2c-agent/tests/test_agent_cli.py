@@ -108,7 +108,7 @@ async def test_cli_version_refusal_exits_non_zero():
     async with running_server(ServerSettings(protocol_version="0.3.0")) as srv:
         code, out, err = await run_cli(srv.url, "room")
     assert code == 1 and out == ""
-    assert "error 4008" in err and "0.3.0" in err and "0.2.0" in err
+    assert "error 4008" in err and "0.3.0" in err and "0.2.3" in err
 
 
 def test_cli_unreachable_server_exits_non_zero(capsys):

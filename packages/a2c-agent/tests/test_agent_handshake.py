@@ -115,7 +115,7 @@ async def test_incompatible_version_raises_once_and_never_retries():
         assert error.server_version == "0.3.0"
         assert isinstance(error.min_supported, str) and error.min_supported
         assert isinstance(error.max_supported, str) and error.max_supported
-        assert "0.2.0" in str(error) and "0.3.0" in str(error)
+        assert PROTOCOL_VERSION in str(error) and "0.3.0" in str(error)
         assert agent.state is AgentState.CLOSED
         # One handshake by python-socketio, one plain GET for the authoritative body.
         assert len(counting.handshakes) == 2

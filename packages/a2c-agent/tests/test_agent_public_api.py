@@ -73,8 +73,8 @@ def test_public_names_are_pinned():
 def test_protocol_version_is_the_core_one_not_the_package_version():
     import a2c_protocol
 
-    assert a2c_agent.PROTOCOL_VERSION == a2c_protocol.PROTOCOL_VERSION == "0.2.0"
-    assert a2c_agent.__version__ == "0.2.0"
+    assert a2c_agent.PROTOCOL_VERSION == a2c_protocol.PROTOCOL_VERSION == "0.2.3"
+    assert a2c_agent.__version__ == "0.2.1"
 
 
 def test_every_agent_error_has_one_root():

@@ -48,7 +48,7 @@ async def test_join_list_leave(make_computer, make_agent):
         ("agent-1", Role.AGENT),
         ("box-1", Role.COMPUTER),
     }
-    assert all(s.office_id == OFFICE and s.a2c_version == "0.2.0" for s in sessions)
+    assert all(s.office_id == OFFICE and s.a2c_version == "0.2.3" for s in sessions)
     await agent.leave_office()
     assert agent.office_id is None
     with pytest.raises(AgentStateError):

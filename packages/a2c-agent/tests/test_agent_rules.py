@@ -257,7 +257,7 @@ def test_resource_priority_reads_annotations_not_the_uri():
 
 
 def test_connection_parameters():
-    assert versioned_url("http://h:1/base?x=1") == "http://h:1/base?x=1&a2c_version=0.2.0"
+    assert versioned_url("http://h:1/base?x=1") == "http://h:1/base?x=1&a2c_version=0.2.3"
     with pytest.raises(ValueError):
         versioned_url("http://h:1/?a2c_version=0.3.0")
     probe = handshake_probe_url("wss://h:1/?tenant=t&a2c_version=0.2.0", "/smcp/")

@@ -121,11 +121,11 @@ async def test_server_cli_starts_and_serves_healthz() -> None:
             lines.append(line)
             match = re.search(r"Uvicorn running on (http://127\.0\.0\.1:\d+)", line)
             url = match.group(1) if match else None
-        assert any("allow-all" in line or "protocol 0.2.0" in line for line in lines)
+        assert any("allow-all" in line or "protocol 0.2.3" in line for line in lines)
         async with httpx.AsyncClient(timeout=30) as http:
             health = await http.get(url + "/healthz")
             refused = await http.get(url + "/socket.io/?EIO=4&transport=polling")
-        assert health.json()["protocol_version"] == "0.2.0"
+        assert health.json()["protocol_version"] == "0.2.3"
         assert refused.status_code == 400
     finally:
         proc.terminate()

@@ -140,7 +140,7 @@ async def test_server_handshake_other_paths_are_not_gated(server: RunningServer)
     assert health.status_code == 200
     assert health.json() == {
         "status": "ok",
-        "protocol_version": "0.2.0",
+        "protocol_version": "0.2.3",
         "namespace": NAMESPACE,
         "connections": 0,
         "offices": 0,
@@ -217,7 +217,7 @@ async def test_server_handshake_real_websocket_only_client_is_refused(
         assert not sio.connected
         assert await server.app.health() == {
             "status": "ok",
-            "protocol_version": "0.2.0",
+            "protocol_version": "0.2.3",
             "namespace": NAMESPACE,
             "connections": 0,
             "offices": 0,

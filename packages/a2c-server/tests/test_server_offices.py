@@ -190,7 +190,7 @@ async def test_server_office_list_room_own_office_with_versions(server: RunningS
             "office_id": "o1",
             "a2c_version": "0.2.5",
         }
-        assert by_name["alice"]["a2c_version"] == "0.2.0"
+        assert by_name["alice"]["a2c_version"] == "0.2.3"
 
 
 async def test_server_office_list_room_other_office_is_4104(server: RunningServer) -> None:

@@ -1,4 +1,4 @@
-"""Routing of the five client:* events and the server:update_* / cancel rules.
+"""Routing of the eight client:* events and the server:update_* / cancel rules.
 
 Each routing error has its own test. The Computer side is a plain python-socketio client
 whose handlers the tests script.
@@ -26,6 +26,10 @@ REQUESTS: dict[Event, dict[str, Any]] = {
     Event.GET_TOOLS: {},
     Event.GET_DESKTOP: {"desktop_size": 3, "window": "window://x/y"},
     Event.GET_RESOURCES: {"mcp_server": "desk", "cursor": None},
+    Event.GET_SKILLS: {},
+    # Names and handles the Server must not judge (that is the Computer's job).
+    Event.GET_SKILL: {"name": "Not A Valid Name!", "rel_path": "../../etc/hosts"},
+    Event.GET_BLOB: {"blob_handle": "%%opaque%%", "chunk_offset": 0, "max_chunk_bytes": 1024},
 }
 
 
