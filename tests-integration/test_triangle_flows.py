@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from a2c_agent import result_error_code, result_text
-from a2c_protocol import Event
+from a2c_protocol import PROTOCOL_VERSION, Event
 from a2c_testkit.triangle import (
     Deployment,
     deployment,
@@ -64,8 +64,8 @@ async def test_computer_joining_fills_the_tool_cache_and_calls_work(
         assert {"echo", "slow", "set_text"} <= names
         room = await t.agent.list_room()
         assert {(s.name, s.role.value, s.a2c_version) for s in room} == {
-            ("planner", "agent", "0.2.0"),
-            ("box-1", "computer", "0.2.0"),
+            ("planner", "agent", PROTOCOL_VERSION),
+            ("box-1", "computer", PROTOCOL_VERSION),
         }
         result = await t.agent.call_tool("box-1", "echo", {"text": "hi"}, timeout=30)
         assert not result.is_error
