@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
+import queue
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -12,6 +15,7 @@ import pytest
 import socketio
 
 from a2c_computer import Computer, LinkError
+from a2c_computer._confirm import ConsoleConfirmer
 from a2c_protocol import NAMESPACE, PROTOCOL_VERSION, Event, ProtocolVersionError
 from a2c_server import ServerSettings
 from a2c_testkit import running_server
@@ -382,3 +386,64 @@ async def test_waits_for_a_server_that_is_not_up_yet(wait: Any) -> None:
         if not entering.done():
             entering.cancel()
         await computer.stop()
+
+
+class ScriptedTerminal:
+    """``read_line`` for :class:`ConsoleConfirmer`: each answer is typed when the test says."""
+
+    def __init__(self) -> None:
+        self.questions: list[str] = []
+        self.asked = threading.Semaphore(0)
+        self._lines: queue.Queue[str] = queue.Queue()
+
+    def read_line(self, question: str) -> str:
+        self.questions.append(question)
+        self.asked.release()
+        return self._lines.get(timeout=120)
+
+    def type(self, line: str) -> None:
+        self._lines.put(line)
+
+    async def wait_asked(self) -> None:
+        assert await asyncio.to_thread(self.asked.acquire, True, 60), "no question was asked"
+
+
+async def test_console_prompt_through_the_server_timeout_then_late_yes(servers: Any) -> None:
+    """The whole path: Agent → real Server → Computer with the terminal prompt injected."""
+    needs_confirm = {
+        "servers": {
+            "desk": servers.desk(
+                "desk", tool_meta={"add": {"auto_apply": True}}, default_tool_meta=None
+            )
+        }
+    }
+    terminal = ScriptedTerminal()
+    shown = io.StringIO()
+    confirmer = ConsoleConfirmer(terminal.read_line, out=shown)
+    async with office(servers, config=needs_confirm, confirm=confirmer) as (_, computer, agent):
+        first = await agent.ask(
+            Event.TOOL_CALL, req_id="t1", tool_name="add_window", params={"path": "late"}, timeout=1
+        )
+        assert first["isError"] is True and first["meta"]["error_code"] == 4004
+        assert first["meta"]["confirmation"] == "timed_out"
+        assert "question withdrawn" in shown.getvalue()
+        await terminal.wait_asked()
+        terminal.type("y")  # the late "yes" to the withdrawn question
+        second = asyncio.ensure_future(
+            agent.ask(
+                Event.TOOL_CALL,
+                req_id="t2",
+                tool_name="add_window",
+                params={"path": "second"},
+                timeout=120,
+            )
+        )
+        await terminal.wait_asked()  # asked only after the late line was consumed
+        assert "answer 'y' ignored" in shown.getvalue()
+        terminal.type("n")
+        declined = await asyncio.wait_for(second, 120)
+        assert declined["isError"] is True and declined["meta"]["error_code"] == 4005
+        assert not (await computer.call_tool("add", {"a": 1, "b": 2})).is_error
+        resources, _ = await computer.list_resources("desk")
+        assert not any(str(r["uri"]).endswith("/late") for r in resources)
+        assert [q.split(" ")[2] for q in terminal.questions] == ["add_window", "add_window"]

@@ -39,6 +39,7 @@ from a2c_protocol import (
 
 from ._auth import classify_upstream_failure, default_auth_hint, sanitize_auth_hint
 from ._config import load_config
+from ._confirm import ConfirmCallback, ConfirmRequest, ask_confirmation, error_result
 from ._desktop import (
     CallRecord,
     WindowInfo,
@@ -68,20 +69,6 @@ __all__ = [
 logger = logging.getLogger("a2c_computer")
 
 
-@attrs.frozen
-class ConfirmRequest:
-    """What a confirmation callback is asked about."""
-
-    req_id: str
-    agent: str | None
-    mcp_server: str
-    tool: str
-    exposed_name: str
-    arguments: JsonObject
-
-
-#: ``async confirm(request) -> bool``: True runs the tool, False declines it (4005).
-ConfirmCallback: TypeAlias = Callable[[ConfirmRequest], Awaitable[bool]]
 #: Called with ``Event.UPDATE_CONFIG`` / ``UPDATE_TOOL_LIST`` / ``UPDATE_DESKTOP``.
 UpdateListener: TypeAlias = Callable[[Event], Awaitable[None] | None]
 
@@ -96,17 +83,6 @@ class ServerState:
     restarts: int
     tools: int
     windows: int
-
-
-def error_result(
-    code: int, message: str, *, mcp_server: str | None = None, extra: JsonObject | None = None
-) -> CallToolResult:
-    """An ``isError`` tool result with ``meta.error_code`` (and ``meta.mcp_server``)."""
-    meta: JsonObject = {"error_code": int(code)}
-    if mcp_server is not None:
-        meta["mcp_server"] = mcp_server
-    meta.update(extra or {})
-    return CallToolResult(content=[{"type": "text", "text": message}], is_error=True, meta=meta)
 
 
 def _credentials_configured(config: MCPServerConfig) -> bool:
@@ -149,6 +125,7 @@ class ComputerCore:
         self._history: deque[CallRecord] = deque(maxlen=history_size)
         self._inflight: dict[str, asyncio.Task[CallToolResult]] = {}
         self._cancelled: set[str] = set()
+        self._invoked: set[str] = set()
         self._listeners: list[UpdateListener] = []
         self._side: set[asyncio.Task[Any]] = set()
         self._locks: dict[str, asyncio.Lock] = {}
@@ -519,17 +496,20 @@ class ComputerCore:
             return error_result(
                 ErrorCode.TOOL_NOT_FOUND, f"Tool {tool_name!r} not found on this Computer"
             )
-        if not (entry.meta is not None and entry.meta.auto_apply is True):
-            refusal = await self._confirmation(
-                req_id, agent, entry.server, entry.original, tool_name, params or {}
-            )
-            if refusal is not None:
-                return refusal
         if req_id in self._inflight:
             return error_result(
                 ErrorCode.TOOL_EXECUTION_FAILED, f"a call with req_id {req_id!r} is already running"
             )
-        task = asyncio.ensure_future(self._invoke(server, entry.original, params or {}, timeout))
+        # The confirmation runs inside the in-flight task, so a cancel or the call's
+        # timeout withdraws an open question instead of leaving it to run the tool later.
+        asking: ConfirmRequest | None = None
+        if not (entry.meta is not None and entry.meta.auto_apply is True):
+            asking = ConfirmRequest(
+                req_id, agent, entry.server, entry.original, tool_name, dict(params or {})
+            )
+        task = asyncio.ensure_future(
+            self._confirm_then_invoke(req_id, asking, server, entry.original, params or {}, timeout)
+        )
         self._inflight[req_id] = task
         success = False
         try:
@@ -552,49 +532,32 @@ class ComputerCore:
         finally:
             self._inflight.pop(req_id, None)
             self._cancelled.discard(req_id)
-            self._history.append(
-                CallRecord(entry.server, entry.original, req_id, time.time(), success)
-            )
+            if req_id in self._invoked:  # calls refused before running do not count
+                self._invoked.discard(req_id)
+                self._history.append(
+                    CallRecord(entry.server, entry.original, req_id, time.time(), success)
+                )
 
-    async def _confirmation(
+    async def _confirm_then_invoke(
         self,
         req_id: str,
-        agent: str | None,
-        server: str,
+        asking: ConfirmRequest | None,
+        server: McpServer,
         tool: str,
-        exposed: str,
         params: JsonObject,
-    ) -> CallToolResult | None:
-        if self._confirm is None:
-            if self._confirm_policy == "allow":
-                if exposed not in self._warned_unconfirmed:
-                    self._warned_unconfirmed.add(exposed)
-                    logger.warning(
-                        "tool %s lacks auto_apply: true and no confirmation callback is set; "
-                        "running it (confirm_policy='allow')",
-                        exposed,
-                    )
-                return None
-            return error_result(
-                ErrorCode.TOOL_REQUIRES_CONFIRMATION,
-                f"Tool {exposed!r} requires confirmation, but this Computer has no confirmation "
-                "handler; set auto_apply: true for it in the configuration",
-                mcp_server=server,
+        timeout: float,
+    ) -> CallToolResult:
+        if asking is not None:
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+            refusal = await ask_confirmation(
+                self._confirm, self._confirm_policy, asking, timeout, self._warned_unconfirmed
             )
-        try:
-            approved = await self._confirm(
-                ConfirmRequest(req_id, agent, server, tool, exposed, dict(params))
-            )
-        except Exception as exc:
-            logger.warning("confirmation callback failed for %s: %s", exposed, exc)
-            approved = False
-        if approved:
-            return None
-        return error_result(
-            ErrorCode.TOOL_REQUIRES_CONFIRMATION,
-            f"The call of tool {exposed!r} was declined on the Computer",
-            mcp_server=server,
-        )
+            if refusal is not None:
+                return refusal
+            timeout -= loop.time() - started
+        self._invoked.add(req_id)
+        return await self._invoke(server, tool, params, timeout)
 
     async def _invoke(
         self, server: McpServer, tool: str, params: JsonObject, timeout: float
