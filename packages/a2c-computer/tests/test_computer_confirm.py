@@ -69,3 +69,15 @@ async def test_a_cancel_withdraws_the_question_and_a_late_yes_runs_nothing(
         assert result.meta["error_code"] == 4004 and result.meta["cancelled"] is True
         held.release.set()
         assert not await _late_window(computer)
+
+
+async def test_the_console_prompt_never_reads_without_a_foreground_terminal() -> None:
+    from a2c_computer._confirm import ConsoleConfirmer
+
+    def must_not_read(question: str) -> str:
+        raise AssertionError("read from a background terminal")
+
+    request = ConfirmRequest("r", "ag", "desk", "echo", "echo", {})
+    allow = ConsoleConfirmer(must_not_read, can_ask=lambda: False, fallback=True)
+    deny = ConsoleConfirmer(must_not_read, can_ask=lambda: False, fallback=False)
+    assert await allow(request) is True and await deny(request) is False

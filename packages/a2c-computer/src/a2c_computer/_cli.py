@@ -27,8 +27,10 @@ from typing import Any, Literal
 from a2c_protocol import ProtocolVersionError
 
 from ._app import Computer
-from ._computer import ComputerCore, ConfirmRequest
+from ._cli_args import apply_env, build_parser
+from ._computer import ComputerCore
 from ._config import load_config
+from ._confirm import ConsoleConfirmer, foreground_terminal
 from ._exceptions import ComputerError, ConfigError, LinkError
 from ._lint import LintFinding, lint_windows
 from ._logging import configure_logging, register_secret
@@ -49,75 +51,19 @@ EXIT_USAGE = 2
 EXIT_VERSION = 3
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="a2c-computer", description="A2C-SMCP 0.2 Computer")
-    parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging")
-    parser.add_argument(
-        "--log-format",
-        choices=["text", "json"],
-        default=os.environ.get("A2C_LOG_FORMAT", "text"),
-        help="log lines as text or one JSON object per line (env A2C_LOG_FORMAT)",
-    )
-    sub = parser.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="serve the configured MCP servers to an office")
-    env = os.environ.get
-    run.add_argument("--config", default=env("A2C_COMPUTER_CONFIG"), help="config JSON file")
-    run.add_argument(
-        "--server", default=env("A2C_SERVER_URL"), help="Server URL (http://host:port)"
-    )
-    run.add_argument("--office", default=env("A2C_OFFICE_ID"), help="office id to join")
-    run.add_argument("--name", default=env("A2C_COMPUTER_NAME"), help="this Computer's name")
-    run.add_argument("--token", default=env("A2C_TOKEN"), help="sent as auth.token")
-    run.add_argument("--socketio-path", default=env("A2C_SOCKETIO_PATH", "socket.io"))
-    run.add_argument(
-        "--wait-server",
-        type=float,
-        default=float(env("A2C_WAIT_SERVER", "30")),
-        help="seconds to keep retrying while the Server is not reachable yet (default 30)",
-    )
-    run.add_argument(
-        "--confirm",
-        choices=["ask", "allow", "deny"],
-        default=env("A2C_CONFIRM", "ask"),
-        help="tools without auto_apply: ask on the terminal (allow without one), allow, "
-        "or deny (4005)",
-    )
-    run.add_argument(
-        "--metrics-port",
-        type=int,
-        default=env("A2C_METRICS_PORT"),
-        help="serve Prometheus metrics on this port at /metrics (0 picks a free one; default: off)",
-    )
-    run.add_argument(
-        "--shutdown-grace",
-        type=float,
-        default=env("A2C_SHUTDOWN_GRACE", "10"),
-        help="on SIGTERM/SIGINT, seconds tool calls in flight may still finish before they "
-        "are cancelled (default 10; a second signal stops at once)",
-    )
-    run.add_argument(
-        "--metrics-host",
-        default=env("A2C_METRICS_HOST", "127.0.0.1"),
-        help="address the metrics endpoint binds (default 127.0.0.1)",
-    )
-    check = sub.add_parser("check", help="start the MCP servers locally and lint their windows")
-    check.add_argument("--config", required=True, help="config JSON file")
-    check.add_argument("--timeout", type=float, default=30.0, help="start timeout per server (s)")
-    return parser
-
-
-async def _ask(request: ConfirmRequest) -> bool:
-    def prompt() -> bool:
-        try:
-            answer = input(
-                f"Run tool {request.exposed_name} ({request.mcp_server}) for agent "
-                f"{request.agent} with {request.arguments}? [y/N] "
-            )
-        except EOFError:
-            return False
-        return answer.strip().lower() in ("y", "yes")
-
-    return await asyncio.to_thread(prompt)
+def _confirmer(mode: str, interactive: bool) -> ConsoleConfirmer | None:
+    if mode != "ask":
+        return None
+    if not interactive:
+        # A read from the background stops the whole process (SIGTTIN): pings stop too.
+        logger.warning(
+            "--confirm ask: stdin is not the foreground terminal%s; tools without "
+            "auto_apply: true run unconfirmed (the non-interactive policy; --confirm deny "
+            "refuses them instead)",
+            " (running in the background?)" if sys.stdin.isatty() else "",
+        )
+        return None
+    return ConsoleConfirmer(can_ask=lambda: foreground_terminal(sys.stdin), fallback=True)
 
 
 async def _drain_unless_signalled_again(
@@ -133,14 +79,10 @@ async def _drain_unless_signalled_again(
 
 
 async def _run(args: argparse.Namespace) -> int:
-    missing = [flag for flag in ("config", "server", "office", "name") if not getattr(args, flag)]
-    if missing:
-        print(f"a2c-computer run: missing --{', --'.join(missing)}", file=sys.stderr)
-        return 2
     auth: dict[str, Any] = {"token": args.token} if args.token else {}
     register_secret(args.token)
-    interactive = sys.stdin.isatty()
-    confirm = _ask if args.confirm == "ask" and interactive else None
+    interactive = foreground_terminal(sys.stdin)
+    confirm = _confirmer(args.confirm, interactive)
     policy: Literal["allow", "deny"] = "deny" if args.confirm == "deny" else "allow"
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -156,6 +98,7 @@ async def _run(args: argparse.Namespace) -> int:
         socketio_path=args.socketio_path,
         confirm=confirm,
         confirm_policy=policy,
+        interactive=interactive,
         wait_for_server=args.wait_server,
     )
     stop_metrics = None
@@ -186,7 +129,7 @@ async def _run(args: argparse.Namespace) -> int:
 async def _check(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     core = ComputerCore(
-        config, restart=False, start_timeout=args.timeout, interactive=sys.stdin.isatty()
+        config, restart=False, start_timeout=args.timeout, interactive=foreground_terminal(sys.stdin)
     )
     failed = False
     resources: dict[str, list[dict[str, Any]]] = {}
@@ -237,8 +180,18 @@ async def _check(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``a2c-computer``; returns the exit status."""
-    args = _parser().parse_args(argv)
+    """Entry point of ``a2c-computer``; returns the exit status (``--help`` lists them)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "run":
+        apply_env(parser, args)
+        missing = [f for f in ("config", "server", "office", "name") if not getattr(args, f)]
+        if missing:
+            parser.error(
+                "run needs "
+                + ", ".join(f"--{f}" for f in missing)
+                + " (or their environment variables, see --help)"
+            )
     level = (
         logging.WARNING - 10 * min(args.verbose, 2)
         if args.command == "check"
@@ -260,6 +213,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE if isinstance(exc, ConfigError) else EXIT_FAILURE
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader went away (``check | head``): not an error worth a traceback.
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -1,0 +1,216 @@
+"""Arguments of ``a2c-computer``: flags, their environment variables, and their checks.
+
+Rules:
+
+* a flag wins over its environment variable; an empty variable counts as unset;
+* every value, from a flag or from the environment, is checked before anything starts; a
+  bad one is a usage error (exit 2) naming where it came from, never a traceback;
+* a Server URL without a scheme (``127.0.0.1:8000``) is refused with the fix
+  (``http://127.0.0.1:8000``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable, Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+import attrs
+
+from a2c_protocol import PROTOCOL_VERSION
+
+from ._version import __version__
+
+__all__ = ["ENV_OPTIONS", "EnvOption", "apply_env", "build_parser", "server_url"]
+
+
+def server_url(text: str) -> str:
+    """An ``http(s)://`` or ``ws(s)://`` URL with a host; else ValueError with the fix."""
+    parts = urlsplit(text)
+    if parts.scheme in ("http", "https", "ws", "wss") and parts.hostname:
+        return text
+    guess = text.split("://", 1)[-1] if "://" in text else text
+    raise ValueError(f"not a Server URL: {text!r} (did you mean 'http://{guess}'?)")
+
+
+def seconds(text: str) -> float:
+    value = float(text)
+    if not value >= 0 or value == float("inf"):
+        raise ValueError(f"{text!r} is not a number of seconds >= 0")
+    return value
+
+
+def positive_seconds(text: str) -> float:
+    value = seconds(text)
+    if value == 0:
+        raise ValueError("must be more than 0 seconds")
+    return value
+
+
+def port(text: str) -> int:
+    value = int(text)
+    if not 0 <= value <= 65535:
+        raise ValueError(f"{value} is not a port (0-65535)")
+    return value
+
+
+def confirm_mode(text: str) -> str:
+    if text not in ("ask", "allow", "deny"):
+        raise ValueError(f"{text!r} is not one of ask, allow, deny")
+    return text
+
+
+@attrs.frozen
+class EnvOption:
+    """A ``run`` option that may come from the environment (the first set name wins)."""
+
+    dest: str
+    names: tuple[str, ...]
+    convert: Callable[[str], Any] = str
+    default: Any = None
+
+
+ENV_OPTIONS: tuple[EnvOption, ...] = (
+    EnvOption("config", ("A2C_COMPUTER_CONFIG",)),
+    EnvOption("server", ("A2C_SERVER_URL",), server_url),
+    EnvOption("office", ("A2C_OFFICE", "A2C_OFFICE_ID")),
+    EnvOption("name", ("A2C_COMPUTER_NAME",)),
+    EnvOption("token", ("A2C_TOKEN",)),
+    EnvOption("socketio_path", ("A2C_SOCKETIO_PATH",), default="socket.io"),
+    EnvOption("wait_server", ("A2C_WAIT_SERVER",), seconds, 30.0),
+    EnvOption("confirm", ("A2C_CONFIRM",), confirm_mode, "ask"),
+    EnvOption("metrics_port", ("A2C_METRICS_PORT",), port),
+    EnvOption("metrics_host", ("A2C_METRICS_HOST",), default="127.0.0.1"),
+    EnvOption("shutdown_grace", ("A2C_SHUTDOWN_GRACE",), seconds, 10.0),
+)
+
+
+def apply_env(
+    parser: argparse.ArgumentParser,
+    args: argparse.Namespace,
+    environ: Mapping[str, str] | None = None,
+) -> None:
+    """Fill every ``run`` option left unset by a flag from its variable, else its default."""
+    env = os.environ if environ is None else environ
+    for option in ENV_OPTIONS:
+        if getattr(args, option.dest, None) is not None:
+            continue
+        value = option.default
+        for name in option.names:
+            raw = env.get(name)
+            if raw:
+                try:
+                    value = option.convert(raw)
+                except ValueError as exc:
+                    parser.error(f"environment variable {name}={raw!r}: {_reason(exc)}")
+                break
+        setattr(args, option.dest, value)
+
+
+def _reason(exc: ValueError) -> str:
+    text = str(exc)
+    return "not a number" if text.startswith(("could not convert", "invalid literal")) else text
+
+
+def _checked(convert: Callable[[str], Any], what: str) -> Callable[[str], Any]:
+    def check(text: str) -> Any:
+        try:
+            return convert(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(f"{text!r}: {_reason(exc)}") from exc
+
+    check.__name__ = what
+    return check
+
+
+_ENV_HELP = """\
+environment (a flag wins over its variable; empty counts as unset):
+  A2C_COMPUTER_CONFIG  --config         A2C_SERVER_URL      --server
+  A2C_OFFICE           --office (also A2C_OFFICE_ID)
+  A2C_COMPUTER_NAME    --name           A2C_TOKEN           --token
+  A2C_SOCKETIO_PATH    --socketio-path  A2C_WAIT_SERVER     --wait-server
+  A2C_CONFIRM          --confirm        A2C_METRICS_PORT    --metrics-port
+  A2C_METRICS_HOST     --metrics-host   A2C_SHUTDOWN_GRACE  --shutdown-grace
+  A2C_LOG_FORMAT       --log-format
+
+exit status: 0 stopped, 1 refused by or cannot reach the Server (run) / problems found
+(check), 2 usage error (bad flag, environment value or configuration), 3 protocol version
+refused (4008), 130 interrupted."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``a2c-computer`` parser; ``run`` options left unset are filled by :func:`apply_env`."""
+    parser = argparse.ArgumentParser(
+        prog="a2c-computer",
+        description="A2C-SMCP 0.2 Computer",
+        epilog=_ENV_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"a2c-computer {__version__} (A2C-SMCP protocol {PROTOCOL_VERSION})",
+    )
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging")
+    parser.add_argument(
+        "--log-format",
+        choices=["text", "json"],
+        default=os.environ.get("A2C_LOG_FORMAT", "text"),
+        help="log lines as text or one JSON object per line (env A2C_LOG_FORMAT)",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser(
+        "run",
+        help="serve the configured MCP servers to an office",
+        epilog=_ENV_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument("--config", help="config JSON file (env A2C_COMPUTER_CONFIG)")
+    run.add_argument(
+        "--server",
+        type=_checked(server_url, "URL"),
+        help="Server URL, http://host:port (env A2C_SERVER_URL)",
+    )
+    run.add_argument("--office", help="office id to join (env A2C_OFFICE or A2C_OFFICE_ID)")
+    run.add_argument("--name", help="this Computer's name (env A2C_COMPUTER_NAME)")
+    run.add_argument("--token", help="sent as auth.token (env A2C_TOKEN; prefer it to the flag)")
+    run.add_argument("--socketio-path", help="default socket.io (env A2C_SOCKETIO_PATH)")
+    run.add_argument(
+        "--wait-server",
+        type=_checked(seconds, "seconds"),
+        help="seconds to keep retrying while the Server is not reachable yet (default 30; "
+        "env A2C_WAIT_SERVER). A refusal (a bad token) is never retried",
+    )
+    run.add_argument(
+        "--confirm",
+        type=_checked(confirm_mode, "mode"),
+        help="tools without auto_apply: ask on the terminal (allow when there is no "
+        "foreground terminal, with a WARN), allow, or deny (4005); default ask "
+        "(env A2C_CONFIRM)",
+    )
+    run.add_argument(
+        "--metrics-port",
+        type=_checked(port, "port"),
+        help="serve Prometheus metrics on this port at /metrics (0 picks a free one, logged; "
+        "default: off; env A2C_METRICS_PORT)",
+    )
+    run.add_argument(
+        "--metrics-host", help="address the metrics endpoint binds (default 127.0.0.1)"
+    )
+    run.add_argument(
+        "--shutdown-grace",
+        type=_checked(seconds, "seconds"),
+        help="on SIGTERM/SIGINT, seconds tool calls in flight may still finish before they "
+        "are cancelled (default 10; a second signal stops at once; env A2C_SHUTDOWN_GRACE)",
+    )
+    check = sub.add_parser("check", help="start the MCP servers locally and lint their windows")
+    check.add_argument("--config", required=True, help="config JSON file")
+    check.add_argument(
+        "--timeout",
+        type=_checked(positive_seconds, "seconds"),
+        default=30.0,
+        help="start timeout per server in seconds, more than 0 (default 30)",
+    )
+    return parser

@@ -1,0 +1,163 @@
+"""a2c-computer's flags and environment variables (issue 16, items 2, 5, 10, 11)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from a2c_computer._cli_args import apply_env, build_parser
+
+BASE = ["run", "--config", "c.json", "--name", "box"]
+
+
+def parse(argv: list[str], env: dict[str, str]) -> dict[str, object]:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    apply_env(parser, args, env)
+    return vars(args)
+
+
+def test_environment_fills_what_flags_leave_unset_and_flags_win() -> None:
+    env = {
+        "A2C_TOKEN": "from-env",
+        "A2C_SERVER_URL": "http://127.0.0.1:1",
+        "A2C_OFFICE": "o-env",
+        "A2C_OFFICE_ID": "o-legacy",
+    }
+    args = parse(BASE, env)
+    assert (args["token"], args["server"], args["office"]) == (
+        "from-env",
+        "http://127.0.0.1:1",
+        "o-env",
+    )
+    assert args["wait_server"] == 30.0 and args["confirm"] == "ask"
+    flags = parse([*BASE, "--token", "flag", "--office", "o-flag"], env)
+    assert (flags["token"], flags["office"]) == ("flag", "o-flag")
+    assert parse(BASE, {"A2C_OFFICE_ID": "o-legacy"})["office"] == "o-legacy"
+    assert parse(BASE, {"A2C_TOKEN": ""})["token"] is None  # empty counts as unset
+
+
+@pytest.mark.parametrize(
+    ("env", "said"),
+    [
+        ({"A2C_WAIT_SERVER": "soon"}, "A2C_WAIT_SERVER='soon': not a number"),
+        ({"A2C_SERVER_URL": "127.0.0.1:18800"}, "did you mean 'http://127.0.0.1:18800'"),
+        ({"A2C_CONFIRM": "maybe"}, "'maybe' is not one of ask, allow, deny"),
+        ({"A2C_METRICS_PORT": "99999"}, "99999 is not a port"),
+    ],
+)
+def test_a_bad_environment_value_is_a_usage_error(
+    env: dict[str, str], said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        parse(BASE, env)
+    assert exited.value.code == 2
+    assert said in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["--server", "127.0.0.1:18800"], "did you mean 'http://127.0.0.1:18800'"),
+        (["--wait-server", "-1"], "not a number of seconds >= 0"),
+    ],
+)
+def test_a_bad_flag_is_a_usage_error(
+    argv: list[str], said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        parse([*BASE, *argv], {})
+    assert exited.value.code == 2 and said in capsys.readouterr().err
+
+
+def test_check_refuses_a_zero_timeout(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        build_parser().parse_args(["check", "--config", "c.json", "--timeout", "0"])
+    assert exited.value.code == 2 and "more than 0" in capsys.readouterr().err
+
+
+def run_cli(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "a2c_computer._cli", *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, **(env or {})},
+        check=False,
+    )
+
+
+async def test_version_help_and_usage_errors_as_a_user_sees_them() -> None:
+    version = await asyncio.to_thread(run_cli, "--version")
+    assert version.returncode == 0 and version.stdout.startswith("a2c-computer 0.")
+    helped = await asyncio.to_thread(run_cli, "run", "--help")
+    assert helped.returncode == 0
+    for name in ("A2C_TOKEN", "A2C_SERVER_URL", "A2C_OFFICE", "exit status"):
+        assert name in helped.stdout, name
+    no_scheme = await asyncio.to_thread(
+        run_cli, *BASE, "--office", "o", "--server", "127.0.0.1:18800"
+    )
+    assert no_scheme.returncode == 2 and "Traceback" not in no_scheme.stderr
+    assert "did you mean 'http://127.0.0.1:18800'" in no_scheme.stderr
+    bad_env = await asyncio.to_thread(
+        run_cli, *BASE, "--office", "o", env={"A2C_WAIT_SERVER": "abc"}
+    )
+    assert bad_env.returncode == 2 and "Traceback" not in bad_env.stderr
+    assert "A2C_WAIT_SERVER='abc'" in bad_env.stderr
+    missing = await asyncio.to_thread(run_cli, "run", env={"A2C_SERVER_URL": ""})
+    assert missing.returncode == 2 and "--config, --server, --office, --name" in missing.stderr
+
+
+def test_check_piped_into_a_closed_reader_exits_without_a_traceback(tmp_path: Path) -> None:
+    """``check | head``: the reader is gone before anything is written."""
+    config = tmp_path / "computer.json"
+    config.write_text('{"servers": {}}', encoding="utf-8")
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "a2c_computer._cli", "check", "--config", str(config)],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
+    assert done.returncode == 0
+
+
+def test_foreground_terminal_is_false_for_a_background_job() -> None:
+    """A background job on a real pty: the case where reading would stop the process."""
+    launcher = textwrap.dedent(
+        """
+        import fcntl, os, sys, termios
+        master, slave = os.openpty()
+        os.setsid()
+        fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
+        probe = "from a2c_computer._confirm import foreground_terminal as f; import sys; " \\
+            "print(f(sys.stdin))"
+        for background in (False, True):
+            pid = os.fork()
+            if pid == 0:
+                if background:
+                    os.setpgid(0, 0)  # its own group, not the terminal's foreground one
+                os.dup2(slave, 0)
+                os.execv(sys.executable, [sys.executable, "-c", probe])
+            os.waitpid(pid, 0)
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", launcher], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.stdout.split() == ["True", "False"], done.stderr
