@@ -129,7 +129,10 @@ async def _run(args: argparse.Namespace) -> int:
 async def _check(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     core = ComputerCore(
-        config, restart=False, start_timeout=args.timeout, interactive=foreground_terminal(sys.stdin)
+        config,
+        restart=False,
+        start_timeout=args.timeout,
+        interactive=foreground_terminal(sys.stdin),
     )
     failed = False
     resources: dict[str, list[dict[str, Any]]] = {}
