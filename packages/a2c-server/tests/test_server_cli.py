@@ -92,6 +92,8 @@ def test_server_cli_env_vars_and_flag_precedence() -> None:
         (["--forward-timeout", "0"], {}),
         (["--shutdown-grace", "-1"], {}),
         ([], {"A2C_SERVER_PORT": "eighty"}),
+        ([], {"A2C_SERVER_AUTH_TOKEN": ""}),  # not a silent allow-all
+        ([], {"A2C_SERVER_PORT": " "}),
     ],
 )
 def test_server_cli_rejects_bad_values(argv: list[str], env: dict[str, str]) -> None:
@@ -119,9 +121,10 @@ async def test_server_cli_starts_and_serves_healthz() -> None:
             line = (await asyncio.wait_for(proc.stderr.readline(), 60)).decode()
             assert line, "a2c-server exited early:\n" + "".join(lines)
             lines.append(line)
-            match = re.search(r"Uvicorn running on (http://127\.0\.0\.1:\d+)", line)
+            # The banner names the port actually bound, also for --port 0.
+            match = re.search(r"a2c-server .* on (http://127\.0\.0\.1:\d+)/socket\.io/", line)
             url = match.group(1) if match else None
-        assert any("allow-all" in line or "protocol 0.2.3" in line for line in lines)
+        assert "auth allow-all)" in lines[-1] and "protocol 0.2.3" in lines[-1]
         async with httpx.AsyncClient(timeout=30) as http:
             health = await http.get(url + "/healthz")
             refused = await http.get(url + "/socket.io/?EIO=4&transport=polling")
@@ -141,3 +144,35 @@ async def test_server_cli_reports_bad_settings_with_exit_code_2() -> None:
     _, err = await asyncio.wait_for(proc.communicate(), 60)
     assert proc.returncode == 2
     assert b"max_tool_timeout" in err
+
+
+async def test_server_cli_warns_when_everyone_is_accepted_off_loopback() -> None:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "a2c_server", "--host", "0.0.0.0", "--port", "0",
+        "--log-level", "error",
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert proc.stderr is not None
+    try:
+        lines: list[str] = []
+        while not any(line.startswith("a2c-server ") for line in lines):
+            line = (await asyncio.wait_for(proc.stderr.readline(), 60)).decode()
+            assert line, "a2c-server exited early:\n" + "".join(lines)
+            lines.append(line)
+    finally:
+        proc.terminate()
+        await asyncio.wait_for(proc.wait(), 60)
+    # Visible even with --log-level error: the banner itself says it.
+    banner = lines[-1]
+    assert re.search(r"on http://0\.0\.0\.0:[1-9]\d*/socket\.io/", banner), banner
+    assert "ANYONE who can reach this address may connect" in banner
+
+
+def test_server_cli_help_lists_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        settings_from_args(["--help"], {})
+    text = capsys.readouterr().out
+    assert "exit codes" in text and "set but empty is an error" in text
+    for code in ("0", "2", "3"):
+        assert re.search(rf"^  {code} ", text, re.M), text

@@ -17,6 +17,7 @@ from typing import Any, Final
 import uvicorn
 
 from ._app import create_app
+from ._auth import is_loopback_host
 from ._exceptions import SettingsError
 from ._logs import announce, configure_logging, uvicorn_log_level
 from ._settings import ServerSettings
@@ -57,7 +58,12 @@ def _parser() -> argparse.ArgumentParser:
         prog="a2c-server",
         description="A2C-SMCP 0.2 signaling Server (Socket.IO namespace /smcp).",
         epilog="Every option can also be set with the environment variable shown; "
-        "a flag wins over its variable.",
+        "a flag wins over its variable. A variable that is set but empty is an error.\n\n"
+        "exit codes:\n"
+        "  0 stopped by a signal (SIGTERM/Ctrl-C) after draining\n"
+        "  2 bad usage or settings (flag or environment variable); the reason is printed\n"
+        "  3 cannot listen (address in use, unknown host); the reason is logged",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--version", action="version", version=f"a2c-server {__version__}")
 
@@ -111,7 +117,10 @@ def settings_from_args(
         flag = getattr(args, dest)
         if flag is not None:
             values[dest] = flag
-        elif env.get(var):
+        elif var in env:
+            if not env[var].strip():
+                # An empty A2C_SERVER_AUTH_TOKEN= would otherwise start an allow-all Server.
+                raise SettingsError(f"{var} is set but empty: unset it or give a value")
             try:
                 values[dest] = parse(env[var])
             except ValueError as exc:
@@ -128,12 +137,6 @@ def main(argv: Sequence[str] | None = None) -> None:
         raise SystemExit(2) from exc
     configure_logging(settings)
     app = create_app(settings)
-    announce(
-        settings,
-        f"a2c-server {__version__}: protocol {settings.protocol_version} on "
-        f"http://{settings.host}:{settings.port}/{settings.socketio_path}/ "
-        f"(namespace /smcp, auth {'token' if settings.auth_token else 'allow-all'})",
-    )
     config = uvicorn.Config(
         app,
         host=settings.host,
@@ -145,4 +148,24 @@ def main(argv: Sequence[str] | None = None) -> None:
         # After the drain, a long-poll still open must not hold the exit up.
         timeout_graceful_shutdown=2,
     )
-    DrainingServer(config, drain=app.drain, grace=settings.shutdown_grace).run()
+    server = DrainingServer(config, drain=app.drain, grace=settings.shutdown_grace)
+    # Bind before announcing, so that --port 0 shows the port actually picked. A failed
+    # bind (port in use) is logged by uvicorn and exits 3 without a traceback.
+    sock = config.bind_socket()
+    announce(settings, banner(settings, int(sock.getsockname()[1])))
+    server.run(sockets=[sock])
+
+
+def banner(settings: ServerSettings, port: int) -> str:
+    """The start-up line: version, the URL clients use, and who is let in."""
+    host = f"[{settings.host}]" if ":" in settings.host else settings.host
+    if settings.auth_token:
+        auth = "token"
+    elif is_loopback_host(settings.host):
+        auth = "allow-all"
+    else:
+        auth = "allow-all: ANYONE who can reach this address may connect"
+    return (
+        f"a2c-server {__version__}: protocol {settings.protocol_version} on "
+        f"http://{host}:{port}/{settings.socketio_path}/ (namespace /smcp, auth {auth})"
+    )
