@@ -33,7 +33,9 @@ from ._exceptions import (
 from ._inputs import InputResolver, env_var_names
 from ._lint import LintFinding, lint_windows
 from ._mcp import ServerStatus
+from ._metrics import ComputerMetrics
 from ._registry import build_registry, merge_tool_meta
+from ._reload import ConfigReloader, ReloadPlan, plan_reload
 from ._version import __version__
 
 __all__ = [
@@ -49,14 +51,17 @@ __all__ = [
     "CallRecord",
     "Computer",
     "ComputerError",
+    "ComputerMetrics",
     "ComputerStateError",
     "ConfigError",
+    "ConfigReloader",
     "ConfirmCallback",
     "ConfirmRequest",
     "InputResolutionError",
     "InputResolver",
     "LinkError",
     "LintFinding",
+    "ReloadPlan",
     "ServerRefusedError",
     "ServerState",
     "ServerStatus",
@@ -71,6 +76,7 @@ __all__ = [
     "load_config",
     "merge_tool_meta",
     "organize",
+    "plan_reload",
     "render_window",
     "sanitize_auth_hint",
 ]

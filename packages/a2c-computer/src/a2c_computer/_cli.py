@@ -36,6 +36,7 @@ from ._lint import LintFinding, lint_windows
 from ._logging import configure_logging, register_secret
 from ._mcp import ServerStatus
 from ._metrics import serve_metrics
+from ._reload import ConfigReloader
 from ._shutdown import drain
 
 __all__ = ["main"]
@@ -112,11 +113,20 @@ async def _run(args: argparse.Namespace) -> int:
                 state.status,
                 f" ({state.last_error})" if state.last_error else "",
             )
+        reloader = ConfigReloader(
+            computer, args.config, on_outcome=lambda o: computer.metrics.reloads.labels(o).inc()
+        )
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(signal.SIGHUP, reloader.request)
         serving = asyncio.ensure_future(computer.serve_forever())
         stopping = asyncio.ensure_future(stop.wait())
+        watching = asyncio.ensure_future(reloader.watch() if args.watch_config else stop.wait())
         done, _ = await asyncio.wait({serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
-        for task in (serving, stopping):
+        for task in (serving, stopping, watching):
             task.cancel()
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.remove_signal_handler(signal.SIGHUP)
+        await reloader.aclose()
         if serving in done and not serving.cancelled() and serving.exception() is not None:
             raise serving.exception()  # type: ignore[misc]
         await _drain_unless_signalled_again(computer, args.shutdown_grace, stop)

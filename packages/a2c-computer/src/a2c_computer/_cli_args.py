@@ -62,6 +62,15 @@ def confirm_mode(text: str) -> str:
     return text
 
 
+def switch(text: str) -> bool:
+    value = text.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"{text!r} is not one of 1, true, yes, on, 0, false, no, off")
+
+
 @attrs.frozen
 class EnvOption:
     """A ``run`` option that may come from the environment (the first set name wins)."""
@@ -84,6 +93,7 @@ ENV_OPTIONS: tuple[EnvOption, ...] = (
     EnvOption("metrics_port", ("A2C_METRICS_PORT",), port),
     EnvOption("metrics_host", ("A2C_METRICS_HOST",), default="127.0.0.1"),
     EnvOption("shutdown_grace", ("A2C_SHUTDOWN_GRACE",), seconds, 10.0),
+    EnvOption("watch_config", ("A2C_WATCH_CONFIG",), switch, False),
 )
 
 
@@ -133,7 +143,7 @@ environment (a flag wins over its variable; empty counts as unset):
   A2C_SOCKETIO_PATH    --socketio-path  A2C_WAIT_SERVER     --wait-server
   A2C_CONFIRM          --confirm        A2C_METRICS_PORT    --metrics-port
   A2C_METRICS_HOST     --metrics-host   A2C_SHUTDOWN_GRACE  --shutdown-grace
-  A2C_LOG_FORMAT       --log-format
+  A2C_WATCH_CONFIG     --watch-config   A2C_LOG_FORMAT      --log-format
 
 exit status: 0 stopped, 1 refused by or cannot reach the Server (run) / problems found
 (check), 2 usage error (bad flag, environment value or configuration), 3 protocol version
@@ -204,6 +214,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=_checked(seconds, "seconds"),
         help="on SIGTERM/SIGINT, seconds tool calls in flight may still finish before they "
         "are cancelled (default 10; a second signal stops at once; env A2C_SHUTDOWN_GRACE)",
+    )
+    run.add_argument(
+        "--watch-config",
+        action="store_const",
+        const=True,
+        help="reload the config file when it changes; SIGHUP always reloads it "
+        "(env A2C_WATCH_CONFIG=1)",
     )
     check = sub.add_parser("check", help="start the MCP servers locally and lint their windows")
     check.add_argument("--config", required=True, help="config JSON file")

@@ -55,6 +55,7 @@ from ._inputs import InputResolver, PromptFn
 from ._logging import call_outcome, log_tool_call
 from ._mcp import McpCallFailure, McpServer, NotificationKind, ServerStatus
 from ._registry import LookupKind, ToolRegistry, build_registry
+from ._reload import plan_reload
 from ._vrl import VrlProgram
 
 __all__ = [
@@ -131,6 +132,7 @@ class ComputerCore:
         self._locks: dict[str, asyncio.Lock] = {}
         self._running = False
         self._warned_unconfirmed: set[str] = set()
+        self._holding_tool_list = False
 
     # -- lifecycle -----------------------------------------------------------
 
@@ -317,7 +319,8 @@ class ComputerCore:
     def _rebuild_and_announce(self) -> None:
         before = self._registry.fingerprint()
         self._registry = self._build_registry()
-        if self._registry.fingerprint() != before:
+        # During update_config the tool list is announced once, at its end.
+        if self._registry.fingerprint() != before and not self._holding_tool_list:
             self._spawn(self._announce(Event.UPDATE_TOOL_LIST))
 
     # -- reading -------------------------------------------------------------
@@ -618,27 +621,36 @@ class ComputerCore:
     # -- runtime configuration -------------------------------------------------
 
     async def update_config(self, config: ComputerConfig | Mapping[str, Any] | str) -> None:
-        """Replace the configuration: restart changed servers, stop removed ones, start new ones."""
+        """Apply a new configuration (see :func:`plan_reload`): start added servers, stop
+        removed ones, restart those whose connection changed, update tool metadata, aliases,
+        forbidden tools and VRL in place. Announces one ``UPDATE_CONFIG`` when anything
+        changed and, once the started servers settled, one ``UPDATE_TOOL_LIST`` when the
+        exposed tools differ. Servers the change does not touch keep running undisturbed."""
         new = load_config(config)
-        old = self._config
-        self._vrl = _compile_vrl(new)
-        self._config = new
-        self._resolver.update_inputs(new.inputs)
-        for name, server in list(self._servers.items()):
-            if new.servers.get(name) != old.servers.get(name) or new.servers[name].disabled:
-                await server.stop()
-                del self._servers[name]
-                self._tools.pop(name, None)
-                self._windows.pop(name, None)
-                self._window_sets.pop(name, None)
-        if self._running:
-            for name, server_config in new.servers.items():
-                if name not in self._servers and not server_config.disabled:
-                    self._launch(name, server_config)
-        await self._announce(Event.UPDATE_CONFIG)
-        self._rebuild_and_announce()
-        if self._running:
-            await self.wait_settled(self._start_timeout + 5)
+        plan = plan_reload(self._config, new)
+        before = self._registry.fingerprint()
+        self._holding_tool_list = True
+        try:
+            self._vrl = _compile_vrl(new)
+            self._config = new
+            self._resolver.update_inputs(new.inputs)
+            for name in sorted(plan.stopping & self._servers.keys()):
+                await self._servers.pop(name).stop()
+                for table in (self._tools, self._windows, self._window_sets):
+                    table.pop(name, None)
+            if self._running:
+                for name, server_config in new.servers.items():
+                    if name not in self._servers and not server_config.disabled:
+                        self._launch(name, server_config)
+            if plan.config_changed:
+                await self._announce(Event.UPDATE_CONFIG)
+            if self._running:
+                await self.wait_settled(self._start_timeout + 5)
+        finally:
+            self._holding_tool_list = False
+            self._registry = self._build_registry()
+        if self._registry.fingerprint() != before:
+            await self._announce(Event.UPDATE_TOOL_LIST)
 
 
 def _compile_vrl(config: ComputerConfig) -> dict[str, VrlProgram]:
