@@ -50,6 +50,7 @@ from ._desktop import (
     updated_needs_refresh,
     window_uri_set,
 )
+from ._encoding import unencodable_field
 from ._exceptions import ComputerStateError
 from ._inputs import InputResolver, PromptFn
 from ._logging import call_outcome, log_tool_call
@@ -498,6 +499,13 @@ class ComputerCore:
         if server is None:
             return error_result(
                 ErrorCode.TOOL_NOT_FOUND, f"Tool {tool_name!r} not found on this Computer"
+            )
+        unencodable = unencodable_field(params or {})
+        if unencodable is not None:
+            return error_result(
+                ErrorCode.TOOL_EXECUTION_FAILED,
+                f"Tool {tool_name!r} was not called: {unencodable}",
+                mcp_server=entry.server,
             )
         if req_id in self._inflight:
             return error_result(

@@ -244,6 +244,42 @@ TRANSPORTS: Final[Mapping[type[Any], TransportFactory]] = {
 }
 
 
+class _CheckedWriter:
+    """The session's write stream, encoding each message before the transport does.
+
+    A transport encodes in its own writer task, where a failure (a lone surrogate in an
+    argument) ends the task and with it the session and every call in flight. Encoding
+    here first fails only the send of that message, in its caller.
+    """
+
+    def __init__(self, inner: Any, server: str, encoding: str, errors: str) -> None:
+        self._inner = inner
+        self._server = server
+        self._encoding = encoding
+        self._errors = errors
+
+    async def send(self, item: Any) -> None:
+        try:
+            text = item.message.model_dump_json(by_alias=True, exclude_none=True)
+            text.encode(self._encoding, self._errors)
+        except (ValueError, UnicodeError) as exc:  # PydanticSerializationError is a ValueError
+            raise McpCallFailure(
+                f"MCP server {self._server}: the request cannot be encoded "
+                f"({type(exc).__name__}); nothing was sent"
+            ) from exc
+        await self._inner.send(item)
+
+    async def __aenter__(self) -> _CheckedWriter:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> Any:
+        return await self._inner.__aexit__(*exc_info)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
 # --------------------------------------------------------------------- server
 
 
@@ -387,8 +423,18 @@ class McpServer:
             group = await stack.enter_async_context(anyio.create_task_group())
             stack.callback(group.cancel_scope.cancel)
             group.start_soon(self._pump, read, pipe_send, closed)
+            checked = _CheckedWriter(
+                write,
+                self.name,
+                params.get("encoding") or "utf-8",
+                params.get("encoding_error_handler") or "strict",
+            )
             session = await stack.enter_async_context(
-                ClientSession(pipe_receive, write, message_handler=self._on_message)
+                ClientSession(
+                    pipe_receive,
+                    checked,  # type: ignore[arg-type]  # duck-typed send stream
+                    message_handler=self._on_message,
+                )
             )
             with anyio.fail_after(self._start_timeout):
                 init = await session.initialize()
