@@ -11,7 +11,8 @@ What it does, and nothing more:
   ``resources/list``;
 * turns an HTTP 401/403/5xx answer to a JSON-RPC POST into a JSON-RPC error carrying the
   status, so one refused call does not tear the session down and the caller can map it;
-* sends ``notifications/cancelled`` when a call is abandoned (timeout or cancel).
+* sends ``notifications/cancelled`` when a call is abandoned (timeout or cancel);
+* forwards an MCP server's log notifications to the Computer's log at their level.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ from a2c_protocol import (
 
 from ._auth import redact_text
 from ._exceptions import ComputerError
-from ._logging import SECRETS
+from ._logging import SECRETS, forward_mcp_log
 
 __all__ = [
     "McpCallFailure",
@@ -495,6 +496,9 @@ class McpServer:
             self._notify(self, NotificationKind.RESOURCES_CHANGED, None)
         elif isinstance(root, types.ResourceUpdatedNotification):
             self._notify(self, NotificationKind.RESOURCE_UPDATED, str(root.params.uri))
+        elif isinstance(root, types.LoggingMessageNotification):
+            params = root.params
+            forward_mcp_log(self.name, params.level, params.data, params.logger)
 
     # -- requests ------------------------------------------------------------
 

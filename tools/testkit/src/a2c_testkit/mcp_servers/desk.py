@@ -164,6 +164,11 @@ _TOOLS: list[dict[str, Any]] = [
         "inputSchema": {"type": "object"},
     },
     {"name": "pid", "description": "This process's id.", "inputSchema": {"type": "object"}},
+    {
+        "name": "log",
+        "description": "Send an MCP log notification (level, data) to the client.",
+        "inputSchema": {"type": "object"},
+    },
 ]
 
 
@@ -283,6 +288,10 @@ def build_server(
             return ok("extra ran")
         if name == "pid":
             return ok(str(os.getpid()))
+        if name == "log":
+            level = str(args.get("level", "info"))
+            await session.send_log_message(level, args.get("data", ""), logger="desk")  # type: ignore[arg-type]
+            return ok("logged")
         if name == "force_push":
             return ok("pushed!")
         return {"content": [{"type": "text", "text": f"unknown tool {name}"}], "isError": True}
