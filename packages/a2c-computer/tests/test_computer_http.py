@@ -152,3 +152,59 @@ async def test_a_lost_http_server_is_4003_then_reconnected(wait: Any) -> None:
             assert not (await computer.call_tool("search", {}, timeout=30)).is_error
     finally:
         await computer.__aexit__(None, None, None)
+
+
+async def test_idle_sse_session_stays_up_quietly(caplog: Any) -> None:
+    """An SSE stream with no traffic hits its read timeout; keep-alive pings prevent that
+    (issue 16 #14: it was torn down with an ERROR traceback and a "process exited?" message).
+    """
+    import asyncio
+    import logging
+
+    caplog.set_level(logging.DEBUG)
+    read_timeout = 1.0
+    async with serve_http() as url:
+        entry = {
+            "type": "sse",
+            "name": "legacy",
+            "default_tool_meta": {"auto_apply": True},
+            "server_parameters": {
+                "url": f"{url}/sse",
+                "timeout": 10,
+                "sse_read_timeout": read_timeout,
+            },
+        }
+        async with Computer({"servers": {"legacy": entry}}, name="box") as computer:
+            assert computer.server_states()["legacy"].status == "ready"
+            await asyncio.sleep(5 * read_timeout)  # idle on purpose: the condition under test
+            state = computer.server_states()["legacy"]
+            assert (state.status, state.restarts) == ("ready", 0), state
+            assert not (await computer.call_tool("search", {})).is_error
+    noisy = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert not noisy, [f"{r.name}: {r.getMessage()}" for r in noisy]
+
+
+async def test_a_lost_url_server_is_not_called_a_process(wait: Any) -> None:
+    import contextlib
+
+    http = contextlib.AsyncExitStack()
+    url = await http.enter_async_context(serve_http())
+    try:
+        entry = {
+            "type": "sse",
+            "name": "legacy",
+            "default_tool_meta": {"auto_apply": True},
+            "server_parameters": {"url": f"{url}/sse", "timeout": 10},
+        }
+        config = {"servers": {"legacy": entry}}
+        async with Computer(config, name="box", restart=False) as computer:
+            assert computer.server_states()["legacy"].status == "ready"
+            await http.aclose()  # the HTTP server goes away under the session
+            await wait(
+                lambda: computer.server_states()["legacy"].status == "failed",
+                what="the SSE server to be seen gone",
+            )
+            error = computer.server_states()["legacy"].last_error or ""
+            assert "process" not in error and "HTTP stream" in error, error
+    finally:
+        await http.aclose()

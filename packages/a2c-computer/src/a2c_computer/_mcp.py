@@ -6,6 +6,7 @@ What it does, and nothing more:
 * runs one MCP server per owner task with its own ``AsyncExitStack``: a failed start closes
   only that stack; status is starting / ready / failed (+ last error) / stopped;
 * notices a lost transport (a crashed stdio process) and restarts with backoff;
+* pings an idle SSE session before its stream's read timeout would end it;
 * speaks MCP with raw JSON results, so that the Computer (not ``mcp``'s typed models) decides
   how lenient to be — e.g. an out-of-range ``annotations.priority`` must not fail a whole
   ``resources/list``;
@@ -290,6 +291,19 @@ DownFn: TypeAlias = Callable[["McpServer"], Awaitable[None]]
 NotifyFn: TypeAlias = Callable[["McpServer", NotificationKind, str | None], None]
 
 
+def _keepalive_interval(config: MCPServerConfig, params: Mapping[str, Any]) -> float | None:
+    """SSE only: its stream is torn down after ``sse_read_timeout`` seconds of silence."""
+    if not isinstance(config, SseServerConfig):
+        return None
+    return float(params.get("sse_read_timeout") or 300.0) / 3
+
+
+def _closed_message(config: MCPServerConfig) -> str:
+    if isinstance(config, StdioServerConfig):
+        return "the MCP server closed the connection (process exited?)"
+    return "the MCP server's HTTP stream ended (server restarted or connection dropped)"
+
+
 def _describe(exc: BaseException) -> str:
     """A one-line, secret-free description (URLs may carry resolved credentials)."""
     return redact_text(SECRETS.redact(_explain(exc)))
@@ -464,12 +478,25 @@ class McpServer:
 
                     waiters.start_soon(on_closed)
                     waiters.start_soon(on_stop)
+                    interval = _keepalive_interval(self.config, params)
+                    if interval is not None:
+                        waiters.start_soon(self._keep_alive, session, interval)
             finally:
                 stop_wait.cancel()
             self._session = None
             if closed.is_set() and not self._stop.is_set():
-                self.last_error = "the MCP server closed the connection (process exited?)"
+                self.last_error = _closed_message(self.config)
         return True
+
+    async def _keep_alive(self, session: ClientSession, interval: float) -> None:
+        """Ping so an idle event stream carries traffic before its read timeout hits."""
+        while True:
+            await anyio.sleep(interval)
+            try:
+                with anyio.fail_after(interval * 2):
+                    await session.send_ping()
+            except Exception as exc:  # the session's own loss detection decides, not a ping
+                logger.debug("MCP server %s: keep-alive ping failed: %s", self.name, _describe(exc))
 
     @staticmethod
     async def _pump(source: Any, sink: Any, closed: anyio.Event) -> None:
