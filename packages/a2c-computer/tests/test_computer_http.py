@@ -20,6 +20,15 @@ def streamable(url: str, token: str | None = None) -> dict[str, Any]:
     }
 
 
+def sse(url: str, **params: Any) -> dict[str, Any]:
+    return {
+        "type": "sse",
+        "name": "legacy",
+        "default_tool_meta": {"auto_apply": True},
+        "server_parameters": {"url": f"{url}/sse", "timeout": 10, **params},
+    }
+
+
 async def test_streamable_401_is_4006_and_403_is_4007_with_sanitized_hint() -> None:
     async with serve_http() as url:
         config = {"servers": {"remote": streamable(url)}}
@@ -110,16 +119,7 @@ async def test_unreachable_http_server_fails_alone() -> None:
 async def test_sse_401_and_403_are_4006_and_4007_and_the_session_survives() -> None:
     async with serve_http() as url:
         inputs = [{"id": "tok", "type": "promptString", "description": "token", "password": True}]
-        entry = {
-            "type": "sse",
-            "name": "legacy",
-            "default_tool_meta": {"auto_apply": True},
-            "server_parameters": {
-                "url": f"{url}/sse",
-                "timeout": 10,
-                "headers": {"Authorization": "Bearer ${input:tok}"},
-            },
-        }
+        entry = sse(url, headers={"Authorization": "Bearer ${input:tok}"})
         config = {"inputs": inputs, "servers": {"legacy": entry}}
         async with Computer(config, name="box", env={"A2C_SMCP_TOK": "wrong"}) as computer:
             missing = await computer.call_tool("secure_read", {}, timeout=60)
@@ -164,16 +164,7 @@ async def test_idle_sse_session_stays_up_quietly(caplog: Any) -> None:
     caplog.set_level(logging.DEBUG)
     read_timeout = 1.0
     async with serve_http() as url:
-        entry = {
-            "type": "sse",
-            "name": "legacy",
-            "default_tool_meta": {"auto_apply": True},
-            "server_parameters": {
-                "url": f"{url}/sse",
-                "timeout": 10,
-                "sse_read_timeout": read_timeout,
-            },
-        }
+        entry = sse(url, sse_read_timeout=read_timeout)
         async with Computer({"servers": {"legacy": entry}}, name="box") as computer:
             assert computer.server_states()["legacy"].status == "ready"
             await asyncio.sleep(5 * read_timeout)  # idle on purpose: the condition under test
@@ -190,13 +181,7 @@ async def test_a_lost_url_server_is_not_called_a_process(wait: Any) -> None:
     http = contextlib.AsyncExitStack()
     url = await http.enter_async_context(serve_http())
     try:
-        entry = {
-            "type": "sse",
-            "name": "legacy",
-            "default_tool_meta": {"auto_apply": True},
-            "server_parameters": {"url": f"{url}/sse", "timeout": 10},
-        }
-        config = {"servers": {"legacy": entry}}
+        config = {"servers": {"legacy": sse(url)}}
         async with Computer(config, name="box", restart=False) as computer:
             assert computer.server_states()["legacy"].status == "ready"
             await http.aclose()  # the HTTP server goes away under the session
