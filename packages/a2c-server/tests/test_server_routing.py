@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from a2c_protocol import CLIENT_EVENTS, NAMESPACE, Event
+from a2c_protocol import CLIENT_EVENTS, EVENTS, NAMESPACE, UPDATE_EVENTS, Event, remote_error_of
 from a2c_server import Member, MemoryStateStore, ServerSettings
 from a2c_testkit.server import RawClient, RunningServer, connect_raw, running_server
 
@@ -352,11 +352,12 @@ async def test_server_routing_oversized_message_drops_only_that_client() -> None
 # ------------------------------------------------------------ notifications
 
 
-UPDATES = [
-    (Event.UPDATE_CONFIG, Event.NOTIFY_UPDATE_CONFIG),
-    (Event.UPDATE_TOOL_LIST, Event.NOTIFY_UPDATE_TOOL_LIST),
-    (Event.UPDATE_DESKTOP, Event.NOTIFY_UPDATE_DESKTOP),
-]
+UPDATES = [(event, EVENTS[event].notifies) for event in UPDATE_EVENTS]
+
+
+def test_server_update_skills_is_one_of_the_relayed_updates() -> None:
+    assert (Event.UPDATE_SKILLS, Event.NOTIFY_UPDATE_SKILLS) in UPDATES
+    assert len(UPDATES) == 4
 
 
 @pytest.mark.parametrize(("event", "notify"), UPDATES)
@@ -414,7 +415,7 @@ async def test_server_events_without_office_broadcast_nowhere(server: RunningSer
         alice, c1 = await office(stack, server)
         loose_c = await member(stack, server, "computer", "loose", None)
         loose_a = await member(stack, server, "agent", "free", None)
-        for event in (Event.UPDATE_CONFIG, Event.UPDATE_TOOL_LIST, Event.UPDATE_DESKTOP):
+        for event in UPDATE_EVENTS:
             assert await loose_c.call(event, {"computer": "loose"}) is None
         assert await loose_a.call(Event.TOOL_CALL_CANCEL, {"agent": "free", "req_id": "x"}) is None
         listing = await loose_a.call(
@@ -454,3 +455,238 @@ async def test_server_cancel_with_spoofed_agent_is_ignored(server: RunningServer
             Event.NOTIFY_TOOL_CALL_CANCEL,
             {"agent": "alice", "req_id": "real"},
         )
+
+
+# ------------------------------------------- 0.2.1 events and other PATCH levels
+#
+# A 0.2.0 Computer built on python-socketio acks an event it has no handler for with no
+# arguments; a Server without a handler for an event sends no ack at all. Neither may
+# leave an Agent with a bare null or a hang.
+
+NEW_CLIENT_EVENTS = [e for e in CLIENT_EVENTS if EVENTS[e].since != "0.2.0"]
+
+
+def test_the_new_client_events() -> None:
+    assert [e.value for e in NEW_CLIENT_EVENTS] == [
+        "client:get_skills",
+        "client:get_skill",
+        "client:get_blob",
+    ]
+
+
+async def old_computer(stack: AsyncExitStack, srv: RunningServer) -> Any:
+    """alice and c1 in o1, where c1 is a 0.2.0 Computer: no handler for the new events."""
+    alice = await member(stack, srv, "agent", "alice", "o1")
+    c1 = await member(stack, srv, "computer", "c1", "o1")
+    for event in CLIENT_EVENTS:
+        if event not in NEW_CLIENT_EVENTS:
+
+            async def answer(data: Any) -> Any:
+                return {"ok": True}
+
+            answer_with(c1, event, answer)
+    return alice
+
+
+@pytest.mark.parametrize("event", NEW_CLIENT_EVENTS)
+async def test_server_old_computer_empty_ack_is_404_naming_the_event(
+    server: RunningServer, event: Event, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="a2c_server")
+    async with AsyncExitStack() as stack:
+        alice = await old_computer(stack, server)
+        answer = await alice.call(event, request(event), timeout=30)
+    assert answer == {
+        "code": 404,
+        "message": f"Computer 'c1' does not implement {event.value}",
+        "details": {"event": event.value, "computer_name": "c1"},
+    }
+    assert remote_error_of(answer) is not None
+    assert any("does not implement" in r.getMessage() for r in caplog.records)
+
+
+async def test_server_empty_ack_to_a_0_2_0_event_stays_a_500(server: RunningServer) -> None:
+    async def nothing(data: Any) -> None:
+        return None
+
+    async with AsyncExitStack() as stack:
+        alice, _ = await office(stack, server, nothing)
+        answer = await alice.call(Event.GET_TOOLS, request(Event.GET_TOOLS))
+    assert isinstance(answer, dict) and answer["code"] == 500
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"skills": [], "req_id": "r1"},
+        {"code": 4016, "message": "Invalid skill name", "details": {"name": "Bad!"}},
+        {"code": 4014, "message": "Skill not found", "details": {"name": "kit:x"}},
+        {"code": 4017, "message": "m", "details": {"reason": "some_future_reason"}},
+        {"code": 4018, "message": "m", "details": {"reason": "gone"}, "extra": [1]},
+    ],
+)
+async def test_server_relays_skill_answers_and_errors_unchanged(
+    server: RunningServer, answer: dict[str, Any]
+) -> None:
+    async def reply(data: Any) -> Any:
+        return answer
+
+    async with AsyncExitStack() as stack:
+        alice, _ = await office(stack, server, reply)
+        for event in NEW_CLIENT_EVENTS:
+            assert await alice.call(event, request(event)) == answer
+
+
+@pytest.mark.parametrize(
+    ("event", "change", "path"),
+    [
+        (Event.GET_SKILL, {"name": None}, "$.name"),
+        (Event.GET_SKILL, {"rel_path": 7}, "$.rel_path"),
+        (Event.GET_BLOB, {"blob_handle": None}, "$.blob_handle"),
+        (Event.GET_BLOB, {"chunk_offset": "0"}, "$.chunk_offset"),
+        (Event.GET_BLOB, {"max_chunk_bytes": 1.5}, "$.max_chunk_bytes"),
+        (Event.GET_SKILLS, {"req_id": 1}, "$.req_id"),
+    ],
+)
+async def test_server_malformed_new_requests_are_400_and_not_forwarded(
+    server: RunningServer, event: Event, change: dict[str, Any], path: str
+) -> None:
+    reached: list[Any] = []
+
+    async def spy(data: Any) -> Any:
+        reached.append(data)
+        return {}
+
+    async with AsyncExitStack() as stack:
+        alice, _ = await office(stack, server, spy)
+        bad = request(event)
+        for key, value in change.items():
+            if value is None:
+                del bad[key]
+            else:
+                bad[key] = value
+        answer = await alice.call(event, bad)
+    assert isinstance(answer, dict) and answer["code"] == 400
+    assert path in [e["path"] for e in answer["details"]["errors"]]
+    assert reached == []
+
+
+@pytest.mark.parametrize("event", NEW_CLIENT_EVENTS)
+async def test_server_new_events_refuse_spoofing_and_other_offices(
+    server: RunningServer, event: Event
+) -> None:
+    reached: list[Any] = []
+
+    async def spy(data: Any) -> Any:
+        reached.append(data)
+        return {}
+
+    async with AsyncExitStack() as stack:
+        alice, _ = await office(stack, server)
+        far = await member(stack, server, "computer", "far", "o2")
+        answer_with(far, event, spy)
+        cross = await alice.call(event, request(event, computer="far"))
+        spoofed = await alice.call(event, request(event, agent="bob"))
+        ghost = await alice.call(event, request(event, computer="ghost"))
+    assert isinstance(cross, dict) and cross["code"] == 4104
+    assert isinstance(spoofed, dict) and spoofed["code"] == 403
+    assert isinstance(ghost, dict) and ghost["code"] == 404
+    assert ghost["details"] == {"computer_name": "ghost"}
+    assert reached == []
+
+
+async def test_server_blob_chunks_in_flight_together_are_correlated(
+    server: RunningServer,
+) -> None:
+    release = asyncio.Event()
+    arrived: list[str] = []
+
+    async def chunk(data: Any) -> Any:
+        arrived.append(data["req_id"])
+        if len(arrived) == 5:
+            release.set()
+        await release.wait()  # every request is in flight before any is answered
+        return {"chunk_offset": data["chunk_offset"], "req_id": data["req_id"]}
+
+    async with AsyncExitStack() as stack:
+        alice, c1 = await office(stack, server)
+        answer_with(c1, Event.GET_BLOB, chunk)
+        calls = [
+            asyncio.ensure_future(
+                alice.call(
+                    Event.GET_BLOB, request(Event.GET_BLOB, req_id=f"r{i}", chunk_offset=i * 10)
+                )
+            )
+            for i in range(5)
+        ]
+        answers = await asyncio.gather(*calls)
+    assert answers == [{"chunk_offset": i * 10, "req_id": f"r{i}"} for i in range(5)]
+
+
+async def test_server_large_blob_chunk_ack_passes(server: RunningServer) -> None:
+    blob = "A" * 900_000  # below the default Engine.IO limit of 1 000 000 bytes
+
+    async def chunk(data: Any) -> Any:
+        return {"blob": blob, "req_id": data["req_id"]}
+
+    async with AsyncExitStack() as stack:
+        alice, _ = await office(stack, server, chunk)
+        answer = await alice.call(Event.GET_BLOB, request(Event.GET_BLOB))
+    assert isinstance(answer, dict) and answer["blob"] == blob
+
+
+async def test_server_update_skills_from_computer_outside_an_office_goes_nowhere(
+    server: RunningServer,
+) -> None:
+    async with AsyncExitStack() as stack:
+        alice, c1 = await office(stack, server)
+        loose = await member(stack, server, "computer", "loose", None)
+        assert await loose.call(Event.UPDATE_SKILLS, {"computer": "loose"}) is None
+        await alice.call(Event.UPDATE_SKILLS, {"computer": "alice"})  # from an Agent: ignored
+        await c1.call(Event.UPDATE_SKILLS, {"computer": "c1"})  # sentinel
+        assert await alice.next_notification(Event.NOTIFY_UPDATE_SKILLS) == (
+            Event.NOTIFY_UPDATE_SKILLS,
+            {"computer": "c1"},
+        )
+        assert alice.notifications.empty()
+
+
+@pytest.mark.parametrize("name", ["client:get_future_thing", "server:renegotiate"])
+async def test_server_unknown_protocol_event_is_400_naming_it(
+    server: RunningServer, name: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="a2c_server")
+    async with AsyncExitStack() as stack:
+        alice, _ = await office(stack, server)
+        first = await alice.call(name, {"agent": "alice", "req_id": "r"})
+        second = await alice.call(name, {})
+    expected = {
+        "code": 400,
+        "message": f"Unknown event {name!r}: this Server does not handle it",
+        "details": {"event": name},
+    }
+    assert first == second == expected
+    answered = [r for r in caplog.records if "unknown event answered" in r.getMessage()]
+    assert [r.levelno for r in answered] == [logging.INFO, logging.DEBUG]  # once at INFO
+
+
+async def test_server_unknown_event_before_joining_is_answered_too(
+    server: RunningServer,
+) -> None:
+    async with AsyncExitStack() as stack:
+        loner = await member(stack, server, "agent", "loner", None)
+        answer = await loner.call("client:get_future_thing", None)
+    assert isinstance(answer, dict) and answer["code"] == 400
+
+
+async def test_server_cancel_is_fire_and_forget(server: RunningServer) -> None:
+    async with AsyncExitStack() as stack:
+        alice, c1 = await office(stack, server)
+        # Emitted without an ack, as Agents do: still broadcast.
+        await alice.emit(Event.TOOL_CALL_CANCEL, {"agent": "alice", "req_id": "x1"})
+        assert await c1.next_notification(Event.NOTIFY_TOOL_CALL_CANCEL) == (
+            Event.NOTIFY_TOOL_CALL_CANCEL,
+            {"agent": "alice", "req_id": "x1"},
+        )
+        # With an ack the answer is empty: never an error payload.
+        assert await alice.call(Event.TOOL_CALL_CANCEL, {"agent": "alice", "req_id": "x2"}) is None

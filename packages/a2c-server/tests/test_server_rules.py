@@ -27,6 +27,8 @@ from a2c_server._rules import (
     check_update,
     decide_join,
     decide_leave,
+    unknown_event_refusal,
+    unsupported_event_refusal,
 )
 
 TOOL_CALL = Event.TOOL_CALL.value
@@ -312,3 +314,38 @@ class OfficeMachine(RuleBasedStateMachine):
 
 def test_server_rules_state_machine_keeps_invariants() -> None:
     run_state_machine_as_test(OfficeMachine)
+
+
+# ------------------------------------------------------ P1/P2: other PATCH levels
+
+
+@pytest.mark.parametrize("event", [Event.GET_SKILLS, Event.GET_SKILL, Event.GET_BLOB])
+def test_empty_ack_to_a_newer_event_is_404_naming_it(event: Event) -> None:
+    refusal = unsupported_event_refusal(event, "c1", None)
+    assert refusal is not None and refusal.code == 404
+    assert refusal.details == {"event": event.value, "computer_name": "c1"}
+    assert event.value in refusal.message
+    assert unsupported_event_refusal(event, "c1", {"skills": []}) is None
+
+
+def test_empty_ack_to_a_0_2_0_event_is_not_excused() -> None:
+    for event in (Event.TOOL_CALL, Event.GET_TOOLS, Event.GET_DESKTOP):
+        assert unsupported_event_refusal(event, "c1", None) is None
+
+
+@pytest.mark.parametrize("name", ["client:x", "server:list_everything", "client:"])
+def test_unknown_protocol_events_are_400(name: str) -> None:
+    refusal = unknown_event_refusal(name)
+    assert refusal is not None and refusal.code == 400
+    assert refusal.details == {"event": name} and repr(name) in refusal.message
+
+
+@pytest.mark.parametrize("name", ["notify:update_desktop", "hello", "Client:x", ""])
+def test_other_unknown_names_get_no_protocol_answer(name: str) -> None:
+    assert unknown_event_refusal(name) is None
+
+
+def test_unknown_event_names_are_shortened() -> None:
+    refusal = unknown_event_refusal("client:" + "x" * 500)
+    assert refusal is not None and refusal.details is not None
+    assert len(refusal.details["event"]) == 65 and len(refusal.message) < 120

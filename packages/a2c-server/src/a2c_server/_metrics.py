@@ -47,6 +47,8 @@ class RouteOutcome(enum.StrEnum):
     COMPUTER_GONE = "computer_gone"
     #: the Computer answered with something that is not an object
     BAD_ANSWER = "bad_answer"
+    #: the Computer acked an event newer than itself with nothing (answered with 404)
+    UNSUPPORTED = "unsupported"
     #: the Agent left before the answer came; nobody got it
     AGENT_GONE = "agent_gone"
     #: the Server was shutting down and answered with a flat error

@@ -19,6 +19,7 @@ import socketio
 from a2c_protocol import (
     EVENTS,
     NAMESPACE,
+    UPDATE_EVENTS,
     VERSION_QUERY_PARAM,
     EnterOfficeReq,
     ErrorCode,
@@ -51,9 +52,11 @@ from ._rules import (
     check_route,
     check_update,
     tool_timeout_problem,
+    unsupported_event_refusal,
 )
 from ._settings import ServerSettings
 from ._shutdown import SHUTDOWN_REASON, Drain
+from ._unknown import UnknownEvents
 
 __all__ = ["SmcpNamespace"]
 
@@ -62,7 +65,6 @@ _log = logging.getLogger("a2c_server.namespace")
 Handler = Callable[[str, Any], Awaitable[Any]]
 
 _JOIN_FAILED: Final = (False, "Internal server error")
-_UPDATE_EVENTS: Final = (Event.UPDATE_CONFIG, Event.UPDATE_TOOL_LIST, Event.UPDATE_DESKTOP)
 _ROLES: Final = {role.value: role for role in Role}
 
 
@@ -111,13 +113,14 @@ class SmcpNamespace:
             elif event in (Event.JOIN_OFFICE, Event.LEAVE_OFFICE):
                 on = self._on_join if event is Event.JOIN_OFFICE else self._on_leave
                 handler = self._guard(event, on, lambda: _JOIN_FAILED)
-            elif event in _UPDATE_EVENTS:
+            elif event in UPDATE_EVENTS:
                 handler = self._guard(event, self._updater(event), lambda: None)
             elif event is Event.TOOL_CALL_CANCEL:
                 handler = self._guard(event, self._canceller(), lambda: None)
             else:
                 continue  # notify:* are only ever sent by the Server
             sio.on(event.value, handler, namespace=NAMESPACE)
+        sio.on("*", UnknownEvents(sio.not_handled).handle, namespace=NAMESPACE)
 
     def _guard(self, event: Event, handler: Handler, on_error: Callable[[], Any]) -> Any:
         async def guarded(sid: str, *args: Any) -> Any:
@@ -452,6 +455,12 @@ class SmcpNamespace:
             self._metrics.route(event.value, RouteOutcome.AGENT_GONE, elapsed)
             log(_log, logging.DEBUG, "answer dropped, agent gone", sid=sid, req_id=req_id)
             return None
+        unsupported = unsupported_event_refusal(event, computer, answer)
+        if unsupported is not None:
+            self._metrics.route(event.value, RouteOutcome.UNSUPPORTED, elapsed)
+            log(_log, logging.INFO, "computer does not implement the event", sid=target_sid,
+                event=event.value, req_id=req_id, computer=computer)  # fmt: skip
+            return to_wire(unsupported.to_payload())
         if not isinstance(answer, dict):
             self._metrics.route(event.value, RouteOutcome.BAD_ANSWER, elapsed)
             log(_log, logging.WARNING, "computer answered a non-object", sid=target_sid,

@@ -26,6 +26,12 @@ Requests from Agents (``client:*`` and ``server:list_room``)
 Notifications from clients
   U1 ``server:update_*`` only from a Computer in an office naming itself.
   U2 ``server:tool_call_cancel`` only from an Agent in an office naming itself.
+
+Peers of another 0.2.x PATCH level (spec delta §3.2, §14)
+  P1 A Computer that acks an event newer than 0.2.0 with nothing (a 0.2.0 Computer has no
+     handler for it) gets its Agent a 404 naming the event, never a bare null.
+  P2 A ``client:*`` / ``server:*`` event this Server does not know, sent with an ack, is
+     answered with a 400 naming the event.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ from typing import Final
 
 import attrs
 
-from a2c_protocol import EnterOfficeReq, ErrorCode, ErrorPayload, Role
+from a2c_protocol import EVENTS, EnterOfficeReq, ErrorCode, ErrorPayload, Event, Role
 
 __all__ = [
     "MAX_NAME_LENGTH",
@@ -50,6 +56,8 @@ __all__ = [
     "decide_join",
     "decide_leave",
     "tool_timeout_problem",
+    "unknown_event_refusal",
+    "unsupported_event_refusal",
 ]
 
 MAX_NAME_LENGTH: Final = 256
@@ -237,3 +245,38 @@ def check_update(sender: Member | None, event: str, computer: str) -> Refusal | 
 def check_cancel(sender: Member | None, event: str, agent: str) -> Refusal | None:
     """U2: ``server:tool_call_cancel`` from the office's Agent naming itself."""
     return check_agent_request(sender, event, agent)
+
+
+def unsupported_event_refusal(event: Event, computer: str, answer: object) -> Refusal | None:
+    """P1: the 404 for a Computer's empty ack to an event it predates, else None.
+
+    Only events added after 0.2.0 qualify: for those an empty ack means "not implemented"
+    (python-socketio acks an unhandled event with no arguments); for 0.2.0 events it is a
+    broken Computer, which the caller reports as such.
+    """
+    if answer is not None or EVENTS[event].since == "0.2.0":
+        return None
+    return Refusal(
+        code=ErrorCode.NOT_FOUND,
+        message=f"Computer {computer!r} does not implement {event.value}",
+        details={"event": event.value, "computer_name": computer},
+    )
+
+
+_PROTOCOL_PREFIXES: Final = ("client:", "server:")
+_SHOWN: Final = 64  # how much of a client-chosen event name is repeated back
+
+
+def unknown_event_refusal(name: str) -> Refusal | None:
+    """P2: the 400 for an unknown ``client:*`` / ``server:*`` event name, else None.
+
+    Names without those prefixes are not protocol requests and get no answer here.
+    """
+    if not name.startswith(_PROTOCOL_PREFIXES):
+        return None
+    shown = name if len(name) <= _SHOWN else name[:_SHOWN] + "…"
+    return Refusal(
+        code=ErrorCode.BAD_REQUEST,
+        message=f"Unknown event {shown!r}: this Server does not handle it",
+        details={"event": shown},
+    )
