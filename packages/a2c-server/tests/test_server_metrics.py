@@ -76,3 +76,41 @@ async def test_an_oversized_websocket_message_is_counted(server: RunningServer) 
 async def test_metrics_answers_only_get(server: RunningServer) -> None:
     async with httpx.AsyncClient(timeout=30) as http:
         assert (await http.post(f"{server.url}/metrics")).status_code == 405
+
+
+async def test_drain_answers_held_and_new_calls_and_counts_them(server: RunningServer) -> None:
+    """The shutdown drain: a call the Computer never answers gets the flat shutdown error
+    once the grace is over, a call that arrives while draining gets it at once."""
+    held = asyncio.Event()
+
+    async def never(data: object) -> object:
+        held.set()
+        await asyncio.Event().wait()
+        return None  # pragma: no cover
+
+    call = {"agent": "alice", "req_id": "r1", "computer": "c1", "tool_name": "t",
+            "params": {}, "timeout": 60}  # fmt: skip
+    async with (
+        connect_raw(server, "agent", auth={"token": TOKEN}) as alice,
+        connect_raw(server, "computer", auth={"token": TOKEN}) as c1,
+    ):
+        assert await alice.join("agent", "alice", "o1") == (True, None)
+        assert await c1.join("computer", "c1", "o1") == (True, None)
+        c1.sio.on("client:tool_call", never, namespace="/smcp")
+        pending = asyncio.ensure_future(alice.call("client:tool_call", call, timeout=60))
+        await asyncio.wait_for(held.wait(), 30)
+        draining = asyncio.ensure_future(server.app.drain.drain(0.2))
+        answer = await asyncio.wait_for(pending, 30)
+        assert answer == {
+            "code": 500,
+            "message": "The Server shut down before Computer 'c1' answered",
+            "details": {"computer_name": "c1", "reason": "server_shutdown"},
+        }
+        late = await alice.call("client:tool_call", {**call, "req_id": "r2"})
+        assert isinstance(late, dict) and late["details"] == {"reason": "server_shutdown"}
+        await asyncio.wait_for(draining, 30)
+        text = await scrape(server)
+    assert sample(text, "a2c_server_routed_requests_total",
+                  event="client:tool_call", outcome="shutdown") == 2  # fmt: skip
+    assert sample(text, "a2c_server_routed_request_duration_seconds_count",
+                  event="client:tool_call") == 1  # fmt: skip

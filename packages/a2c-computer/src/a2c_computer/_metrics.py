@@ -130,6 +130,10 @@ class ComputerMetrics:
     def update(self, event: Event) -> None:
         self.updates.labels(event.value).inc()
 
+    def blob_served(self, nbytes: int) -> None:
+        """Count ``nbytes`` of blob content sent to an Agent (called where chunks are served)."""
+        self.blob_bytes.inc(nbytes)
+
 
 def serve_metrics(
     metrics: ComputerMetrics, host: str, port: int
