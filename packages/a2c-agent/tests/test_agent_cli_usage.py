@@ -51,6 +51,9 @@ def test_usage_errors_exit_2_without_traceback(capsys):
         ([*base, "desktop", "box", "--size", "0"], "--size"),
         ([*base, "call", "box", "t", "[1]"], "JSON object"),
         (["--office", OFFICE, "room"], "--server"),
+        (["--server", "http://host:notaport", "--office", OFFICE, "room"], "invalid port"),
+        (["--server", "http://", "--office", OFFICE, "room"], "no host"),
+        (["--server", "http://[bad", "--office", OFFICE, "room"], "--server"),
     ]
     for argv, expected in cases:
         code = main(argv, stdout=io.StringIO(), environ={})

@@ -53,8 +53,20 @@ AuthSource: TypeAlias = Mapping[str, Any] | Callable[[], Mapping[str, Any]] | No
 
 
 def versioned_url(server_url: str) -> str:
-    """``server_url`` with the protocol version query; ValueError if the user set it."""
-    return with_version_query(server_url)
+    """``server_url`` with the protocol version query.
+
+    ValueError if the user set the query, or the URL has no host or a port that is not a
+    number (caught here rather than as a transport library's traceback at connect time).
+    """
+    versioned = with_version_query(server_url)
+    parts = urlsplit(server_url)
+    if not parts.hostname:
+        raise ValueError(f"server URL has no host: {server_url!r}")
+    try:
+        parts.port  # noqa: B018 - parsing the port is the check
+    except ValueError:
+        raise ValueError(f"server URL has an invalid port: {server_url!r}") from None
+    return versioned
 
 
 def check_transports(transports: Sequence[str]) -> tuple[str, ...]:
