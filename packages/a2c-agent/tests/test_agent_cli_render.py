@@ -65,3 +65,25 @@ def test_long_cells_wrap_to_the_width():
     assert description.strip() in render_table("tools", tools)
     # A narrow table is unchanged.
     assert table(("A", "B"), [("x", "y")], width=60) == "A  B\n-  -\nx  y"
+
+
+def test_config_table_has_a_status_column():
+    config = {
+        "servers": {
+            "fs": {"type": "stdio", "name": "fs"},
+            "web": {"type": "sse", "name": "web"},
+            "old": {"type": "stdio", "name": "old", "disabled": True},
+        }
+    }
+    tools = [
+        {"name": "read", "meta": {"a2c_mcp_server": "fs"}},
+        {"name": "write", "meta": {"a2c_mcp_server": "fs"}},
+    ]
+    lines = render_table("config", config, tools=tools).splitlines()
+    assert lines[0].split() == ["SERVER", "TYPE", "STATUS"]
+    assert lines[2].split() == ["fs", "stdio", "2", "tools"]
+    assert lines[3].split() == ["web", "sse", "no", "tools"]  # failed, or lost every clash
+    assert lines[4].split() == ["old", "stdio", "disabled"]
+    # A Computer that does not name owners: only what the config says.
+    unnamed = render_table("config", config, tools=[{"name": "read", "meta": {}}])
+    assert unnamed.splitlines()[2].split() == ["fs", "stdio", "enabled"]

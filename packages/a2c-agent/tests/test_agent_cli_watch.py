@@ -68,3 +68,33 @@ async def test_empty_desktop_prints_a_hint(make_computer, server):
     assert process.returncode == 0
     assert json.loads(out) == []  # JSON output stays clean
     assert b"hint:" in err and b"window://" in err
+
+
+async def test_config_table_counts_each_servers_tools(make_computer, server):
+    import attrs
+
+    from a2c_protocol import GetComputerConfigRet, from_wire
+    from a2c_testkit.scripted_computer import scripted_tool
+
+    box = await make_computer()
+    box.config = from_wire(
+        GetComputerConfigRet,
+        {
+            "servers": {
+                "fs": {"type": "stdio", "name": "fs", "server_parameters": {"command": "x"}},
+                "gone": {"type": "stdio", "name": "gone", "server_parameters": {"command": "y"}},
+            }
+        },
+    )
+    box.tools = [attrs.evolve(scripted_tool("read"), meta={"a2c_mcp_server": "fs"})]
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "a2c_agent", "--server", server.url, "--office", OFFICE,
+        "--table", "config", "box-1",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(process.communicate(), 120)
+    assert process.returncode == 0, err
+    rows = [line.split() for line in out.decode().splitlines()]
+    assert rows[0] == ["SERVER", "TYPE", "STATUS"]
+    assert rows[2:] == [["fs", "stdio", "1", "tool"], ["gone", "stdio", "no", "tools"]]

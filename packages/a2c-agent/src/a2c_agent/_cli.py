@@ -108,10 +108,14 @@ async def _run(args: argparse.Namespace, out: TextIO, as_table: bool) -> int:
                 agent, out=out, as_table=as_table, count=args.count, duration=args.duration
             )
         kind, data, code = await _command(agent, args)
-    width = shutil.get_terminal_size().columns
-    text = (
-        render_table(kind, data, width=width) if as_table else json.dumps(data, ensure_ascii=False)
-    )
+        tools = None
+        if as_table and kind == "config":  # the STATUS column counts each server's tools
+            tools = [_tool_json(t) for t in await agent.get_tools(args.computer)]
+    if as_table:
+        width = shutil.get_terminal_size().columns
+        text = render_table(kind, data, width=width, tools=tools)
+    else:
+        text = json.dumps(data, ensure_ascii=False)
     print(text, file=out, flush=True)
     return code
 

@@ -26,6 +26,7 @@ __all__ = [
     "desktop_hint",
     "owning_server",
     "render_table",
+    "server_status",
     "table",
 ]
 
@@ -166,8 +167,35 @@ def desktop_hint(computer: str) -> str:
     )
 
 
-def render_table(kind: str, data: Any, *, width: int | None = None) -> str:
-    """The human-readable form of a command's JSON output, fitting ``width`` columns."""
+def server_status(
+    server: Mapping[str, Any], name: str, tools: Sequence[Mapping[str, Any]] | None
+) -> str:
+    """What the config table says about one MCP server.
+
+    ``disabled``; else, when the Computer names each tool's owner, how many tools it
+    exposes (``no tools``: it failed, or every tool lost a name clash); else ``enabled``.
+    """
+    if server.get("disabled"):
+        return "disabled"
+    owners = [owning_server(t) for t in tools or ()]
+    if not any(owners):
+        return "enabled"
+    count = owners.count(name)
+    return f"{count} tool{'' if count == 1 else 's'}" if count else "no tools"
+
+
+def render_table(
+    kind: str,
+    data: Any,
+    *,
+    width: int | None = None,
+    tools: Sequence[Mapping[str, Any]] | None = None,
+) -> str:
+    """The human-readable form of a command's JSON output, fitting ``width`` columns.
+
+    ``tools`` (the Computer's tools, as ``tools`` prints them) lets the config table
+    count each MCP server's tools.
+    """
     rows: list[tuple[object, ...]]
     if kind == "room":
         rows = [(s["name"], s["role"], s["a2c_version"], s["sid"]) for s in data]
@@ -185,10 +213,10 @@ def render_table(kind: str, data: Any, *, width: int | None = None) -> str:
         return table(("TOOL", "MCP SERVER", "TAGS", "DESCRIPTION"), rows, width=width)
     if kind == "config":
         rows = [
-            (name, server.get("type"), "yes" if server.get("disabled") else "no")
+            (name, server.get("type"), server_status(server, name, tools))
             for name, server in data["servers"].items()
         ]
-        return table(("SERVER", "TYPE", "DISABLED"), rows, width=width)
+        return table(("SERVER", "TYPE", "STATUS"), rows, width=width)
     if kind == "desktop":
         return "\n\n".join(f"--- {i + 1} ---\n{d}" for i, d in enumerate(data)) or "(empty)"
     if kind == "resources":
