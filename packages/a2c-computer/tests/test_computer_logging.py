@@ -70,3 +70,22 @@ def test_httpx_request_lines_only_with_verbose(restore_logging: None) -> None:
     assert logging.getLogger("httpx").isEnabledFor(logging.WARNING)
     configure_logging(logging.DEBUG, verbose=True)
     assert logging.getLogger("httpx").isEnabledFor(logging.INFO)
+
+
+async def test_an_embedding_app_masks_resolved_inputs_with_the_public_filter(
+    caplog: pytest.LogCaptureFixture, servers: Any
+) -> None:
+    import a2c_computer
+
+    secret = "embed-9d41c7a2e0"
+    inputs = [{"id": "k", "type": "promptString", "description": "key", "password": True}]
+    entry = servers.desk()
+    entry["server_parameters"]["env"] = {"DESK_KEY": "${input:k}"}
+    caplog.handler.addFilter(a2c_computer.redacting_filter())
+    try:
+        config = {"inputs": inputs, "servers": {"desk": entry}}
+        async with Computer(config, name="box", env={"A2C_SMCP_K": secret}):
+            logging.getLogger("some.library").warning("connecting with key=%s", secret)
+    finally:
+        caplog.handler.removeFilter(a2c_computer.redacting_filter())
+    assert "connecting with key=[redacted]" in caplog.text and secret not in caplog.text

@@ -41,6 +41,7 @@ def test_public_surface_is_pinned() -> None:
         "merge_tool_meta",
         "organize",
         "plan_reload",
+        "redacting_filter",
         "render_window",
         "sanitize_auth_hint",
     ]

@@ -32,6 +32,7 @@ from ._exceptions import (
 )
 from ._inputs import InputResolver, env_var_names
 from ._lint import LintFinding, lint_windows
+from ._logging import redacting_filter
 from ._mcp import ServerStatus
 from ._metrics import ComputerMetrics
 from ._registry import build_registry, merge_tool_meta
@@ -77,6 +78,7 @@ __all__ = [
     "merge_tool_meta",
     "organize",
     "plan_reload",
+    "redacting_filter",
     "render_window",
     "sanitize_auth_hint",
 ]

@@ -202,8 +202,8 @@ class InputResolver:
                 )
             self._cache[input_id] = value
             register_secret(value)
-            secret = isinstance(item, PromptStringInput) and bool(item.password)
-            logger.debug("input %s resolved%s", input_id, "" if secret else f" to {value!r}")
+            # Any input may carry a credential: the value itself is never logged.
+            logger.debug("input %s resolved", input_id)
             return value
 
     async def _obtain(self, item: MCPServerInput, server: str | None) -> Any:

@@ -26,6 +26,7 @@ __all__ = [
     "configure_logging",
     "forward_mcp_log",
     "log_tool_call",
+    "redacting_filter",
     "register_secret",
 ]
 
@@ -46,6 +47,7 @@ _MCP_LEVELS: Final[Mapping[str, int]] = {
 }
 
 _calls = logging.getLogger("a2c_computer.calls")
+_FILTER: Final = RedactingFilter(SECRETS)
 
 
 def register_secret(value: object) -> None:
@@ -53,9 +55,20 @@ def register_secret(value: object) -> None:
     SECRETS.add(value)
 
 
+def redacting_filter() -> RedactingFilter:
+    """A filter masking this process's resolved inputs; add it to your own log handlers.
+
+    ``a2c-computer`` installs it itself. An application embedding :class:`Computer` with
+    its own logging setup adds it to each handler::
+
+        handler.addFilter(a2c_computer.redacting_filter())
+    """
+    return _FILTER
+
+
 def configure_logging(level: int, *, verbose: bool, fmt: Literal["text", "json"] = "text") -> None:
     """One stderr handler on the root logger, with the redacting filter, in ``fmt``."""
-    redacting = RedactingFilter(SECRETS)
+    redacting = redacting_filter()
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonLogFormatter() if fmt == "json" else logging.Formatter(_TEXT_FORMAT))
     handler.addFilter(redacting)
