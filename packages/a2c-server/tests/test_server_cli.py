@@ -11,6 +11,7 @@ import pytest
 
 from a2c_server import ServerSettings, SettingsError
 from a2c_server._cli import ENV_VARS, settings_from_args
+from a2c_server._runtime import runtime_stack
 
 
 def test_server_cli_defaults() -> None:
@@ -125,6 +126,7 @@ async def test_server_cli_starts_and_serves_healthz() -> None:
             match = re.search(r"a2c-server .* on (http://127\.0\.0\.1:\d+)/socket\.io/", line)
             url = match.group(1) if match else None
         assert "auth allow-all)" in lines[-1] and "protocol 0.2.3" in lines[-1]
+        assert lines[-1].rstrip().endswith(f"on {runtime_stack().describe()}")
         async with httpx.AsyncClient(timeout=30) as http:
             health = await http.get(url + "/healthz")
             refused = await http.get(url + "/socket.io/?EIO=4&transport=polling")

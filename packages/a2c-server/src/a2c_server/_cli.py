@@ -20,6 +20,7 @@ from ._app import create_app
 from ._auth import is_loopback_host
 from ._exceptions import SettingsError
 from ._logs import announce, configure_logging, uvicorn_log_level
+from ._runtime import runtime_stack
 from ._settings import ServerSettings
 from ._shutdown import DrainingServer
 from ._version import __version__
@@ -167,5 +168,6 @@ def banner(settings: ServerSettings, port: int) -> str:
         auth = "allow-all: ANYONE who can reach this address may connect"
     return (
         f"a2c-server {__version__}: protocol {settings.protocol_version} on "
-        f"http://{host}:{port}/{settings.socketio_path}/ (namespace /smcp, auth {auth})"
+        f"http://{host}:{port}/{settings.socketio_path}/ (namespace /smcp, auth {auth}) "
+        f"on {runtime_stack().describe()}"
     )
