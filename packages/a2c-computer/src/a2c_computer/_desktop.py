@@ -68,6 +68,7 @@ class WindowInfo:
 
     @property
     def key(self) -> str:
+        """The normalized URI string (computed once by :class:`WindowURI`)."""
         return str(self.uri)
 
 
@@ -119,27 +120,28 @@ def describe_window(server: str, resource: Mapping[str, Any]) -> WindowInfo | No
     return WindowInfo(server, uri, dict(resource), priority, fullscreen)
 
 
-def _text_blocks(contents: Sequence[Mapping[str, Any]], uri: str) -> list[str] | None:
-    """Texts of the contents; None when the window is blob-only (to be dropped)."""
-    texts: list[str] = []
-    blobs = 0
-    for item in contents:
-        if isinstance(item.get("text"), str):
-            texts.append(item["text"])
-        else:
-            blobs += 1
+def _text_blocks(contents: Sequence[Mapping[str, Any]], uri: object) -> list[str] | None:
+    """Texts of the contents; None when the window is blob-only (to be dropped).
+
+    ``uri`` is only formatted when there is something to warn about.
+    """
+    texts = [text for item in contents if isinstance(text := item.get("text"), str)]
+    blobs = len(contents) - len(texts)
     if blobs:
         logger.warning("window %s: %d blob content(s) are not rendered", uri, blobs)
-    if blobs and not texts and blobs == len(contents):
-        return None
+        if not texts:
+            return None
     return texts
 
 
 def render_window(uri: WindowURI, contents: Sequence[Mapping[str, Any]]) -> str:
     """One desktop entry: the normalized URI, then the non-empty text blocks."""
-    texts = [t for t in (_text_blocks(contents, str(uri)) or []) if t]
-    body = "\n\n".join(texts)
-    return f"{uri}\n\n{body}" if body else str(uri)
+    return _render(str(uri), _text_blocks(contents, uri) or [])
+
+
+def _render(key: str, texts: Sequence[str]) -> str:
+    body = "\n\n".join(t for t in texts if t)
+    return f"{key}\n\n{body}" if body else key
 
 
 def organize(
@@ -161,15 +163,18 @@ def organize(
         if parsed is None:
             return []
         wanted = str(parsed)
-    groups: dict[str, list[tuple[int, WindowInfo, Sequence[Mapping[str, Any]]]]] = {}
+    # Each window's text blocks are extracted once, here: rendering reuses them (and a
+    # blob-only window is warned about once, not once per pass).
+    groups: dict[str, list[tuple[int, WindowInfo, list[str]]]] = {}
     for pos, (info, contents) in enumerate(windows):
         if not contents:
             continue
-        if _text_blocks(contents, info.key) is None:
-            continue
         if wanted is not None and info.key != wanted:
             continue
-        groups.setdefault(info.server, []).append((pos, info, contents))
+        texts = _text_blocks(contents, info.uri)
+        if texts is None:
+            continue
+        groups.setdefault(info.server, []).append((pos, info, texts))
     order: list[str] = []
     for record in reversed(history):
         if record.server in groups and record.server not in order:
@@ -180,10 +185,10 @@ def organize(
         items = sorted(groups[server], key=lambda w: -w[1].priority)
         full = [w for w in items if w[1].fullscreen]
         chosen = [min(full, key=lambda w: w[0])] if full else items
-        for _, info, contents in chosen:
+        for _, info, texts in chosen:
             if size is not None and len(out) >= size:
                 return out
-            out.append(render_window(info.uri, contents))
+            out.append(_render(info.key, texts))
     return out
 
 
