@@ -279,6 +279,20 @@ def test_blob_only_and_empty_windows_are_dropped() -> None:
     assert heads(organize([blob, empty, missing, keep], None, [])) == ["window://h/keep"]
 
 
+def test_a_window_with_blobs_is_warned_about_once_per_organize(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    mixed = win("s", res("window://h/mixed", 1.0), [{"text": "t"}, {"uri": "x", "blob": "AA"}])
+    blob = win("s", res("window://h/blob", 1.0), [{"uri": "x", "blob": "AAEC"}])
+    with caplog.at_level(logging.WARNING, logger="a2c_computer"):
+        assert heads(organize([mixed, blob], None, [])) == ["window://h/mixed"]
+    warnings = [r.getMessage() for r in caplog.records if "not rendered" in r.getMessage()]
+    assert warnings == [
+        "window window://h/mixed: 1 blob content(s) are not rendered",
+        "window window://h/blob: 1 blob content(s) are not rendered",
+    ]
+
+
 def test_window_filter_keeps_only_that_uri_and_size_still_applies() -> None:
     windows = [win("s", res("window://h/a")), win("s", res("window://h/b?x=1"))]
     assert heads(organize(windows, None, [], "window://h/b")) == ["window://h/b"]
