@@ -432,12 +432,8 @@ class McpServer:
         closed = anyio.Event()
         async with AsyncExitStack() as stack:
             read, write = await stack.enter_async_context(opener(params, self._refused))
-            pipe_send, pipe_receive = anyio.create_memory_object_stream[Any](16)
-            stack.push_async_callback(pipe_receive.aclose)
-            stack.push_async_callback(pipe_send.aclose)
-            group = await stack.enter_async_context(anyio.create_task_group())
-            stack.callback(group.cancel_scope.cancel)
-            group.start_soon(self._pump, read, pipe_send, closed)
+            watched = _WatchedReceive(read, closed)
+            stack.push_async_callback(watched.aclose)
             checked = _CheckedWriter(
                 write,
                 self.name,
@@ -446,7 +442,7 @@ class McpServer:
             )
             session = await stack.enter_async_context(
                 ClientSession(
-                    pipe_receive,
+                    watched,  # type: ignore[arg-type]  # duck-typed receive stream
                     checked,  # type: ignore[arg-type]  # duck-typed send stream
                     message_handler=self._on_message,
                 )
@@ -497,20 +493,6 @@ class McpServer:
                     await session.send_ping()
             except Exception as exc:  # the session's own loss detection decides, not a ping
                 logger.debug("MCP server %s: keep-alive ping failed: %s", self.name, _describe(exc))
-
-    @staticmethod
-    async def _pump(source: Any, sink: Any, closed: anyio.Event) -> None:
-        try:
-            async with sink:
-                async for message in source:
-                    await sink.send(message)
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
-            pass
-        finally:
-            closed.set()
-            # The transport hands us the receiving end; closing it is the reader's job.
-            with contextlib.suppress(Exception):
-                await source.aclose()
 
     async def _on_message(self, message: Any) -> None:
         # Runs inside the session's receive loop: never await MCP requests here.
@@ -657,3 +639,46 @@ def _failure(exc: McpError, server: str) -> McpCallFailure:
             f"MCP server {server}: upstream answered HTTP {status}", http_status=status
         )
     return McpCallFailure(f"MCP server {server}: {exc.error.message}")
+
+
+class _WatchedReceive:
+    """The transport's receiving stream, handed to the MCP session as is, that sets
+    ``closed`` when it ends.
+
+    The session must learn that the MCP server went away (the stream ended or broke)
+    without an extra hop: a relay task between transport and session cost every message
+    one more stream hand-off and event-loop turn, a measurable share of a tool call.
+    """
+
+    _ENDED = (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError)
+
+    def __init__(self, source: Any, closed: anyio.Event) -> None:
+        self._source = source
+        self._closed = closed
+
+    async def receive(self) -> Any:
+        try:
+            return await self._source.receive()
+        except self._ENDED:
+            self._closed.set()
+            raise
+
+    def __aiter__(self) -> _WatchedReceive:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        self._closed.set()
+        with contextlib.suppress(Exception):
+            await self._source.aclose()
+
+    async def __aenter__(self) -> _WatchedReceive:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
