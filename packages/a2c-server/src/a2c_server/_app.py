@@ -17,6 +17,7 @@ import socketio
 
 from a2c_protocol import NAMESPACE
 
+from . import _json
 from ._auth import AllowAllAuth, AuthProvider, SharedTokenAuth, is_loopback_host
 from ._gate import Receive, Scope, Send, VersionGate, mount_matches
 from ._metrics import METRICS_CONTENT_TYPE, ServerMetrics
@@ -189,6 +190,7 @@ def create_app(
         cors_allowed_origins=list(settings.cors_allowed_origins) or None,
         logger=False,
         engineio_logger=False,
+        json=_json,
     )
     state = store if store is not None else MemoryStateStore()
     metrics = ServerMetrics()

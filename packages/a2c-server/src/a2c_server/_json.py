@@ -1,0 +1,51 @@
+"""The JSON codec the Server hands python-socketio: orjson where it writes the same bytes.
+
+python-socketio encodes every packet it sends with ``json.dumps(data, separators=(",",
+":"))``. orjson does that one to two orders of magnitude faster, but not always to the
+same text: it writes non-ASCII characters raw (the standard library escapes them),
+small negative exponents differently (``2.5e-7`` for ``2.5e-07``, ``0.00001`` for
+``1e-05``), ``NaN``/``Infinity`` as ``null``, and it refuses integers beyond 64 bits.
+
+Peers must see exactly what the standard library would have sent, so :func:`dumps` keeps
+orjson's output only when none of those cases can be in it — pure ASCII, and none of the
+byte patterns ``e-``, ``0.0000`` and ``null`` (each a substring test at C speed; a false
+alarm only costs the slower path) — and otherwise encodes again with the standard
+library. Decoding stays with the standard library: measured, orjson is no faster at the
+sizes the Server sees once the same guards are paid, and it silently turns integers
+beyond 64 bits into floats.
+
+Without orjson installed, this module is the standard library.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+try:
+    import orjson
+except ImportError:  # pragma: no cover - exercised where orjson has no wheel
+    orjson = None  # type: ignore[assignment]
+
+__all__ = ["FAST", "dumps", "loads"]
+
+#: True when orjson is in use for encoding.
+FAST = orjson is not None
+
+_COMPACT = (",", ":")
+_UNSAFE = (b"e-", b"0.0000", b"null")
+
+loads = json.loads
+
+
+def dumps(obj: Any, **kwargs: Any) -> str:
+    """``json.dumps(obj, **kwargs)``, byte for byte; faster for compact packets."""
+    if orjson is not None and kwargs.get("separators") == _COMPACT and len(kwargs) == 1:
+        try:
+            out = orjson.dumps(obj)
+        except (TypeError, orjson.JSONEncodeError):
+            pass  # integers beyond 64 bits, non-string keys, unknown types
+        else:
+            if out.isascii() and not any(pattern in out for pattern in _UNSAFE):
+                return out.decode("ascii")
+    return json.dumps(obj, **kwargs)
