@@ -1,0 +1,92 @@
+"""Shared pieces of the process-level server benchmarks (not a benchmark itself).
+
+The load side is SDK-free on purpose: plain python-socketio clients that speak the wire by
+hand, so they cost the same against every server under test and measure nothing of ours.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import socketio
+
+from a2c_testkit.processes import bin_path, free_port
+
+__all__ = ["NAMESPACE", "cpu_seconds", "join", "rss_bytes", "server"]
+
+NAMESPACE = "/smcp"
+HERE = Path(__file__).resolve().parent
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds the process ``pid`` has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def rss_bytes(pid: int) -> int:
+    """Resident set size of ``pid``."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise RuntimeError(f"no VmRSS for {pid}")
+
+
+@contextlib.asynccontextmanager
+async def server(kind: str) -> AsyncIterator[tuple[str, int]]:
+    """Start the server of ``kind`` ("raw" or "a2c"); yield its URL and pid."""
+    port = free_port()
+    if kind == "raw":
+        argv = [sys.executable, str(HERE / "raw_relay.py"), str(port)]
+    else:
+        argv = [bin_path("a2c-server"), "--port", str(port), "--log-level", "WARNING"]
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        await _wait_listening(url, proc)
+        yield url, proc.pid
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+async def _wait_listening(url: str, proc: subprocess.Popen[bytes]) -> None:
+    async with httpx.AsyncClient(timeout=2) as http:
+        for _ in range(300):
+            if proc.poll() is not None:
+                raise RuntimeError(f"server exited with {proc.returncode}")
+            with contextlib.suppress(httpx.HTTPError):
+                await http.get(url + "/socket.io/?EIO=4&transport=polling&a2c_version=0.2.0")
+                return
+            await asyncio.sleep(0.1)
+    raise TimeoutError(f"{url} did not start")
+
+
+async def join(
+    client: socketio.AsyncClient, url: str, kind: str, role: str, name: str, office: str
+) -> None:
+    await client.connect(
+        f"{url}?a2c_version=0.2.0",
+        auth={"role": role, "name": name},
+        namespaces=[NAMESPACE],
+        wait_timeout=30,
+    )
+    if kind == "a2c":
+        ack = await client.call(
+            "server:join_office",
+            {"role": role, "name": name, "office_id": office},
+            namespace=NAMESPACE,
+            timeout=30,
+        )
+        if ack is not True and not (isinstance(ack, list | tuple) and ack[0] is True):
+            raise RuntimeError(f"{name} could not join {office}: {ack!r}")
+    while client.transport() != "websocket":
+        await asyncio.sleep(0.01)
