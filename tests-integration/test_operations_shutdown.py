@@ -95,6 +95,10 @@ async def test_server_sigterm_lets_a_short_call_finish_and_answers_a_long_one(
     ) as t:  # fmt: skip
         short, long = await start_two_calls(t, tmp_path)
         os.kill(t.server.process.pid, signal.SIGTERM)
+        await t.server.process.wait_for_log("draining routed calls", timeout=60)
+        # The long call holds the drain open for the whole grace: no new connection now.
+        with pytest.raises(OSError):
+            await asyncio.open_connection("127.0.0.1", t.server.port)
         result = await asyncio.wait_for(short, 120)
         assert not result.is_error and result_text(result) == "slept"
         with pytest.raises(InternalError) as caught:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from a2c_computer import ReloadPlan, load_config, plan_reload
+from a2c_computer import Computer, ReloadPlan, load_config, plan_reload
+from a2c_protocol import Event
 
 
 def stdio(name: str, *args: str, **fields: Any) -> dict[str, Any]:
@@ -63,3 +64,38 @@ def test_a_changed_input_restarts_only_the_servers_that_use_it() -> None:
     servers = {"uses": stdio("uses", "${input:tok}"), "plain": stdio("plain")}
     result = plan(servers, servers, old_doc=doc("one"), new_doc=doc("two"))
     assert result.restart == ("uses",) and result.config_changed
+
+
+async def test_update_config_in_place_keeps_the_process_and_announces_once(
+    servers: Any, recorder: Any
+) -> None:
+    config = {"servers": {"desk": servers.desk(), "plain": servers.plain()}}
+    async with Computer(config, name="box") as computer:
+        computer.add_update_listener(recorder)
+        pid = (await computer.call_tool("pid", {})).content[0]["text"]
+        renamed = {"servers": {
+            "desk": servers.desk(tool_meta={"pid": {"alias": "desk_pid"}},
+                                 forbidden_tools=["echo"]),
+            "plain": servers.plain(),
+        }}  # fmt: skip
+        # Start-up announcements may still trickle in: count from here.
+        configs, lists = recorder.count(Event.UPDATE_CONFIG), recorder.count(Event.UPDATE_TOOL_LIST)
+        await computer.update_config(renamed)
+        assert recorder.count(Event.UPDATE_CONFIG) == configs + 1
+        assert recorder.count(Event.UPDATE_TOOL_LIST) == lists + 1
+        assert (await computer.call_tool("desk_pid", {})).content[0]["text"] == pid
+        assert (await computer.call_tool("pid", {})).is_error
+        names = {tool.name for tool in computer.tools()}
+        assert "desk_pid" in names and "pid" not in names
+        assert computer.tool_server("echo") == "plain"  # the forbidden desk echo left
+
+        # An input nothing uses: the config changed, no server and no tool did.
+        unused = {**renamed, "inputs": [
+            {"type": "promptString", "id": "unused", "description": "d", "default": "x"}
+        ]}  # fmt: skip
+        await computer.update_config(unused)
+        assert recorder.count(Event.UPDATE_CONFIG) == configs + 2
+        assert recorder.count(Event.UPDATE_TOOL_LIST) == lists + 1
+        await computer.update_config(unused)  # the same again: nothing to tell
+        assert recorder.count(Event.UPDATE_CONFIG) == configs + 2
+        assert (await computer.call_tool("desk_pid", {})).content[0]["text"] == pid
