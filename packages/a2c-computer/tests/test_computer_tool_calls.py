@@ -254,3 +254,16 @@ async def test_vrl_adds_its_transformation_and_leaves_the_result_untouched(
         assert not plain.is_error
         assert "a2c_vrl_transformed" not in (plain.meta or {})
         assert any("VRL transformation" in r.getMessage() for r in caplog.records)
+
+
+async def test_errors_of_an_aliased_tool_name_the_alias_and_keep_the_mcp_name(
+    servers: Any,
+) -> None:
+    """Issue 16 item 6: the Agent called 'snail'; 'slow' means nothing to it."""
+    config = {"servers": {"desk": servers.desk(tool_meta={"slow": {"alias": "snail"}})}}
+    async with Computer(config, name="box") as computer:
+        result = await computer.call_tool("snail", {"seconds": 30}, timeout=0.2)
+        assert result.is_error and result.meta is not None
+        assert result.meta["error_code"] == 4004
+        assert "'snail'" in text_of(result) and "'slow'" not in text_of(result)
+        assert result.meta["mcp_server"] == "desk" and result.meta["mcp_tool"] == "slow"

@@ -26,18 +26,13 @@ from a2c_protocol import (
     ComputerConfig,
     ErrorCode,
     Event,
-    InvalidPayloadError,
     JsonObject,
     MCPServerConfig,
     McpServerNotFoundError,
     SMCPTool,
-    SseServerConfig,
-    StreamableServerConfig,
-    from_wire,
     to_wire,
 )
 
-from ._auth import classify_upstream_failure, default_auth_hint, sanitize_auth_hint
 from ._config import load_config
 from ._confirm import ConfirmCallback, ConfirmRequest, ask_confirmation, error_result
 from ._desktop import (
@@ -53,9 +48,10 @@ from ._desktop import (
 from ._encoding import unencodable_field
 from ._exceptions import ComputerStateError
 from ._inputs import InputResolver, PromptFn
+from ._invoke import invoke_tool
 from ._logging import call_outcome, log_tool_call
-from ._mcp import McpCallFailure, McpServer, NotificationKind, ServerStatus
-from ._registry import LookupKind, ToolRegistry, build_registry
+from ._mcp import McpServer, NotificationKind, ServerStatus
+from ._registry import LookupKind, ToolEntry, ToolRegistry, build_registry
 from ._reload import plan_reload
 from ._vrl import VrlProgram
 
@@ -85,13 +81,6 @@ class ServerState:
     restarts: int
     tools: int
     windows: int
-
-
-def _credentials_configured(config: MCPServerConfig) -> bool:
-    if isinstance(config, StreamableServerConfig | SseServerConfig):
-        headers = config.server_parameters.headers or {}
-        return any(k.lower() in ("authorization", "x-api-key", "cookie") for k in headers)
-    return True
 
 
 class ComputerCore:
@@ -519,7 +508,7 @@ class ComputerCore:
                 req_id, agent, entry.server, entry.original, tool_name, dict(params or {})
             )
         task = asyncio.ensure_future(
-            self._confirm_then_invoke(req_id, asking, server, entry.original, params or {}, timeout)
+            self._confirm_then_invoke(req_id, asking, server, entry, params or {}, timeout)
         )
         self._inflight[req_id] = task
         success = False
@@ -554,7 +543,7 @@ class ComputerCore:
         req_id: str,
         asking: ConfirmRequest | None,
         server: McpServer,
-        tool: str,
+        entry: ToolEntry,
         params: JsonObject,
         timeout: float,
     ) -> CallToolResult:
@@ -568,63 +557,7 @@ class ComputerCore:
                 return refusal
             timeout -= loop.time() - started
         self._invoked.add(req_id)
-        return await self._invoke(server, tool, params, timeout)
-
-    async def _invoke(
-        self, server: McpServer, tool: str, params: JsonObject, timeout: float
-    ) -> CallToolResult:
-        try:
-            raw = await server.call_tool(tool, params, max(timeout, 0.001))
-        except TimeoutError:
-            return error_result(
-                ErrorCode.TOOL_TIMEOUT,
-                f"Tool {tool!r} timed out after {timeout:g} s",
-                mcp_server=server.name,
-            )
-        except McpCallFailure as exc:
-            return self._failure_result(server, tool, exc)
-        except Exception as exc:
-            logger.warning("tool %s on %s failed: %s", tool, server.name, exc)
-            return error_result(
-                ErrorCode.TOOL_EXECUTION_FAILED,
-                f"Tool {tool!r} failed: {type(exc).__name__}",
-                mcp_server=server.name,
-            )
-        try:
-            result = from_wire(CallToolResult, raw)
-        except InvalidPayloadError as exc:
-            return error_result(
-                ErrorCode.TOOL_EXECUTION_FAILED,
-                f"Tool {tool!r} returned an invalid result: {exc}",
-                mcp_server=server.name,
-            )
-        if result.is_error:
-            meta = dict(result.meta or {})
-            meta.setdefault("error_code", int(ErrorCode.TOOL_EXECUTION_FAILED))
-            meta.setdefault("mcp_server", server.name)
-            result = attrs.evolve(result, meta=meta)
-        return result
-
-    def _failure_result(self, server: McpServer, tool: str, exc: McpCallFailure) -> CallToolResult:
-        if exc.connection_lost:
-            return error_result(
-                ErrorCode.TOOL_EXECUTION_FAILED,
-                f"Tool {tool!r} failed: the MCP server {server.name} stopped responding "
-                "(it will be restarted)",
-                mcp_server=server.name,
-            )
-        code = classify_upstream_failure(
-            http_status=exc.http_status,
-            credentials_configured=_credentials_configured(server.config),
-        )
-        if code in (ErrorCode.TOOL_AUTHORIZATION_REQUIRED, ErrorCode.TOOL_AUTHORIZATION_FAILED):
-            hint = sanitize_auth_hint(default_auth_hint(code, server.name))
-            return error_result(
-                code, hint["message"], mcp_server=server.name, extra={"auth_hint": hint}
-            )
-        return error_result(
-            ErrorCode.TOOL_EXECUTION_FAILED, f"Tool {tool!r} failed: {exc}", mcp_server=server.name
-        )
+        return await invoke_tool(server, entry.original, entry.exposed, params, timeout)
 
     # -- runtime configuration -------------------------------------------------
 

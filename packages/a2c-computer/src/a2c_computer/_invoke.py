@@ -1,0 +1,90 @@
+"""One ``tools/call`` on an MCP server, turned into the result an Agent gets.
+
+Rules:
+
+* every failure is an ``isError`` result with ``meta.error_code`` (4004 timeout, 4006
+  execution failed, 4010/4011 upstream authorization) and ``meta.mcp_server``;
+* messages name the tool as the Agent called it (the alias, when there is one); the MCP
+  server's own tool name is in ``meta.mcp_tool``, so an alias never hides which tool ran;
+* an MCP server's own ``isError`` result keeps its content, gaining the same meta keys.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import attrs
+
+from a2c_protocol import (
+    CallToolResult,
+    ErrorCode,
+    InvalidPayloadError,
+    JsonObject,
+    MCPServerConfig,
+    SseServerConfig,
+    StreamableServerConfig,
+    from_wire,
+)
+
+from ._auth import classify_upstream_failure, default_auth_hint, sanitize_auth_hint
+from ._confirm import error_result
+from ._mcp import McpCallFailure, McpServer
+
+__all__ = ["invoke_tool"]
+
+logger = logging.getLogger("a2c_computer")
+
+
+def _credentials_configured(config: MCPServerConfig) -> bool:
+    if isinstance(config, StreamableServerConfig | SseServerConfig):
+        headers = config.server_parameters.headers or {}
+        return any(k.lower() in ("authorization", "x-api-key", "cookie") for k in headers)
+    return True
+
+
+async def invoke_tool(
+    server: McpServer, tool: str, exposed: str, params: JsonObject, timeout: float
+) -> CallToolResult:
+    """Call MCP tool ``tool`` (exposed to Agents as ``exposed``) within ``timeout`` s."""
+    where: JsonObject = {"mcp_tool": tool}
+
+    def failed(code: int, message: str, extra: JsonObject | None = None) -> CallToolResult:
+        return error_result(code, message, mcp_server=server.name, extra={**where, **(extra or {})})
+
+    try:
+        raw = await server.call_tool(tool, params, max(timeout, 0.001))
+    except TimeoutError:
+        return failed(ErrorCode.TOOL_TIMEOUT, f"Tool {exposed!r} timed out after {timeout:g} s")
+    except McpCallFailure as exc:
+        if exc.connection_lost:
+            return failed(
+                ErrorCode.TOOL_EXECUTION_FAILED,
+                f"Tool {exposed!r} failed: the MCP server {server.name} stopped responding "
+                "(it will be restarted)",
+            )
+        code = classify_upstream_failure(
+            http_status=exc.http_status,
+            credentials_configured=_credentials_configured(server.config),
+        )
+        if code in (ErrorCode.TOOL_AUTHORIZATION_REQUIRED, ErrorCode.TOOL_AUTHORIZATION_FAILED):
+            hint = sanitize_auth_hint(default_auth_hint(code, server.name))
+            return failed(code, hint["message"], {"auth_hint": hint})
+        return failed(ErrorCode.TOOL_EXECUTION_FAILED, f"Tool {exposed!r} failed: {exc}")
+    except Exception as exc:
+        logger.warning("tool %s (%s on %s) failed: %s", exposed, tool, server.name, exc)
+        return failed(
+            ErrorCode.TOOL_EXECUTION_FAILED, f"Tool {exposed!r} failed: {type(exc).__name__}"
+        )
+    try:
+        result = from_wire(CallToolResult, raw)
+    except InvalidPayloadError as exc:
+        return failed(
+            ErrorCode.TOOL_EXECUTION_FAILED, f"Tool {exposed!r} returned an invalid result: {exc}"
+        )
+    if result.is_error:
+        meta = dict(result.meta or {})
+        meta.setdefault("error_code", int(ErrorCode.TOOL_EXECUTION_FAILED))
+        meta.setdefault("mcp_server", server.name)
+        meta.setdefault("mcp_tool", tool)
+        result = attrs.evolve(result, meta=meta)
+    return result
