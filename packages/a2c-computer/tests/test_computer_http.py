@@ -193,3 +193,32 @@ async def test_a_lost_url_server_is_not_called_a_process(wait: Any) -> None:
             assert "process" not in error and "HTTP stream" in error, error
     finally:
         await http.aclose()
+
+
+async def test_tools_of_a_lost_http_server_are_withdrawn_until_it_is_back(
+    wait: Any, recorder: Any
+) -> None:
+    """Issue 16 item 9: the session ends with an error, not a clean close; same withdrawal."""
+    from a2c_protocol import Event
+
+    async with serve_http() as url:
+        port = int(url.rsplit(":", 1)[1])
+        computer = Computer({"servers": {"remote": streamable(url)}}, name="box")
+        await computer.__aenter__()
+        computer.add_update_listener(recorder)
+        assert "search" in {t.name for t in computer.tools()}
+    try:
+        lost = await computer.call_tool("search", {}, timeout=30)
+        assert lost.is_error
+        await wait(lambda: not computer.tools(), 60, "the lost server's tools to be withdrawn")
+        await recorder.wait_count(Event.UPDATE_TOOL_LIST, 1)
+        assert computer.server_states()["remote"].tools == 0
+        async with serve_http(port=port):
+            await wait(
+                lambda: "search" in {t.name for t in computer.tools()},
+                90,
+                "the tools to come back with the server",
+            )
+            await recorder.wait_count(Event.UPDATE_TOOL_LIST, 2)
+    finally:
+        await computer.__aexit__(None, None, None)

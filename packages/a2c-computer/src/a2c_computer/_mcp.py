@@ -352,6 +352,7 @@ class McpServer:
         self._side_tasks: set[asyncio.Task[None]] = set()
         # request id → [waiting task, refusal status] for out-of-band (SSE) refusals
         self._waiting: dict[Any, list[Any]] = {}
+        self._was_ready = False  # the current session reached READY
 
     # -- lifecycle -----------------------------------------------------------
 
@@ -391,9 +392,9 @@ class McpServer:
         delays = reconnect_delays(initial=0.5, maximum=15.0)
         while not self._stop.is_set():
             self.status = ServerStatus.STARTING
-            was_ready = False
+            self._was_ready = False
             try:
-                was_ready = await self._session_once()
+                await self._session_once()
             except Exception as exc:
                 if self._stop.is_set():
                     # Teardown noise of a transport being closed on purpose.
@@ -405,6 +406,9 @@ class McpServer:
                 self._session = None
                 self._ready.clear()
                 self._fail_pending()
+            # Also when the session ended with an error (an HTTP server that went away
+            # fails the next request): its tools must be withdrawn until it is back.
+            was_ready = self._was_ready
             if was_ready:
                 with contextlib.suppress(Exception):
                     await self._on_down(self)
@@ -452,6 +456,7 @@ class McpServer:
             self.capabilities = init.capabilities
             self._session = session
             self.status = ServerStatus.READY
+            self._was_ready = True
             self.last_error = None
             logger.info("MCP server %s ready", self.name)
             try:
