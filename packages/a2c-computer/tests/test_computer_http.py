@@ -145,6 +145,8 @@ async def test_a_lost_http_server_is_4003_then_reconnected(wait: Any) -> None:
                 lambda: (
                     computer.server_states()["remote"].status == "ready"
                     and computer.server_states()["remote"].restarts >= 1
+                    # its tools are withdrawn while it is gone and listed again once ready
+                    and "search" in {t.name for t in computer.tools()}
                 ),
                 90,
                 "the HTTP MCP server to be reconnected",
