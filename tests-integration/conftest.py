@@ -40,3 +40,11 @@ def procs(request: pytest.FixtureRequest, tmp_path: Path) -> ProcessRegistry:
     registry = ProcessRegistry(tmp_path / "logs")
     request.node._a2c_processes = registry
     return registry
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Computers spool blobs under the user's cache dir: keep tests out of the real one."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))

@@ -80,3 +80,11 @@ def servers() -> Any:
         plain = staticmethod(plain)
 
     return _Builders
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Computers spool blobs under the user's cache dir: keep tests out of the real one."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))

@@ -334,7 +334,7 @@ def test_tool_answer_over_absolute_cap_is_an_error_result(tmp_path: Path) -> Non
 
 def test_fit_answer_replaces_oversized_with_500() -> None:
     settings = BlobSettings(max_message_bytes=100_000)
-    small = {"tools": []}
+    small: dict[str, list[str]] = {"tools": []}
     assert fit_answer("client:get_tools", small, settings) is small
     big = to_wire(CallToolResult(content=[{"type": "text", "text": "x" * 200_000}]))
     refused = fit_answer("client:get_tools", big, settings)

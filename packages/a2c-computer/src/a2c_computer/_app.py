@@ -12,6 +12,8 @@ from typing import Any, Literal, Self
 
 from a2c_protocol import CallToolResult, ComputerConfig, JsonObject
 
+from ._blob_settings import BlobSettings
+from ._blobs import BlobStore
 from ._computer import ComputerCore, ConfirmCallback
 from ._exceptions import ComputerStateError
 from ._inputs import PromptFn
@@ -42,6 +44,12 @@ class Computer(ComputerCore):
 
     ``metrics`` counts tool calls, notifications and desktops, and reads the MCP servers'
     states when scraped (serve it with ``a2c-computer run --metrics-port``).
+
+    Large results: ``blobs`` (:class:`BlobSettings`) sets the inline budget, chunk size,
+    absolute cap, spool directory, capacity and time-to-live of binary tool results that
+    travel by handle, and the message limit no answer may exceed (it must match the
+    Server's ``--max-message-bytes``). :attr:`blob_store` is the store; other producers
+    register their own handle kinds on it.
     """
 
     def __init__(
@@ -65,6 +73,7 @@ class Computer(ComputerCore):
         reconnect: bool = True,
         wait_for_server: float = 0.0,
         history_size: int = 10,
+        blobs: BlobSettings | None = None,
     ) -> None:
         super().__init__(
             str(config) if isinstance(config, Path) else config,
@@ -82,11 +91,14 @@ class Computer(ComputerCore):
         self.name = name
         self.metrics = ComputerMetrics(self.server_states)
         self.add_update_listener(self.metrics.update)
+        self.blob_store = BlobStore(blobs, owner=name)
+        self._sweeper: asyncio.Task[None] | None = None
         self._wait_for_server = wait_for_server
         self._link: ComputerLink | None = None
         if server_url is not None:
             self._link = ComputerLink(
                 self,
+                blobs=self.blob_store,
                 name=name,
                 server_url=server_url,
                 office_id=office_id or "",
@@ -103,6 +115,8 @@ class Computer(ComputerCore):
         return self._link
 
     async def __aenter__(self) -> Self:
+        await asyncio.to_thread(self.blob_store.open)
+        self._sweeper = asyncio.ensure_future(self.blob_store.run_sweeper())
         await self.start()
         if self._link is not None:
             try:
@@ -110,6 +124,7 @@ class Computer(ComputerCore):
             except BaseException:
                 await self._link.close()
                 await self.stop()
+                await self._stop_sweeper()
                 raise
         return self
 
@@ -120,6 +135,14 @@ class Computer(ComputerCore):
             with contextlib.suppress(Exception):
                 await self._link.close()
         await self.stop()
+        await self._stop_sweeper()
+
+    async def _stop_sweeper(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sweeper
+            self._sweeper = None
 
     async def call_tool(
         self,

@@ -27,7 +27,7 @@ from typing import Any, Literal
 from a2c_protocol import ProtocolVersionError
 
 from ._app import Computer
-from ._cli_args import apply_env, build_parser
+from ._cli_args import apply_env, blob_settings, build_parser
 from ._computer import ComputerCore
 from ._config import load_config
 from ._confirm import ConsoleConfirmer, foreground_terminal
@@ -101,6 +101,7 @@ async def _run(args: argparse.Namespace) -> int:
         confirm_policy=policy,
         interactive=interactive,
         wait_for_server=args.wait_server,
+        blobs=blob_settings(args),
     )
     stop_metrics = None
     if args.metrics_port is not None:

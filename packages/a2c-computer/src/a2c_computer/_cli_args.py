@@ -21,9 +21,19 @@ import attrs
 
 from a2c_protocol import PROTOCOL_VERSION
 
+from ._blob_settings import BlobSettings
+from ._exceptions import ConfigError
 from ._version import __version__
 
-__all__ = ["ENV_OPTIONS", "EnvOption", "apply_env", "build_parser", "server_url"]
+__all__ = [
+    "BLOB_OPTIONS",
+    "ENV_OPTIONS",
+    "EnvOption",
+    "apply_env",
+    "blob_settings",
+    "build_parser",
+    "server_url",
+]
 
 
 def server_url(text: str) -> str:
@@ -53,6 +63,13 @@ def port(text: str) -> int:
     value = int(text)
     if not 0 <= value <= 65535:
         raise ValueError(f"{value} is not a port (0-65535)")
+    return value
+
+
+def positive_int(text: str) -> int:
+    value = int(text)
+    if value <= 0:
+        raise ValueError(f"{value} is not a positive number")
     return value
 
 
@@ -95,6 +112,41 @@ ENV_OPTIONS: tuple[EnvOption, ...] = (
     EnvOption("shutdown_grace", ("A2C_SHUTDOWN_GRACE",), seconds, 10.0),
     EnvOption("watch_config", ("A2C_WATCH_CONFIG",), switch, False),
 )
+
+#: Large-result settings: ``(flag, BlobSettings field, env var, convert, help)``; unset
+#: ones keep the BlobSettings default.
+BLOB_OPTIONS: tuple[tuple[str, str, str, Callable[[str], Any], str], ...] = (
+    ("--max-message-bytes", "max_message_bytes", "A2C_COMPUTER_MAX_MESSAGE_BYTES", positive_int,
+     "the Server's --max-message-bytes; no answer is larger (default 1000000)"),
+    ("--blob-inline-budget", "inline_budget", "A2C_BLOB_INLINE_BUDGET", positive_int,
+     "binary result items above this many bytes travel by blob handle (default 32768)"),
+    ("--blob-chunk-bytes", "chunk_bytes", "A2C_BLOB_CHUNK_BYTES", positive_int,
+     "largest client:get_blob chunk, raw bytes (default 262144)"),
+    ("--blob-max-bytes", "max_blob_bytes", "A2C_BLOB_MAX_BYTES", positive_int,
+     "absolute cap of one binary item (default 104857600)"),
+    ("--blob-spool-dir", "spool_dir", "A2C_BLOB_SPOOL_DIR", str,
+     "spool directory (default: a private directory under the user's cache)"),
+    ("--blob-spool-max-bytes", "spool_max_bytes", "A2C_BLOB_SPOOL_MAX_BYTES", positive_int,
+     "total spool size; the oldest items are evicted first (default 1073741824)"),
+    ("--blob-ttl", "ttl", "A2C_BLOB_TTL", positive_seconds,
+     "seconds a spooled result stays servable (default 3600)"),
+)  # fmt: skip
+ENV_OPTIONS += tuple(
+    EnvOption(f"blob_{field}", (env,), convert) for _, field, env, convert, _ in BLOB_OPTIONS
+)
+
+
+def blob_settings(args: argparse.Namespace) -> BlobSettings:
+    """The BlobSettings of the parsed (and :func:`apply_env`-filled) ``run`` arguments."""
+    given = {
+        field: getattr(args, f"blob_{field}")
+        for _, field, *_ in BLOB_OPTIONS
+        if getattr(args, f"blob_{field}", None) is not None
+    }
+    try:
+        return BlobSettings(**given)
+    except ValueError as exc:
+        raise ConfigError(f"invalid large-result setting: {exc}") from exc
 
 
 def apply_env(
@@ -144,6 +196,10 @@ environment (a flag wins over its variable; empty counts as unset):
   A2C_CONFIRM          --confirm        A2C_METRICS_PORT    --metrics-port
   A2C_METRICS_HOST     --metrics-host   A2C_SHUTDOWN_GRACE  --shutdown-grace
   A2C_WATCH_CONFIG     --watch-config   A2C_LOG_FORMAT      --log-format
+  A2C_COMPUTER_MAX_MESSAGE_BYTES --max-message-bytes
+  A2C_BLOB_INLINE_BUDGET --blob-inline-budget  A2C_BLOB_CHUNK_BYTES --blob-chunk-bytes
+  A2C_BLOB_MAX_BYTES   --blob-max-bytes A2C_BLOB_SPOOL_DIR  --blob-spool-dir
+  A2C_BLOB_SPOOL_MAX_BYTES --blob-spool-max-bytes  A2C_BLOB_TTL --blob-ttl
 
 exit status: 0 stopped, 1 refused by or cannot reach the Server (run) / problems found
 (check), 2 usage error (bad flag, environment value or configuration), 3 protocol version
@@ -222,6 +278,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="reload the config file when it changes; SIGHUP always reloads it "
         "(env A2C_WATCH_CONFIG=1)",
     )
+    for flag, field, env, convert, text in BLOB_OPTIONS:
+        run.add_argument(
+            flag,
+            dest=f"blob_{field}",
+            metavar=field.upper(),
+            type=_checked(convert, field),
+            help=f"{text} (env {env})",
+        )
     check = sub.add_parser("check", help="start the MCP servers locally and lint their windows")
     check.add_argument("--config", required=True, help="config JSON file")
     check.add_argument(

@@ -48,6 +48,8 @@ from a2c_protocol import (
     with_version_query,
 )
 
+from ._answers import fit_answer, tool_answer
+from ._blobs import BlobStore
 from ._computer import ComputerCore
 from ._decisions import ConnectVerdict, judge_namespace_refusal, judge_refusal
 from ._exceptions import ComputerError, LinkError, ServerRefusedError
@@ -69,6 +71,7 @@ class ComputerLink:
         self,
         core: ComputerCore,
         *,
+        blobs: BlobStore,
         name: str,
         server_url: str,
         office_id: str,
@@ -80,6 +83,7 @@ class ComputerLink:
     ) -> None:
         with_version_query(server_url)  # validates the URL and refuses a hand-set a2c_version
         self._core = core
+        self._blobs = blobs
         self.name = name
         self._url = server_url
         self.office_id = office_id
@@ -322,7 +326,8 @@ class ComputerLink:
         async def run(*args: Any) -> Any:
             data = args[0] if args else None
             try:
-                return await handler(data)
+                answer = await handler(data)
+                return fit_answer(event.value, answer, self._blobs.settings)
             except InvalidPayloadError as exc:
                 return to_wire(exc.to_payload())
             except _WrongComputer as exc:
@@ -347,7 +352,14 @@ class ComputerLink:
         result = await self._core.call_tool(
             req.tool_name, req.params, timeout=req.timeout, req_id=req.req_id, agent=req.agent
         )
-        return to_wire(result)
+        # Spooling hashes and writes megabytes: keep it off the event loop.
+        return await asyncio.to_thread(
+            tool_answer,
+            result,
+            tool=req.tool_name,
+            store=self._blobs,
+            mcp_server=self._core.tool_server(req.tool_name),
+        )
 
     async def _on_get_tools(self, data: Any) -> Any:
         req = from_wire(GetToolsReq, data)
