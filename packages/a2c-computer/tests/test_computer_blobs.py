@@ -339,3 +339,52 @@ def test_fit_answer_replaces_oversized_with_500() -> None:
     big = to_wire(CallToolResult(content=[{"type": "text", "text": "x" * 200_000}]))
     refused = fit_answer("client:get_tools", big, settings)
     assert refused["code"] == 500 and refused["details"]["reason"] == "result_too_large"
+
+
+# -- client:get_blob answers -------------------------------------------------------
+
+
+def get_blob(store: BlobStore, handle: str, **fields: object) -> dict[str, object]:
+    from a2c_computer._blob_serve import serve_get_blob
+    from a2c_protocol import GetBlobReq
+
+    req = GetBlobReq(agent="a", req_id="r1", computer="box-1", blob_handle=handle, **fields)  # type: ignore[arg-type]
+    return serve_get_blob(store, req)
+
+
+def test_get_blob_answer_always_fits_the_message_limit(tmp_path: Path) -> None:
+    store = make_store(tmp_path, max_message_bytes=65_536, chunk_bytes=1_000_000)
+    data = os.urandom(500_000)
+    info = store.put_bytes(data, "image/png")
+    offset, parts = 0, []
+    while True:
+        answer = get_blob(store, info.handle, chunk_offset=offset, max_chunk_bytes=10**12)
+        assert encoded_size(answer) <= 65_536 - ANSWER_MARGIN
+        assert answer["sha256"] == info.sha256 and answer["total_size"] == 500_000
+        piece = base64.b64decode(str(answer["blob"]))
+        assert piece and answer["chunk_offset"] == offset
+        parts.append(piece)
+        offset += len(piece)
+        if answer["eof"]:
+            break
+    assert b"".join(parts) == data and len(parts) > 10
+
+
+def test_get_blob_refusals_are_flat_4018_payloads(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    info = store.put_bytes(b"q" * 100, "image/png")
+    cases = {
+        "invalid_handle": {"handle": "forged"},
+        "range": {"handle": info.handle, "chunk_offset": 101},
+    }
+    for reason, fields in cases.items():
+        handle = str(fields.pop("handle"))
+        answer = get_blob(store, handle, **fields)
+        assert answer == {
+            "code": 4018,
+            "message": answer["message"],
+            "details": {"reason": reason},
+        }
+    default = get_blob(store, info.handle)
+    assert default["eof"] is True and default["chunk_offset"] == 0
+    assert get_blob(store, info.handle, max_chunk_bytes=0)["code"] == 400

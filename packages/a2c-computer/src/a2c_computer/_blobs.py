@@ -355,7 +355,11 @@ class BlobStore:
 
     def read_chunk(self, handle: object, offset: int, max_bytes: int) -> BlobChunk:
         """``max_bytes`` (at least 1) bytes at absolute ``offset`` of ``handle``'s source."""
-        source = self.resolve(handle)
+        return self.chunk_of(self.resolve(handle), offset, max_bytes)
+
+    @staticmethod
+    def chunk_of(source: BlobSource, offset: int, max_bytes: int) -> BlobChunk:
+        """Like :meth:`read_chunk`, for a source already resolved."""
         if offset < 0 or offset > source.size:
             raise BlobUnavailableError(
                 "range", f"chunk_offset {offset} is outside 0..{source.size}"

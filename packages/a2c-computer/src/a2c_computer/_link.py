@@ -28,6 +28,7 @@ from a2c_protocol import (
     ErrorCode,
     ErrorPayload,
     Event,
+    GetBlobReq,
     GetComputerConfigReq,
     GetDeskTopReq,
     GetDeskTopRet,
@@ -49,6 +50,7 @@ from a2c_protocol import (
 )
 
 from ._answers import fit_answer, tool_answer
+from ._blob_serve import serve_get_blob
 from ._blobs import BlobStore
 from ._computer import ComputerCore
 from ._decisions import ConnectVerdict, judge_namespace_refusal, judge_refusal
@@ -127,6 +129,7 @@ class ComputerLink:
             Event.GET_DESKTOP: self._on_get_desktop,
             Event.GET_RESOURCES: self._on_get_resources,
             Event.GET_CONFIG: self._on_get_config,
+            Event.GET_BLOB: self._on_get_blob,
         }
         for event, handler in handlers.items():
             sio.on(event.value, self._guarded(event, handler), namespace=NAMESPACE)
@@ -327,6 +330,8 @@ class ComputerLink:
             data = args[0] if args else None
             try:
                 answer = await handler(data)
+                if event in _SIZED_BY_HANDLER:
+                    return answer
                 return fit_answer(event.value, answer, self._blobs.settings)
             except InvalidPayloadError as exc:
                 return to_wire(exc.to_payload())
@@ -388,6 +393,11 @@ class ComputerLink:
         self._check_target(req.computer)
         return to_wire(self._core.config)
 
+    async def _on_get_blob(self, data: Any) -> Any:
+        req = from_wire(GetBlobReq, data)
+        self._check_target(req.computer)
+        return await asyncio.to_thread(serve_get_blob, self._blobs, req)
+
     async def _on_cancel(self, *args: Any) -> None:
         try:
             req = from_wire(AgentCallData, args[0] if args else None)
@@ -396,6 +406,10 @@ class ComputerLink:
             return
         if self._core.cancel(req.req_id):
             logger.info("cancelled tool call %s at the request of %s", req.req_id, req.agent)
+
+
+#: Handlers that size their own answers (sideband, chunk clamping): no second measure.
+_SIZED_BY_HANDLER = frozenset({Event.TOOL_CALL, Event.GET_BLOB})
 
 
 class _WrongComputer(Exception):

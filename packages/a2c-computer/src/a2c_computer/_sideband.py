@@ -25,25 +25,18 @@ from typing import Any
 
 import attrs
 
-from a2c_protocol import CallToolResult, JsonObject
+from a2c_protocol import BlobSideband, CallToolResult, JsonObject, with_blob_sideband
 
 from ._blobs import BlobInfo
 
 __all__ = [
     "ANSWER_MARGIN",
-    "META_BLOB_HANDLE",
-    "META_SHA256",
-    "META_TOTAL_SIZE",
     "Spooler",
     "chunk_budget",
     "decoded_size",
     "encoded_size",
     "offload_binaries",
 ]
-
-META_BLOB_HANDLE = "a2c_blob_handle"
-META_TOTAL_SIZE = "a2c_total_size"
-META_SHA256 = "a2c_sha256"
 
 #: Bytes kept free below the message limit for Socket.IO/Engine.IO framing (packet type,
 #: namespace, ack id) and packets that share one HTTP long-polling request.
@@ -96,17 +89,8 @@ def _offload_item(item: JsonObject, inline_budget: int, spool: Spooler) -> JsonO
     if len(data) <= inline_budget:
         return item
     info = spool(data, mime)
-    new_item = dict(item)
-    if holder is item:
-        new_item[key] = ""
-    else:
-        new_item["resource"] = {**holder, key: ""}
-    meta = dict(item.get("_meta") or {})
-    meta.update(
-        {META_BLOB_HANDLE: info.handle, META_TOTAL_SIZE: info.size, META_SHA256: info.sha256}
-    )
-    new_item["_meta"] = meta
-    return new_item
+    sideband = BlobSideband(blob_handle=info.handle, total_size=info.size, sha256=info.sha256)
+    return with_blob_sideband(item, sideband)
 
 
 def offload_binaries(result: CallToolResult, inline_budget: int, spool: Spooler) -> CallToolResult:
