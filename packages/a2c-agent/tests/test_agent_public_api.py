@@ -3,6 +3,7 @@
 import a2c_agent
 
 EXPECTED = [
+    "BLOB_ERROR_KEY",
     "PROTOCOL_VERSION",
     "A2CResource",
     "AckTimeoutError",
@@ -14,6 +15,10 @@ EXPECTED = [
     "AgentTool",
     "AsyncAgent",
     "BadRequestError",
+    "BlobData",
+    "BlobIntegrityError",
+    "BlobLimitError",
+    "BlobNotAccessibleError",
     "CallToolResult",
     "CapabilityNotSupportedError",
     "ConnectionLostError",
@@ -21,6 +26,7 @@ EXPECTED = [
     "DesktopListener",
     "Event",
     "ForbiddenError",
+    "GetBlobRet",
     "GetComputerConfigRet",
     "InternalError",
     "InvalidResponseError",

@@ -18,11 +18,13 @@ from a2c_protocol import (
     PROTOCOL_VERSION,
     A2CResource,
     BadRequestError,
+    BlobNotAccessibleError,
     CallToolResult,
     CapabilityNotSupportedError,
     CrossOfficeError,
     Event,
     ForbiddenError,
+    GetBlobRet,
     GetComputerConfigRet,
     InternalError,
     InvalidWindowURIError,
@@ -54,11 +56,15 @@ from ._agent import (
     StateListener,
     ToolsListener,
 )
+from ._blobdrain import BLOB_ERROR_KEY
+from ._blobpull import BlobData
 from ._exceptions import (
     AckTimeoutError,
     AgentConnectionError,
     AgentError,
     AgentStateError,
+    BlobIntegrityError,
+    BlobLimitError,
     ConnectionLostError,
     InvalidResponseError,
     JoinOfficeError,
@@ -83,6 +89,7 @@ from ._types import (
 from ._version import __version__
 
 __all__ = [
+    "BLOB_ERROR_KEY",
     "PROTOCOL_VERSION",
     "A2CResource",
     "AckTimeoutError",
@@ -94,6 +101,10 @@ __all__ = [
     "AgentTool",
     "AsyncAgent",
     "BadRequestError",
+    "BlobData",
+    "BlobIntegrityError",
+    "BlobLimitError",
+    "BlobNotAccessibleError",
     "CallToolResult",
     "CapabilityNotSupportedError",
     "ConnectionLostError",
@@ -101,6 +112,7 @@ __all__ = [
     "DesktopListener",
     "Event",
     "ForbiddenError",
+    "GetBlobRet",
     "GetComputerConfigRet",
     "InternalError",
     "InvalidResponseError",

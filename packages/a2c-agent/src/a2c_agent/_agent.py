@@ -30,6 +30,8 @@ from a2c_protocol import (
     EnterOfficeReq,
     Event,
     EventKind,
+    GetBlobReq,
+    GetBlobRet,
     GetComputerConfigReq,
     GetComputerConfigRet,
     GetDeskTopReq,
@@ -56,6 +58,8 @@ from a2c_protocol import (
     version_rejected_by_close,
 )
 
+from ._blobdrain import drain_result
+from ._blobpull import DEFAULT_CHUNK_BYTES, DEFAULT_MAX_IN_FLIGHT, BlobData, ProgressFn, pull_blob
 from ._connection import (
     DEFAULT_TRANSPORTS,
     AuthSource,
@@ -163,6 +167,13 @@ class AsyncAgent:
             before the agent cancels it.
         desktop_size: ``desktop_size`` for automatic desktop refreshes.
         reconnect_delay, reconnect_max_delay: backoff bounds in seconds.
+        drain_blobs: restore the bytes of tool-result items that arrive by blob handle
+            before :meth:`call_tool` returns (default; ``call_tool(drain_blobs=False)``
+            opts out per call).
+        max_drained_bytes: most bytes drained per tool call (None: no limit); items past
+            it keep their handle and get ``_meta.a2c_blob_error``.
+        blob_chunk_bytes, blob_max_in_flight: chunk size asked for and parallel chunk
+            requests of :meth:`read_blob`.
     """
 
     def __init__(
@@ -181,6 +192,10 @@ class AsyncAgent:
         desktop_size: int | None = None,
         reconnect_delay: float = 0.5,
         reconnect_max_delay: float = 10.0,
+        drain_blobs: bool = True,
+        max_drained_bytes: int | None = 256 * 1024 * 1024,
+        blob_chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+        blob_max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
     ) -> None:
         if not name:
             raise ValueError("an agent needs a non-empty name")
@@ -202,6 +217,10 @@ class AsyncAgent:
         self._desktop_size = desktop_size
         self._reconnect_delay = reconnect_delay
         self._reconnect_max_delay = reconnect_max_delay
+        self._drain_blobs = drain_blobs
+        self._max_drained_bytes = max_drained_bytes
+        self._blob_chunk_bytes = blob_chunk_bytes
+        self._blob_max_in_flight = blob_max_in_flight
 
         self._state = AgentState.IDLE
         self._office: str | None = None
@@ -496,8 +515,13 @@ class AsyncAgent:
         *,
         timeout: float = 60.0,
         req_id: str | None = None,
+        drain_blobs: bool | None = None,
     ) -> CallToolResult:
         """Call ``tool_name`` on ``computer`` and return its ``CallToolResult``.
+
+        Content items whose bytes travel by blob handle (``_meta.a2c_blob_handle``) are
+        pulled and restored before returning (the ``a2c_*`` keys stay), unless
+        ``drain_blobs`` (default: the agent's setting) is False; see :meth:`read_blob`.
 
         Tool failures are results (``is_error``; read them with :func:`result_error_code`,
         :func:`tool_authorization` or :func:`raise_for_tool_error`); they are never retried.
@@ -538,10 +562,73 @@ class AsyncAgent:
             await asyncio.shield(self._send_cancel(req_id))
             raise
         try:
-            return decode_ack(Event.TOOL_CALL, CallToolResult, args)
+            result = decode_ack(Event.TOOL_CALL, CallToolResult, args)
         except RequestTimeoutError:
             await self._send_cancel(req_id)
             raise
+        if not (self._drain_blobs if drain_blobs is None else drain_blobs):
+            return result
+
+        async def pull(handle: str, limit: int | None) -> BlobData:
+            return await self.read_blob(computer, handle, max_bytes=limit)
+
+        return await drain_result(result, pull, max_bytes=self._max_drained_bytes)
+
+    # ------------------------------------------------------------------ blobs
+
+    async def get_blob(
+        self,
+        computer: str,
+        handle: str,
+        *,
+        offset: int = 0,
+        max_chunk_bytes: int | None = None,
+    ) -> GetBlobRet:
+        """One chunk of the blob behind ``handle`` (minted by ``computer``) at ``offset``.
+
+        ``max_chunk_bytes`` is a suggestion in raw bytes; the Computer clamps it. Raises
+        :class:`~a2c_protocol.BlobNotAccessibleError` (4018) with ``reason``
+        ``invalid_handle``, ``forbidden``, ``gone`` or ``range``.
+        """
+        request = GetBlobReq(
+            agent=self._name,
+            req_id=_req_id(),
+            computer=computer,
+            blob_handle=handle,
+            chunk_offset=offset,
+            max_chunk_bytes=max_chunk_bytes,
+        )
+        return await self._ask(Event.GET_BLOB, request, GetBlobRet)
+
+    async def read_blob(
+        self,
+        computer: str,
+        handle: str,
+        *,
+        max_bytes: int | None = None,
+        progress: ProgressFn | None = None,
+    ) -> BlobData:
+        """Every byte of the blob behind ``handle``, verified against its SHA-256.
+
+        Chunks are fetched by absolute offset, ``blob_max_in_flight`` at a time. A source
+        that changes during the read, a refused offset or a digest mismatch restarts the
+        read from 0 (three reads at most, then :class:`BlobIntegrityError`); other 4018
+        reasons raise :class:`~a2c_protocol.BlobNotAccessibleError` at once. ``max_bytes``
+        refuses larger blobs with :class:`BlobLimitError`; ``progress(received, total)``
+        is called after each chunk.
+        """
+
+        async def fetch(offset: int, size: int) -> GetBlobRet:
+            return await self.get_blob(computer, handle, offset=offset, max_chunk_bytes=size)
+
+        return await pull_blob(
+            fetch,
+            handle=handle,
+            chunk_bytes=self._blob_chunk_bytes,
+            max_in_flight=self._blob_max_in_flight,
+            max_bytes=max_bytes,
+            progress=progress,
+        )
 
     async def cancel_tool_call(self, req_id: str) -> None:
         """Send ``server:tool_call_cancel`` for ``req_id`` (best effort, no answer)."""

@@ -7,8 +7,14 @@
     a2c-agent --server URL --office ID config COMPUTER
     a2c-agent --server URL --office ID desktop COMPUTER [--size N] [--window URI]
     a2c-agent --server URL --office ID resources COMPUTER SERVER [--all] [--cursor C]
-    a2c-agent --server URL --office ID call COMPUTER TOOL JSON [--timeout S]
+    a2c-agent --server URL --office ID call COMPUTER TOOL JSON [--timeout S] [--save-dir D]
+    a2c-agent --server URL --office ID blob COMPUTER HANDLE -o FILE
     a2c-agent --server URL --office ID watch [--count N] [--for S]
+
+``call`` writes each binary item of the result (image, audio, embedded blob; restored from
+its blob handle when it travelled by one) to a file in ``--save-dir`` and prints the item
+with ``data`` emptied and ``_meta.a2c_saved_to`` naming the file. ``blob`` pulls one blob
+into FILE, verified, with a progress bar on stderr when that is a terminal.
 
 ``--server``, ``--office`` and ``--token`` default to ``A2C_SERVER_URL``, ``A2C_OFFICE`` and
 ``A2C_TOKEN``. Output is JSON, or a readable table when stdout is a terminal (``--json`` /
@@ -30,6 +36,7 @@ import os
 import shutil
 import sys
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, TextIO
 
 from a2c_protocol import A2CError, RemoteError, to_wire
@@ -44,6 +51,7 @@ from ._cli_args import (
     build_parser,
     parse_args,
 )
+from ._cli_files import ProgressBar, save_binaries
 from ._cli_render import desktop_hint, render_table
 from ._cli_watch import watch
 from ._types import AgentTool
@@ -84,10 +92,30 @@ async def _command(agent: AsyncAgent, args: argparse.Namespace) -> tuple[str, An
         page = await agent.get_resources(args.computer, args.mcp_server, args.cursor)
         data = {"resources": to_wire(list(page.resources)), "next_cursor": page.next_cursor}
         return "resources", data, EXIT_OK
+    if command == "blob":
+        return "blob", await _download(agent, args), EXIT_OK
     result = await agent.call_tool(
         args.computer, args.tool, args.params_object, timeout=args.timeout
     )
-    return "call", to_wire(result), EXIT_TOOL_ERROR if result.is_error else EXIT_OK
+    data = await asyncio.to_thread(save_binaries, to_wire(result), Path(args.save_dir), args.tool)
+    return "call", data, EXIT_TOOL_ERROR if result.is_error else EXIT_OK
+
+
+async def _download(agent: AsyncAgent, args: argparse.Namespace) -> dict[str, Any]:
+    bar = ProgressBar(sys.stderr) if sys.stderr.isatty() else None
+    blob = await agent.read_blob(
+        args.computer, args.handle, progress=bar.update if bar is not None else None
+    )
+    if bar is not None:
+        bar.finish()
+    target = Path(args.output)
+    await asyncio.to_thread(target.write_bytes, blob.data)
+    return {
+        "file": str(target),
+        "size": blob.size,
+        "sha256": blob.sha256,
+        "mime_type": blob.mime_type,
+    }
 
 
 async def _run(args: argparse.Namespace, out: TextIO, as_table: bool) -> int:

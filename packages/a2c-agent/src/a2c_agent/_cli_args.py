@@ -132,6 +132,13 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
     call.add_argument(
         "--timeout", type=_positive_float, default=60.0, help="tool timeout in seconds (> 0)"
     )
+    call.add_argument(
+        "--save-dir", default=".", help="where binary result items are written (default: .)"
+    )
+    blob = commands.add_parser("blob", help="download one blob by handle (SHA-256 checked)")
+    blob.add_argument("computer")
+    blob.add_argument("handle")
+    blob.add_argument("-o", "--output", required=True, help="file to write")
     watch = commands.add_parser(
         "watch",
         help="print the office's notifications as they arrive (enter/leave, tools, "

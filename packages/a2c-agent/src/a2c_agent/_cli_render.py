@@ -18,6 +18,7 @@ from typing import Any, Final
 
 from a2c_protocol import A2CResource, CallToolResult, from_wire
 
+from ._cli_files import SAVED_TO_KEY
 from ._types import result_error_code
 
 __all__ = [
@@ -114,6 +115,9 @@ def content_lines(block: Mapping[str, Any]) -> list[str]:
     kind = block.get("type")
     if kind == "text" and isinstance(block.get("text"), str):
         return [block["text"]]
+    saved = (block.get("_meta") or {}).get(SAVED_TO_KEY)
+    if isinstance(saved, str):
+        return [f"[{kind} saved to {saved}]"]
     if kind in ("image", "audio"):
         mime = block.get("mimeType") or MISSING
         return [f"[{kind} {mime}, {_base64_size(block.get('data'))}]"]
@@ -217,6 +221,8 @@ def render_table(
             for name, server in data["servers"].items()
         ]
         return table(("SERVER", "TYPE", "STATUS"), rows, width=width)
+    if kind == "blob":
+        return f"{data['file']}: {_size(data['size'])} {data['mime_type']}, sha256 {data['sha256']}"
     if kind == "desktop":
         return "\n\n".join(f"--- {i + 1} ---\n{d}" for i, d in enumerate(data)) or "(empty)"
     if kind == "resources":

@@ -11,12 +11,15 @@
     │   ├── LeaveOfficeError              ``server:leave_office`` answered ``[false, reason]``
     │   ├── AckTimeoutError               no ack within ``request_timeout`` (also a TimeoutError)
     │   ├── ToolCallTimeoutError          a tool call outlived its timeout; the cancel was sent
-    │   └── InvalidResponseError          a peer's answer does not match the protocol model
+    │   ├── InvalidResponseError          a peer's answer does not match the protocol model
+    │   ├── BlobIntegrityError            pulled bytes never matched their size / SHA-256
+    │   └── BlobLimitError                a blob is larger than the caller allows
     ├── RemoteError (from a2c_protocol)   a flat ErrorPayload ack, typed by code:
     │   BadRequestError 400, UnauthorizedError 401, ForbiddenError 403, NotFoundError 404,
     │   RequestTimeoutError 408, InternalError 500, ProtocolVersionError 4008/4900,
     │   McpServerNotFoundError 4014, CapabilityNotSupportedError 4015,
-    │   NotInOfficeError 4103, CrossOfficeError 4104 …
+    │   NotInOfficeError 4103, CrossOfficeError 4104,
+    │   BlobNotAccessibleError 4018 (``reason``: invalid_handle, forbidden, gone, range) …
     └── InvalidWindowURIError (from a2c_protocol)  a window URI with a query/fragment etc.
 
 Tool-level failures (``isError: true``) are *results*, never raised by ``call_tool``; see
@@ -32,6 +35,8 @@ __all__ = [
     "AgentConnectionError",
     "AgentError",
     "AgentStateError",
+    "BlobIntegrityError",
+    "BlobLimitError",
     "ConnectionLostError",
     "InvalidResponseError",
     "JoinOfficeError",
@@ -112,3 +117,30 @@ class InvalidResponseError(AgentError, ValueError):
         self.errors = errors or []
         detail = "; ".join(str(e) for e in self.errors)
         super().__init__(f"invalid {what}" + (f": {detail}" if detail else ""))
+
+
+class BlobIntegrityError(AgentError):
+    """The bytes of a blob did not match the ``total_size``/``sha256`` the Computer gave.
+
+    Raised after the pull was restarted from offset 0 the allowed number of times; the
+    source kept changing or the transfer kept corrupting it.
+    """
+
+    def __init__(self, handle: str, expected: str, actual: str, attempts: int) -> None:
+        self.handle = handle
+        self.expected = expected
+        self.actual = actual
+        self.attempts = attempts
+        super().__init__(
+            f"blob digest mismatch after {attempts} attempt(s): expected sha256 {expected}, "
+            f"got {actual}"
+        )
+
+
+class BlobLimitError(AgentError):
+    """A blob is larger than the caller's limit; nothing (more) was pulled."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        self.size = size
+        self.limit = limit
+        super().__init__(f"blob of {size} bytes exceeds the limit of {limit} bytes")

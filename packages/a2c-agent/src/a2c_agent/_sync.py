@@ -150,6 +150,8 @@ class SyncAgent:
     get_resources = _blocking(AsyncAgent.get_resources)
     call_tool = _blocking(AsyncAgent.call_tool)
     cancel_tool_call = _blocking(AsyncAgent.cancel_tool_call)
+    get_blob = _blocking(AsyncAgent.get_blob)
+    read_blob = _blocking(AsyncAgent.read_blob)
 
     def iter_resources(self, computer: str, mcp_server: str) -> Iterator[A2CResource]:
         """Every resource of ``mcp_server``, following ``next_cursor`` page by page."""
