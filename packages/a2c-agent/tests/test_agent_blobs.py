@@ -214,7 +214,8 @@ async def test_drain_restores_items_keeps_keys_and_respects_the_limit() -> None:
     assert "gone" in bad["_meta"][BLOB_ERROR_KEY] and bad["data"] == ""
     assert "drain limit" in b["_meta"][BLOB_ERROR_KEY] and b["data"] == ""
     assert base64.b64decode(c["data"]) == blobs["c"]
-    assert BLOB_ERROR_KEY in res["_meta"]  # 50 more would pass the 200-byte limit
+    assert base64.b64decode(res["resource"]["blob"]) == blobs["c"]  # exactly 200 drained
+    assert BLOB_ERROR_KEY not in res["_meta"]
     assert result.content[1]["data"] == ""  # input untouched
 
 
