@@ -18,7 +18,6 @@ import argparse
 import asyncio
 import base64
 import os
-import socket
 import tempfile
 import time
 import uuid
@@ -26,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import socketio
-import uvicorn
+from _loopback import free_port, serve
 
 from a2c_agent import AsyncAgent
 from a2c_computer import BlobSettings, Computer
@@ -36,21 +35,6 @@ CHUNK = 256 * 1024
 IN_FLIGHT = 4
 
 
-def _port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-async def _serve(app: Any, port: int) -> tuple[uvicorn.Server, asyncio.Task[None]]:
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        await asyncio.sleep(0.01)
-    return server, task
-
-
 async def bare_pull(data: bytes, rounds: int) -> list[float]:
     sio = socketio.AsyncServer(async_mode="asgi", max_http_buffer_size=1_000_000)
 
@@ -58,8 +42,8 @@ async def bare_pull(data: bytes, rounds: int) -> list[float]:
     async def chunk(sid: str, offset: int) -> Any:
         return base64.b64encode(data[offset : offset + CHUNK]).decode("ascii")
 
-    port = _port()
-    server, task = await _serve(socketio.ASGIApp(sio), port)
+    port = free_port()
+    server, task = await serve(socketio.ASGIApp(sio), port)
     client = socketio.AsyncClient()
     await client.connect(f"http://127.0.0.1:{port}", transports=["polling", "websocket"])
     while client.transport() != "websocket":
@@ -87,8 +71,8 @@ async def bare_pull(data: bytes, rounds: int) -> list[float]:
 
 
 async def a2c_pull(data: bytes, rounds: int, spool: Path) -> list[float]:
-    port = _port()
-    server, task = await _serve(create_app(ServerSettings(host="127.0.0.1", port=port)), port)
+    port = free_port()
+    server, task = await serve(create_app(ServerSettings(host="127.0.0.1", port=port)), port)
     url = f"http://127.0.0.1:{port}"
     office = f"bench-{uuid.uuid4()}"
     seconds = []

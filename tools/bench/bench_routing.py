@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import socket
 import statistics
 import time
 import uuid
@@ -22,26 +21,11 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import socketio
-import uvicorn
+from _loopback import free_port, serve
 
 from a2c_agent import AsyncAgent
 from a2c_server import ServerSettings, create_app
 from a2c_testkit.scripted_computer import ScriptedComputer
-
-
-def _port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-async def _serve(app: Any, port: int) -> tuple[uvicorn.Server, asyncio.Task[None]]:
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        await asyncio.sleep(0.01)
-    return server, task
 
 
 async def _measure(
@@ -75,8 +59,8 @@ async def bare_echo(calls: int, concurrency: int) -> tuple[list[float], float]:
     async def echo(sid: str, data: Any) -> Any:
         return data
 
-    port = _port()
-    server, task = await _serve(socketio.ASGIApp(sio), port)
+    port = free_port()
+    server, task = await serve(socketio.ASGIApp(sio), port)
     client = socketio.AsyncClient()
     await client.connect(f"http://127.0.0.1:{port}", transports=["polling", "websocket"])
     while client.transport() != "websocket":
@@ -92,8 +76,8 @@ async def bare_echo(calls: int, concurrency: int) -> tuple[list[float], float]:
 
 
 async def a2c_routed(calls: int, concurrency: int) -> tuple[list[float], float]:
-    port = _port()
-    server, task = await _serve(create_app(ServerSettings(host="127.0.0.1", port=port)), port)
+    port = free_port()
+    server, task = await serve(create_app(ServerSettings(host="127.0.0.1", port=port)), port)
     url = f"http://127.0.0.1:{port}"
     office = f"bench-{uuid.uuid4()}"
     try:
