@@ -1,21 +1,15 @@
-"""Loopback helpers shared by the benchmarks: a free port and an in-process uvicorn."""
+"""In-process uvicorn for the single-process benchmarks (a free port comes from the testkit)."""
 
 from __future__ import annotations
 
 import asyncio
-import socket
 from typing import Any
 
 import uvicorn
 
+from a2c_testkit.processes import free_port
+
 __all__ = ["free_port", "serve"]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 async def serve(app: Any, port: int) -> tuple[uvicorn.Server, asyncio.Task[None]]:
