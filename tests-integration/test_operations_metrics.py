@@ -65,6 +65,11 @@ async def test_metrics_of_server_and_computer_match_a_scripted_session(
             assert not result.is_error
         missing = await t.agent.call_tool("box-1", "no-such-tool-xyz", {}, timeout=30)
         assert missing.is_error
+        crashed = await t.agent.call_tool("box-1", "crash", {}, timeout=30)
+        assert crashed.is_error
+        await eventually(
+            lambda: _restarted(computer_metrics), what="the crashed MCP server restarted"
+        )
         with pytest.raises(RemoteError):
             await t.agent.call_tool("ghost-computer", "echo", {}, timeout=30)
         # A second Agent may connect but not join an office that already has one.
@@ -86,11 +91,11 @@ async def test_metrics_of_server_and_computer_match_a_scripted_session(
 
     tool_call = "client:tool_call"
     assert sample(server_text, "a2c_server_routed_requests_total",
-                  event=tool_call, outcome="answered") == 4  # fmt: skip
+                  event=tool_call, outcome="answered") == 5  # fmt: skip
     assert sample(server_text, "a2c_server_routed_requests_total",
                   event=tool_call, outcome="refused") == 1  # fmt: skip
     assert sample(server_text, "a2c_server_routed_request_duration_seconds_count",
-                  event=tool_call) == 4  # fmt: skip
+                  event=tool_call) == 5  # fmt: skip
     assert sample(server_text, "a2c_server_connected_clients", role="agent") == 1
     assert sample(server_text, "a2c_server_connected_clients", role="computer") == 1
     assert sample(server_text, "a2c_server_offices") == 1
@@ -103,11 +108,13 @@ async def test_metrics_of_server_and_computer_match_a_scripted_session(
                   mcp_server="desk", tool="echo", outcome="ok") == 3  # fmt: skip
     assert sample(computer_text, "a2c_computer_tool_calls_total",
                   mcp_server="", tool="(unknown)", outcome="not_found") == 1  # fmt: skip
+    assert sample(computer_text, "a2c_computer_tool_calls_total",
+                  mcp_server="desk", tool="crash", outcome="error") == 1  # fmt: skip
     assert sample(computer_text, "a2c_computer_tool_call_duration_seconds_count",
-                  mcp_server="desk") == 3  # fmt: skip
+                  mcp_server="desk") == 4  # fmt: skip
     assert sample(computer_text, "a2c_computer_mcp_server_state",
                   mcp_server="desk", state="ready") == 1  # fmt: skip
-    assert sample(computer_text, "a2c_computer_mcp_server_restarts_total", mcp_server="desk") == 0
+    assert sample(computer_text, "a2c_computer_mcp_server_restarts_total", mcp_server="desk") == 1
 
     for text in (server_text, computer_text):
         for secret in (SECRET_ARG, "no-such-tool-xyz", "ghost-computer", t.office, "planner"):
@@ -117,3 +124,11 @@ async def test_metrics_of_server_and_computer_match_a_scripted_session(
 async def _after_disconnect(url: str) -> str | None:
     text = await scrape(f"{url}/metrics")
     return text if sample(text, "a2c_server_connected_clients", role="agent") == 1 else None
+
+
+async def _restarted(url: str) -> bool:
+    text = await scrape(url)
+    return (
+        sample(text, "a2c_computer_mcp_server_restarts_total", mcp_server="desk") == 1
+        and sample(text, "a2c_computer_mcp_server_state", mcp_server="desk", state="ready") == 1
+    )
