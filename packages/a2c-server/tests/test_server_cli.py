@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import socket
 import sys
 
 import httpx
@@ -12,6 +13,7 @@ import pytest
 from a2c_server import ServerSettings, SettingsError
 from a2c_server._cli import ENV_VARS, settings_from_args
 from a2c_server._runtime import runtime_stack
+from a2c_testkit.redis_server import redis_server
 
 
 def test_server_cli_defaults() -> None:
@@ -78,6 +80,7 @@ def test_server_cli_env_vars_and_flag_precedence() -> None:
         "max_message_bytes", "max_tool_timeout", "tool_call_buffer", "forward_timeout",
         "ping_interval", "ping_timeout", "cors_allowed_origins", "log_level", "log_format",
         "log_protocol", "shutdown_grace",
+        "redis_url", "redis_prefix", "node_id", "node_ttl",
     }  # fmt: skip
 
 
@@ -95,6 +98,12 @@ def test_server_cli_env_vars_and_flag_precedence() -> None:
         ([], {"A2C_SERVER_PORT": "eighty"}),
         ([], {"A2C_SERVER_AUTH_TOKEN": ""}),  # not a silent allow-all
         ([], {"A2C_SERVER_PORT": " "}),
+        (["--redis", "http://127.0.0.1:6379"], {}),
+        ([], {"A2C_SERVER_REDIS_URL": "localhost:6379"}),
+        (["--redis-prefix", "a b"], {}),
+        (["--redis-prefix", "{x}"], {}),
+        (["--node-id", ""], {}),
+        (["--node-ttl", "0"], {}),
     ],
 )
 def test_server_cli_rejects_bad_values(argv: list[str], env: dict[str, str]) -> None:
@@ -178,3 +187,69 @@ def test_server_cli_help_lists_exit_codes(capsys: pytest.CaptureFixture[str]) ->
     assert "exit codes" in text and "set but empty is an error" in text
     for code in ("0", "2", "3"):
         assert re.search(rf"^  {code} ", text, re.M), text
+
+
+def test_server_cli_redis_flags_and_env() -> None:
+    s = settings_from_args(
+        ["--redis", "redis://127.0.0.1:6390/2", "--node-id", "n1"],
+        {"A2C_SERVER_REDIS_PREFIX": "prod", "A2C_SERVER_NODE_TTL": "9"},
+    )
+    assert (s.redis_url, s.redis_prefix, s.node_id, s.node_ttl) == (
+        "redis://127.0.0.1:6390/2", "prod", "n1", 9.0,
+    )  # fmt: skip
+    # The URL may carry a password: never in repr.
+    assert "secret" not in repr(ServerSettings(redis_url="redis://:secret@h:1/0"))
+
+
+async def test_server_cli_unreachable_redis_exits_2_with_a_clear_error() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))  # bound, never listening: connections are refused
+        port = sock.getsockname()[1]
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "a2c_server", "--port", "0", "--redis",
+            f"redis://127.0.0.1:{port}/0",
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        _, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 2
+    assert b"cannot reach Redis" in err
+    assert b"Traceback" not in err
+
+
+async def healthz_when_up(http: httpx.AsyncClient, url: str) -> dict[str, object]:
+    """The banner comes before the lifespan start-up (node registration): poll."""
+    for _ in range(300):
+        try:
+            answer = await http.get(url + "/healthz")
+        except httpx.TransportError:
+            await asyncio.sleep(0.1)
+            continue
+        document: dict[str, object] = answer.json()
+        return document
+    raise AssertionError(f"{url}/healthz never answered")
+
+
+async def test_server_cli_runs_as_a_redis_node_and_reports_it_in_healthz() -> None:
+    with redis_server() as redis:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "a2c_server", "--port", "0", "--redis", redis.url,
+            "--node-id", "cli-node", "--log-level", "info",
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        assert proc.stderr is not None
+        try:
+            url = None
+            while url is None:
+                line = (await asyncio.wait_for(proc.stderr.readline(), 60)).decode()
+                assert line, "a2c-server exited early"
+                match = re.search(r"a2c-server .* on (http://127\.0\.0\.1:\d+)/", line)
+                url = match.group(1) if match else None
+            async with httpx.AsyncClient(timeout=30) as http:
+                health = await healthz_when_up(http, url)
+            assert health["node_id"] == "cli-node"
+            assert (health["registry"], health["redis"], health["status"]) == ("redis", "ok", "ok")
+        finally:
+            proc.terminate()
+            await asyncio.wait_for(proc.wait(), 60)

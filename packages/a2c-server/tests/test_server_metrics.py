@@ -18,6 +18,9 @@ from a2c_testkit.server import RunningServer, connect_raw
 
 TOKEN = "metrics-test-token-42"
 
+# Counters are per process: every client must reach the node whose /metrics is read.
+pytestmark = pytest.mark.single_node
+
 
 @pytest.fixture
 def settings() -> ServerSettings:

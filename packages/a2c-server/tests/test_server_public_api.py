@@ -27,6 +27,7 @@ def test_server_all_is_pinned() -> None:
             "StateConflictError",
             "StateStore",
             "StoreStats",
+            "StoreUnavailableError",
             "VersionGate",
             "__version__",
             "create_app",
@@ -44,6 +45,7 @@ def test_server_exceptions_share_one_root() -> None:
         a2c_server.AuthenticationError,
         a2c_server.SettingsError,
         a2c_server.StateConflictError,
+        a2c_server.StoreUnavailableError,
     ):
         assert issubclass(cls, a2c_server.ServerError)
 
@@ -54,5 +56,6 @@ def test_server_testkit_helpers_are_exported() -> None:
         "RunningServer",
         "close_client",
         "connect_raw",
+        "running_nodes",
         "running_server",
     ]

@@ -13,7 +13,13 @@ Agents and Computers connect to ``http://host:port/?a2c_version=0.2.0`` (Engine.
 
 from ._app import A2CServerApp, create_app
 from ._auth import AllowAllAuth, AuthProvider, AuthRequest, Identity, SharedTokenAuth
-from ._exceptions import AuthenticationError, ServerError, SettingsError, StateConflictError
+from ._exceptions import (
+    AuthenticationError,
+    ServerError,
+    SettingsError,
+    StateConflictError,
+    StoreUnavailableError,
+)
 from ._gate import VersionGate
 from ._metrics import RouteOutcome, ServerMetrics
 from ._offices import Broadcast, MembershipOutcome, Offices
@@ -43,6 +49,7 @@ __all__ = [
     "StateConflictError",
     "StateStore",
     "StoreStats",
+    "StoreUnavailableError",
     "VersionGate",
     "__version__",
     "create_app",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import socketio
 
@@ -19,6 +19,7 @@ from a2c_protocol import NAMESPACE
 
 from . import _json
 from ._auth import AllowAllAuth, AuthProvider, SharedTokenAuth, is_loopback_host
+from ._exceptions import StoreUnavailableError
 from ._gate import Receive, Scope, Send, VersionGate, mount_matches
 from ._metrics import METRICS_CONTENT_TYPE, ServerMetrics
 from ._namespace import SmcpNamespace
@@ -27,6 +28,9 @@ from ._oversize import OversizeWatch
 from ._settings import ServerSettings
 from ._shutdown import Drain
 from ._store import MemoryStateStore, StateStore
+
+if TYPE_CHECKING:
+    from ._multinode import MultiNode
 
 __all__ = ["A2CServerApp", "create_app"]
 
@@ -43,7 +47,8 @@ class A2CServerApp:
     state store, ``settings`` the settings it runs with, ``metrics`` what ``/metrics``
     serves, ``drain`` the graceful-shutdown state (``await app.drain.drain(grace)`` lets
     routed calls finish, then answers the rest; the ``a2c-server`` command does it on
-    SIGTERM/SIGINT).
+    SIGTERM/SIGINT). ``node_id`` is this process's name among the nodes of a
+    multi-node deployment.
     """
 
     def __init__(
@@ -54,6 +59,8 @@ class A2CServerApp:
         store: StateStore,
         metrics: ServerMetrics | None = None,
         drain: Drain | None = None,
+        node_id: str = "local",
+        multinode: MultiNode | None = None,
     ) -> None:
         self.settings = settings
         self.drain = drain if drain is not None else Drain()
@@ -66,6 +73,8 @@ class A2CServerApp:
             describe=self._describe_eio,
             on_drop=self.metrics.dropped_for_size,
         )
+        self.node_id = node_id
+        self.multinode = multinode
         self._gate = VersionGate(
             watched,
             server_version=settings.protocol_version,
@@ -102,15 +111,25 @@ class A2CServerApp:
             await send({"type": "websocket.close", "code": 1008})
 
     async def health(self) -> dict[str, Any]:
-        """The ``/healthz`` document."""
-        stats = await self.store.stats()
-        return {
+        """The ``/healthz`` document (``status`` is ``degraded`` while Redis is unreachable)."""
+        document: dict[str, Any] = {
             "status": "ok",
             "protocol_version": self.settings.protocol_version,
             "namespace": NAMESPACE,
-            "connections": stats.connections,
-            "offices": stats.offices,
+            "node_id": self.node_id,
+            "registry": "memory",
         }
+        if self.multinode is not None:
+            document.update(await self.multinode.health())
+        try:
+            stats = await self.store.stats()
+        except StoreUnavailableError:
+            document.update(status="degraded", connections=None, offices=None)
+        else:
+            document.update(connections=stats.connections, offices=stats.offices)
+        if document.get("redis") == "unavailable":
+            document["status"] = "degraded"
+        return document
 
     async def _health(self, scope: Scope, send: Send) -> None:
         if scope.get("method") not in ("GET", "HEAD"):
@@ -122,16 +141,30 @@ class A2CServerApp:
         if scope.get("method") not in ("GET", "HEAD"):
             await _plain(send, 405, {"code": 405, "message": "Method Not Allowed"})
             return
-        body = self.metrics.render((await self.store.stats()).offices)
+        try:
+            offices = (await self.store.stats()).offices
+        except StoreUnavailableError:
+            await _plain(send, 503, {"code": 503, "message": "Registry unavailable"})
+            return
+        body = self.metrics.render(offices)
         await _respond(send, 200, METRICS_CONTENT_TYPE, body)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
+                try:
+                    if self.multinode is not None:
+                        await self.multinode.start()
+                except StoreUnavailableError as exc:
+                    _log.error("cannot start: %s", exc)
+                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                    return
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 await self.sio.shutdown()
+                if self.multinode is not None:
+                    await self.multinode.stop()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
@@ -172,7 +205,9 @@ def create_app(
 
     ``auth`` defaults to :class:`SharedTokenAuth` when ``settings.auth_token`` is set and
     to :class:`AllowAllAuth` otherwise (with a WARNING when ``settings.host`` is not a
-    loopback address). ``store`` defaults to a fresh :class:`MemoryStateStore`.
+    loopback address). ``store`` defaults to a fresh :class:`MemoryStateStore`, or to the
+    Redis store (with python-socketio's Redis client manager and node liveness) when
+    ``settings.redis_url`` is set; that needs the ``a2c-server[redis]`` extra.
     """
     settings = settings or ServerSettings()
     provider = auth if auth is not None else default_auth(settings)
@@ -182,8 +217,16 @@ def create_app(
             "port may connect; set an auth token for anything but local development",
             settings.host,
         )
+    multinode: MultiNode | None = None
+    node_id = settings.node_id or "local"
+    if settings.redis_url is not None and store is None:
+        from ._multinode import MultiNode, default_node_id
+
+        node_id = default_node_id(settings)
+        multinode = MultiNode(settings, node_id)
     sio = socketio.AsyncServer(
         async_mode="asgi",
+        client_manager=multinode.manager if multinode is not None else None,
         max_http_buffer_size=settings.max_message_bytes,
         ping_interval=settings.ping_interval,
         ping_timeout=settings.ping_timeout,
@@ -192,11 +235,21 @@ def create_app(
         engineio_logger=False,
         json=_json,
     )
-    state = store if store is not None else MemoryStateStore()
+    state: StateStore
+    if multinode is not None:
+        state = multinode.store
+    else:
+        state = store if store is not None else MemoryStateStore()
     metrics = ServerMetrics()
     drain = Drain()
-    SmcpNamespace(
+    namespace = SmcpNamespace(
         sio, settings=settings, offices=Offices(state), auth=provider, metrics=metrics,
-        drain=drain,
-    ).register()  # fmt: skip
-    return A2CServerApp(settings=settings, sio=sio, store=state, metrics=metrics, drain=drain)
+        drain=drain, watch=multinode.remote.watch if multinode is not None else None,
+    )  # fmt: skip
+    namespace.register()
+    if multinode is not None:
+        multinode.bind(namespace.broadcast, namespace.leave_room)
+    return A2CServerApp(
+        settings=settings, sio=sio, store=state, metrics=metrics, drain=drain,
+        node_id=node_id, multinode=multinode,
+    )  # fmt: skip

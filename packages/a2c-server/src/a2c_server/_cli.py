@@ -9,6 +9,7 @@ Every option has a flag and an environment variable (the flag wins)::
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -18,7 +19,7 @@ import uvicorn
 
 from ._app import create_app
 from ._auth import is_loopback_host
-from ._exceptions import SettingsError
+from ._exceptions import SettingsError, StoreUnavailableError
 from ._logs import announce, configure_logging, uvicorn_log_level
 from ._runtime import runtime_stack
 from ._settings import ServerSettings
@@ -50,6 +51,10 @@ ENV_VARS: Final[Mapping[str, tuple[str, Callable[[str], Any]]]] = {
     "log_format": ("A2C_SERVER_LOG_FORMAT", str),
     "log_protocol": ("A2C_SERVER_LOG_PROTOCOL", lambda text: text.strip().lower() in _TRUE),
     "shutdown_grace": ("A2C_SERVER_SHUTDOWN_GRACE", float),
+    "redis_url": ("A2C_SERVER_REDIS_URL", str),
+    "redis_prefix": ("A2C_SERVER_REDIS_PREFIX", str),
+    "node_id": ("A2C_SERVER_NODE_ID", str),
+    "node_ttl": ("A2C_SERVER_NODE_TTL", float),
 }
 
 
@@ -62,7 +67,8 @@ def _parser() -> argparse.ArgumentParser:
         "a flag wins over its variable. A variable that is set but empty is an error.\n\n"
         "exit codes:\n"
         "  0 stopped by a signal (SIGTERM/Ctrl-C) after draining\n"
-        "  2 bad usage or settings (flag or environment variable); the reason is printed\n"
+        "  2 bad usage or settings (flag or environment variable), or --redis given and\n"
+        "    Redis unreachable at start; the reason is printed\n"
         "  3 cannot listen (address in use, unknown host); the reason is logged",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -71,7 +77,7 @@ def _parser() -> argparse.ArgumentParser:
     def opt(flag: str, dest: str, kind: Callable[[str], Any], help_text: str) -> None:
         env = ENV_VARS[dest][0]
         default = getattr(defaults, dest)
-        shown = "unset" if dest == "auth_token" else default
+        shown = "unset" if dest in ("auth_token", "redis_url") or default is None else default
         p.add_argument(
             flag, dest=dest, type=kind, default=None,
             help=f"{help_text} [env {env}; default {shown}]",
@@ -104,6 +110,15 @@ def _parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     opt("--shutdown-grace", "shutdown_grace", float,
         "seconds routed calls in flight may still finish after SIGTERM/SIGINT")  # fmt: skip
+    opt("--redis", "redis_url", str,
+        "redis://HOST:PORT/DB: run as one of several nodes sharing this Redis "
+        "(needs a2c-server[redis]); without it the registry is in memory")  # fmt: skip
+    opt("--redis-prefix", "redis_prefix", str,
+        "prefix of every Redis key and channel (one per deployment)")  # fmt: skip
+    opt("--node-id", "node_id", str,
+        "this node's name among the nodes (default HOSTNAME:PORT)")  # fmt: skip
+    opt("--node-ttl", "node_ttl", float,
+        "seconds without a heartbeat after which a node counts as dead")  # fmt: skip
     return p
 
 
@@ -137,6 +152,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(f"a2c-server: {exc}", file=sys.stderr)
         raise SystemExit(2) from exc
     configure_logging(settings)
+    if settings.redis_url is not None:
+        _require_redis(settings.redis_url)
     app = create_app(settings)
     config = uvicorn.Config(
         app,
@@ -171,3 +188,20 @@ def banner(settings: ServerSettings, port: int) -> str:
         f"http://{host}:{port}/{settings.socketio_path}/ (namespace /smcp, auth {auth}) "
         f"on {runtime_stack().describe()}"
     )
+
+
+def _require_redis(url: str) -> None:
+    """Exit 2 with a clear message unless the extra is installed and Redis answers."""
+    try:
+        from ._multinode import check_redis
+    except ImportError as exc:
+        print(
+            f"a2c-server: --redis needs the redis package: install a2c-server[redis] ({exc})",
+            file=sys.stderr,
+        )
+        raise SystemExit(2) from exc
+    try:
+        asyncio.run(check_redis(url))
+    except StoreUnavailableError as exc:
+        print(f"a2c-server: {exc} (is Redis running at the --redis URL?)", file=sys.stderr)
+        raise SystemExit(2) from exc

@@ -7,14 +7,21 @@
         ├── AuthenticationError     an auth provider refuses a connection (message is shown
         │                           to the client; never put a token in it)
         ├── SettingsError           invalid server settings (bad flag, env var or value)
-        └── StateConflictError      a state store was asked to break an office invariant
+        ├── StateConflictError      a state store was asked to break an office invariant
+        └── StoreUnavailableError   the shared registry (Redis) cannot be reached right now
 """
 
 from __future__ import annotations
 
 from a2c_protocol import A2CError
 
-__all__ = ["AuthenticationError", "ServerError", "SettingsError", "StateConflictError"]
+__all__ = [
+    "AuthenticationError",
+    "ServerError",
+    "SettingsError",
+    "StateConflictError",
+    "StoreUnavailableError",
+]
 
 
 class ServerError(A2CError):
@@ -35,3 +42,14 @@ class SettingsError(ServerError, ValueError):
 
 class StateConflictError(ServerError):
     """A state store refused a change that would break an invariant (e.g. a taken name)."""
+
+
+class StoreUnavailableError(ServerError):
+    """The shared state store cannot be reached; the operation changed nothing.
+
+    Peers see it as a flat 503 error; the node keeps running and retries on the next
+    request.
+    """
+
+    #: The flat ErrorPayload code peers get (HTTP's "Service Unavailable").
+    code = 503

@@ -39,7 +39,7 @@ from a2c_protocol import (
 )
 
 from ._auth import AuthProvider, AuthRequest
-from ._exceptions import AuthenticationError
+from ._exceptions import AuthenticationError, StoreUnavailableError
 from ._gate import check_version_query, first_query_value
 from ._logs import log
 from ._metrics import RouteOutcome, ServerMetrics
@@ -89,6 +89,7 @@ class SmcpNamespace:
         auth: AuthProvider,
         metrics: ServerMetrics | None = None,
         drain: Drain | None = None,
+        watch: Callable[[str], asyncio.Future[None]] | None = None,
     ) -> None:
         self._sio = sio
         self._metrics = metrics if metrics is not None else ServerMetrics()
@@ -100,6 +101,9 @@ class SmcpNamespace:
         # One future per connected sid, resolved when it disconnects: forwarded calls race
         # against it because AsyncServer.call() would otherwise wait out its timeout.
         self._gone: dict[str, asyncio.Future[None]] = {}
+        # Multi-node: the same kind of future for a sid hosted by another node (cancel it
+        # after use); it fails with StoreUnavailableError when the registry is down.
+        self._watch = watch
 
     def register(self) -> None:
         sio = self._sio
@@ -128,6 +132,10 @@ class SmcpNamespace:
             data = args[0] if len(args) == 1 else list(args) if args else None
             try:
                 return await handler(sid, data)
+            except StoreUnavailableError as exc:
+                log(_log, logging.WARNING, "request failed: registry unavailable", sid=sid,
+                    event=event.value, reason=exc)  # fmt: skip
+                return _unavailable_answer(event, exc)
             except Exception:
                 _log.exception("handler failed event=%s sid=%s", event.value, sid)
                 return on_error()
@@ -143,6 +151,9 @@ class SmcpNamespace:
         except socketio.exceptions.ConnectionRefusedError as exc:
             self._metrics.connection_refused(_refusal_code(exc))
             raise
+        except StoreUnavailableError as exc:
+            log(_log, logging.WARNING, "connection refused: registry unavailable", sid=sid)
+            raise _refusal(exc.code, _UNAVAILABLE) from exc
         except Exception as exc:
             _log.exception("connect handler failed sid=%s", sid)
             self._metrics.connection_refused(ErrorCode.INTERNAL_ERROR)
@@ -220,6 +231,14 @@ class SmcpNamespace:
             _log.exception("disconnect handler failed sid=%s", sid)
 
     # ------------------------------------------------------------------- offices
+
+    async def broadcast(self, broadcasts: tuple[Broadcast, ...]) -> None:
+        """Send ``notify:*`` events to office rooms (on every node)."""
+        await self._broadcast(broadcasts)
+
+    async def leave_room(self, sid: str, office_id: str) -> None:
+        """Take a session hosted here out of an office's room."""
+        await self._sio.leave_room(sid, office_id, namespace=NAMESPACE)
 
     async def _broadcast(self, broadcasts: tuple[Broadcast, ...]) -> None:
         for b in broadcasts:
@@ -416,6 +435,8 @@ class SmcpNamespace:
     ) -> Any:
         gone = self._gone.get(target_sid)
         started = time.monotonic()
+        remote = self._watch(target_sid) if gone is None and self._watch is not None else None
+        gone = gone or remote
         if gone is None or gone.done():
             return self._computer_gone(sid, event, req_id, computer, started)
         call = asyncio.ensure_future(
@@ -425,9 +446,14 @@ class SmcpNamespace:
         try:
             await asyncio.wait((call, gone, expired), return_when=asyncio.FIRST_COMPLETED)
         finally:
-            if not call.done():
+            answered, left = call.done(), gone.done()
+            if not answered:
                 call.cancel()
-        if (not call.done() or call.cancelled()) and expired.done() and not gone.done():
+            if remote is not None and not remote.cancel():
+                problem = remote.exception()  # retrieved even when the answer came first
+                if problem is not None and not answered:
+                    raise problem  # StoreUnavailableError: the registry went away
+        if (not call.done() or call.cancelled()) and expired.done() and not left:
             self._metrics.route(event.value, RouteOutcome.SHUTDOWN, time.monotonic() - started)
             log(_log, logging.INFO, "call abandoned at shutdown", sid=sid, event=event.value,
                 req_id=req_id, computer=computer)  # fmt: skip
@@ -490,6 +516,18 @@ def _refusal_code(exc: socketio.exceptions.ConnectionRefusedError) -> int:
     data = exc.error_args.get("data") if isinstance(exc.error_args, dict) else None
     code = data.get("code") if isinstance(data, dict) else None
     return code if isinstance(code, int) else ErrorCode.INTERNAL_ERROR
+
+
+_UNAVAILABLE: Final = "Registry unavailable, try again later"
+
+
+def _unavailable_answer(event: Event, exc: StoreUnavailableError) -> Any:
+    """What a request gets while the shared registry is down: a flat 503 or a refused ack."""
+    if event in (Event.JOIN_OFFICE, Event.LEAVE_OFFICE):
+        return (False, _UNAVAILABLE)
+    if event is Event.LIST_ROOM or event.value.startswith("client:"):
+        return _flat(exc.code, _UNAVAILABLE, {"reason": "registry_unavailable"})
+    return None
 
 
 def _refusal(code: int, message: str) -> socketio.exceptions.ConnectionRefusedError:

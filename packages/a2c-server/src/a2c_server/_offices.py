@@ -2,13 +2,17 @@
 
 Each operation returns an outcome saying what the Socket.IO layer must do (which room to
 leave or enter, which ``notify:*`` to broadcast, in order); this module itself never
-touches Socket.IO. Mutations run under one lock so concurrent joins cannot interleave
-between decision and write, and a failed join restores the previous state.
+touches Socket.IO. Mutations run under one lock so concurrent joins in this process cannot
+interleave between decision and write; across processes the store's atomic put is the
+referee and a join that lost a race decides again. A failed join restores the previous
+state.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from typing import Final
 
 import attrs
 
@@ -26,7 +30,10 @@ from ._exceptions import StateConflictError
 from ._rules import Member, decide_join, decide_leave
 from ._store import StateStore
 
-__all__ = ["Broadcast", "MembershipOutcome", "Offices"]
+__all__ = ["Broadcast", "MembershipOutcome", "Offices", "enter_notice", "leave_notice"]
+
+#: Rounds of read-decide-write before a join that keeps losing races gives up.
+_JOIN_ATTEMPTS: Final = 5
 
 
 @attrs.frozen(kw_only=True)
@@ -62,7 +69,7 @@ class MembershipOutcome:
         return (self.ok, self.reason)
 
 
-def _leave_notice(member: Member, office_id: str, name: str) -> Broadcast:
+def leave_notice(member: Member, office_id: str, name: str) -> Broadcast:
     note = LeaveOfficeNotification(
         office_id=office_id,
         computer=name if member.role is Role.COMPUTER else None,
@@ -76,7 +83,7 @@ def _leave_notice(member: Member, office_id: str, name: str) -> Broadcast:
     )
 
 
-def _enter_notice(member: Member, office_id: str, name: str) -> Broadcast:
+def enter_notice(member: Member, office_id: str, name: str) -> Broadcast:
     note = EnterOfficeNotification(
         office_id=office_id,
         computer=name if member.role is Role.COMPUTER else None,
@@ -105,37 +112,55 @@ class Offices:
 
     async def join(self, sid: str, req: EnterOfficeReq) -> MembershipOutcome:
         async with self._lock:
-            member = await self.store.get(sid)
-            if member is None:
-                return MembershipOutcome(ok=False, reason="Unknown session")
-            decision = decide_join(
-                member,
-                req,
-                name_owner=await self.store.sid_of(req.name),
-                office_agent=await self.store.office_agent(req.office_id),
-            )
-            if not decision.ok:
-                return MembershipOutcome(ok=False, reason=decision.reason)
-            if not decision.changed:
-                return MembershipOutcome(ok=True)
-            joined = attrs.evolve(member, name=req.name, office_id=req.office_id)
-            before: tuple[Broadcast, ...] = ()
-            if decision.leave_first is not None and member.name is not None:
-                before = (_leave_notice(member, decision.leave_first, member.name),)
-                await self.store.put(attrs.evolve(member, name=None, office_id=None))
-            try:
-                await self.store.put(joined)
-            except BaseException:
+            for _ in range(_JOIN_ATTEMPTS):
+                outcome = await self._try_join(sid, req)
+                if outcome is not None:
+                    return outcome
+            # Someone else won every round, which re-deciding should have turned into a
+            # refusal; a store that keeps conflicting is a bug worth a 500.
+            raise StateConflictError(f"join of {req.name!r} kept conflicting")
+
+    async def _try_join(self, sid: str, req: EnterOfficeReq) -> MembershipOutcome | None:
+        """One read-decide-write round; None when another node won the race meanwhile.
+
+        The store re-checks the name and the seat atomically with the write (the lock
+        only covers this process), so a lost race surfaces as StateConflictError and the
+        next round decides again on the fresh state.
+        """
+        member = await self.store.get(sid)
+        if member is None:
+            return MembershipOutcome(ok=False, reason="Unknown session")
+        decision = decide_join(
+            member,
+            req,
+            name_owner=await self.store.sid_of(req.name),
+            office_agent=await self.store.office_agent(req.office_id),
+        )
+        if not decision.ok:
+            return MembershipOutcome(ok=False, reason=decision.reason)
+        if not decision.changed:
+            return MembershipOutcome(ok=True)
+        joined = attrs.evolve(member, name=req.name, office_id=req.office_id)
+        # One put moves the member out of its old office and into the new one at once.
+        try:
+            await self.store.put(joined)
+        except StateConflictError:
+            return None
+        except BaseException:
+            with contextlib.suppress(Exception):
                 await self.store.put(member)  # a failed join leaves no partial state
-                raise
-            return MembershipOutcome(
-                ok=True,
-                before_leave=before,
-                left_office=decision.leave_first,
-                entered_office=req.office_id,
-                after_enter=(_enter_notice(joined, req.office_id, req.name),),
-                previous=member,
-            )
+            raise
+        before: tuple[Broadcast, ...] = ()
+        if decision.leave_first is not None and member.name is not None:
+            before = (leave_notice(member, decision.leave_first, member.name),)
+        return MembershipOutcome(
+            ok=True,
+            before_leave=before,
+            left_office=decision.leave_first,
+            entered_office=req.office_id,
+            after_enter=(enter_notice(joined, req.office_id, req.name),),
+            previous=member,
+        )
 
     async def rollback(self, sid: str, outcome: MembershipOutcome) -> None:
         """Undo a join whose Socket.IO effects failed: the session is as it was before,
@@ -162,7 +187,7 @@ class Offices:
             await self.store.put(attrs.evolve(member, name=None, office_id=None))
             return MembershipOutcome(
                 ok=True,
-                before_leave=(_leave_notice(member, office_id, member.name),),
+                before_leave=(leave_notice(member, office_id, member.name),),
                 left_office=office_id,
             )
 
@@ -173,6 +198,6 @@ class Offices:
                 return MembershipOutcome(ok=True)
             return MembershipOutcome(
                 ok=True,
-                before_leave=(_leave_notice(member, member.office_id, member.name),),
+                before_leave=(leave_notice(member, member.office_id, member.name),),
                 left_office=member.office_id,
             )

@@ -54,6 +54,35 @@ def _path(value: str) -> str:
     return path
 
 
+def _redis_url(value: str | None) -> str | None:
+    if value is None:
+        return None
+    url = value.strip()
+    if not url.startswith(("redis://", "rediss://", "unix://")):
+        raise SettingsError(
+            f"redis_url must look like redis://HOST:PORT/DB (or rediss://, unix://), got {value!r}"
+        )
+    return url
+
+
+def _key_part(label: str, value: str) -> str:
+    text = value.strip()
+    # Braces would break the Redis Cluster hash tag the keys are wrapped in.
+    if not text or len(text) > 64 or any(c.isspace() or c in "{}" for c in text):
+        raise SettingsError(
+            f"{label} must be 1..64 characters without spaces or braces, got {value!r}"
+        )
+    return text
+
+
+def _redis_prefix(value: str) -> str:
+    return _key_part("redis_prefix", value)
+
+
+def _node_id(value: str | None) -> str | None:
+    return None if value is None else _key_part("node_id", value)
+
+
 def _log_level(value: str) -> str:
     level = value.strip().upper()
     if level not in ("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG"):
@@ -100,6 +129,10 @@ class ServerSettings:
     log_format: str = attrs.field(default="text", converter=_log_format)
     log_protocol: bool = False
     shutdown_grace: float = attrs.field(default=10.0, validator=_non_negative)
+    redis_url: str | None = attrs.field(default=None, converter=_redis_url, repr=False)
+    redis_prefix: str = attrs.field(default="a2c", converter=_redis_prefix)
+    node_id: str | None = attrs.field(default=None, converter=_node_id)
+    node_ttl: float = attrs.field(default=6.0, validator=_positive)
 
     def __attrs_post_init__(self) -> None:
         if self.auth_token is not None and not self.auth_token:

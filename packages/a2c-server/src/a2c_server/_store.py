@@ -19,7 +19,7 @@ from a2c_protocol import Role
 from ._exceptions import StateConflictError
 from ._rules import Member
 
-__all__ = ["MemoryStateStore", "StateStore", "StoreStats"]
+__all__ = ["MemoryStateStore", "StateStore", "StoreStats", "check_member_shape"]
 
 
 @attrs.frozen
@@ -28,6 +28,12 @@ class StoreStats:
 
     connections: int
     offices: int
+
+
+def check_member_shape(member: Member) -> None:
+    """Raise :class:`StateConflictError` unless the member has a name and an office, or neither."""
+    if (member.name is None) != (member.office_id is None):
+        raise StateConflictError("a member has both a name and an office, or neither")
 
 
 class StateStore(Protocol):
@@ -103,8 +109,7 @@ class MemoryStateStore:
     # -- consistency ---------------------------------------------------------------
 
     def _check(self, member: Member) -> None:
-        if (member.name is None) != (member.office_id is None):
-            raise StateConflictError("a member has both a name and an office, or neither")
+        check_member_shape(member)
         if member.name is not None:
             owner = self._names.get(member.name)
             if owner is not None and owner != member.sid:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
+import uuid
 from collections.abc import AsyncIterator
 
 import attrs
@@ -24,20 +26,39 @@ import uvicorn
 from a2c_protocol import NAMESPACE, PROTOCOL_VERSION, Event
 from a2c_server import A2CServerApp, AuthProvider, ServerSettings, StateStore, create_app
 
-__all__ = ["RawClient", "RunningServer", "close_client", "connect_raw", "running_server"]
+__all__ = [
+    "RawClient",
+    "RunningServer",
+    "close_client",
+    "connect_raw",
+    "running_nodes",
+    "running_server",
+]
 
 _HOST = "127.0.0.1"
 
 
 @attrs.frozen
 class RunningServer:
-    """A server started by :func:`running_server`."""
+    """A server started by :func:`running_server` (or the first node of :func:`running_nodes`).
+
+    ``nodes`` lists every node of a multi-node deployment; :func:`connect_raw` spreads
+    clients over them in turn.
+    """
 
     url: str
     port: int
     socketio_path: str
     settings: ServerSettings
     app: A2CServerApp
+    nodes: tuple[RunningServer, ...] = ()
+    _turn: itertools.count[int] = attrs.field(factory=itertools.count, eq=False, repr=False)
+
+    def next_node(self) -> RunningServer:
+        """The node the next client should use (this one on a single-node server)."""
+        if not self.nodes:
+            return self
+        return self.nodes[next(self._turn) % len(self.nodes)]
 
 
 def _bound_port(server: uvicorn.Server) -> int:
@@ -132,6 +153,31 @@ async def running_server(
                 await task
 
 
+@contextlib.asynccontextmanager
+async def running_nodes(
+    redis_url: str,
+    settings: ServerSettings | None = None,
+    *,
+    count: int = 2,
+    auth: AuthProvider | None = None,
+) -> AsyncIterator[RunningServer]:
+    """``count`` Server nodes sharing ``redis_url`` under a fresh key prefix.
+
+    Returns the first node with ``nodes`` set, so :func:`connect_raw` spreads clients.
+    """
+    base = attrs.evolve(
+        settings or ServerSettings(), redis_url=redis_url, redis_prefix=uuid.uuid4().hex[:12]
+    )
+    async with contextlib.AsyncExitStack() as stack:
+        nodes = [
+            await stack.enter_async_context(
+                running_server(attrs.evolve(base, node_id=f"node-{i}"), auth=auth)
+            )
+            for i in range(count)
+        ]
+        yield attrs.evolve(nodes[0], nodes=tuple(nodes))
+
+
 class RawClient:
     """A bare python-socketio client on ``/smcp`` that records every ``notify:*`` it gets.
 
@@ -188,7 +234,11 @@ async def connect_raw(
     transports: list[str] | None = None,
     reconnection: bool = False,
 ) -> AsyncIterator[RawClient]:
-    """Connect a :class:`RawClient` as ``role`` (``auth`` adds fields; it may override role)."""
+    """Connect a :class:`RawClient` as ``role`` (``auth`` adds fields; it may override role).
+
+    On a multi-node ``server`` each call connects to the next node in turn.
+    """
+    server = server.next_node()
     sio = socketio.AsyncClient(reconnection=reconnection)
     client = RawClient(sio)
     await sio.connect(

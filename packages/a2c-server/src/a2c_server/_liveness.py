@@ -1,0 +1,225 @@
+"""Node liveness for the Redis store: heartbeats, reaping dead nodes, watching remote peers.
+
+Each node refreshes a heartbeat key (TTL ``node_ttl``) every third of the TTL. On the same
+tick it reaps every node whose key expired: one Lua script drops that node's sessions and
+the node itself, so exactly one survivor gets them and sends the ``notify:leave_office``
+a clean disconnect would have sent.
+
+When the registry forgot this node (Redis restarted, or a survivor reaped it while it
+could not heartbeat) or a write failed midway, the node resyncs: it puts back the
+sessions it hosts, drops the ones that disconnected meanwhile, and tells the offices.
+
+:class:`RemoteCalls` settles calls to a Computer on another node: every ``poll`` seconds
+one round trip asks whether the targets are still registered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Final
+
+import attrs
+
+from ._exceptions import StateConflictError, StoreUnavailableError
+from ._logs import log
+from ._offices import Broadcast, enter_notice, leave_notice
+from ._redis_store import RedisStateStore
+from ._rules import Member
+
+__all__ = ["NodeLiveness", "RemoteCalls"]
+
+_log = logging.getLogger("a2c_server.liveness")
+
+BroadcastFn = Callable[[tuple[Broadcast, ...]], Awaitable[None]]
+LeaveRoomFn = Callable[[str, str], Awaitable[None]]
+
+#: How often a pending cross-node call checks that its Computer is still registered.
+REMOTE_POLL: Final = 0.5
+
+
+def _leave_notices(members: Iterable[Member]) -> tuple[Broadcast, ...]:
+    return tuple(
+        leave_notice(m, m.office_id, m.name)
+        for m in members
+        if m.office_id is not None and m.name is not None
+    )
+
+
+class NodeLiveness:
+    """Keeps this node registered and reaps the dead ones (one background task)."""
+
+    def __init__(
+        self,
+        store: RedisStateStore,
+        *,
+        ttl: float,
+        broadcast: BroadcastFn,
+        leave_room: LeaveRoomFn,
+    ) -> None:
+        self.store = store
+        self.ttl = ttl
+        self._broadcast = broadcast
+        self._leave_room = leave_room
+        self._task: asyncio.Task[None] | None = None
+        self._stopping = asyncio.Event()
+        #: False while the last heartbeat could not reach Redis.
+        self.redis_ok = False
+        self.epoch: str | None = None
+
+    async def start(self) -> None:
+        """Start clean (forget a previous process with this id), then heartbeat."""
+        stale = await self.store.reap_self()
+        if stale:
+            log(_log, logging.WARNING, "node restarted: dropped its previous sessions",
+                node=self.store.node_id, sessions=len(stale))  # fmt: skip
+            await self._broadcast(_leave_notices(stale))
+        beat = await self.store.heartbeat(self.ttl)
+        self.redis_ok, self.epoch = True, beat.epoch
+        self._task = asyncio.get_running_loop().create_task(self._run())
+
+    async def stop(self) -> None:
+        self._stopping.set()
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        with contextlib.suppress(StoreUnavailableError):
+            await self.store.retire()
+
+    async def _run(self) -> None:
+        interval = self.ttl / 3
+        while not self._stopping.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), interval)
+                return
+            try:
+                await self.tick()
+            except Exception:
+                _log.exception("liveness tick failed node=%s", self.store.node_id)
+
+    async def tick(self) -> None:
+        """One heartbeat, a resync when the registry lost track of us, one reap round."""
+        try:
+            beat = await self.store.heartbeat(self.ttl)
+            if not self.redis_ok:
+                log(_log, logging.WARNING if self.epoch else logging.INFO, "registry reachable",
+                    node=self.store.node_id)  # fmt: skip
+            self.redis_ok = True
+            self.epoch = beat.epoch
+            if not beat.kept or beat.reaped or self.store.dirty:
+                await self.resync(announce=beat.reaped)
+            reaped = await self.store.reap_dead()
+        except StoreUnavailableError as exc:
+            if self.redis_ok or self.epoch is None:
+                log(_log, logging.WARNING, "registry unavailable", node=self.store.node_id,
+                    reason=exc)  # fmt: skip
+            self.redis_ok = False
+            return
+        if reaped:
+            log(_log, logging.WARNING, "reaped sessions of a dead node",
+                node=self.store.node_id, sessions=len(reaped))  # fmt: skip
+            await self._broadcast(_leave_notices(reaped))
+
+    async def resync(self, *, announce: bool) -> None:
+        """Make the registry match the sessions this node hosts.
+
+        ``announce``: the offices were told these sessions left (a survivor reaped this
+        node), so restored members are announced again.
+        """
+        self.store.dirty = False
+        local = self.store.local_sessions()
+        try:
+            gone = await self.store.stored_local_sids() - local.keys()
+            removed = [m for sid in gone if (m := await self.store.remove(sid)) is not None]
+            restored: list[Member] = []
+            evicted: list[Member] = []
+            for member in local.values():
+                try:
+                    await self.store.put(member)
+                    restored.append(member)
+                except StateConflictError:
+                    # Someone took the name or the seat while the registry had lost us.
+                    await self.store.put(attrs.evolve(member, name=None, office_id=None))
+                    evicted.append(member)
+        except BaseException:
+            self.store.dirty = True
+            raise
+        log(_log, logging.WARNING if local or removed else logging.INFO,
+            "resynced this node's sessions with the registry", node=self.store.node_id,
+            restored=len(restored), removed=len(removed), evicted=len(evicted))  # fmt: skip
+        for member in evicted:
+            log(_log, logging.WARNING, "session lost its office in a resync", sid=member.sid,
+                name=member.name, office=member.office_id)  # fmt: skip
+            if member.office_id is not None:
+                await self._leave_room(member.sid, member.office_id)
+        await self._broadcast(_leave_notices([*removed, *evicted]))
+        if announce:
+            await self._broadcast(
+                tuple(
+                    enter_notice(m, m.office_id, m.name)
+                    for m in restored
+                    if m.office_id is not None and m.name is not None
+                )
+            )
+
+
+class RemoteCalls:
+    """Settles waits on Computers hosted by other nodes when they leave the registry.
+
+    :meth:`watch` returns a future that resolves when ``sid`` is no longer registered and
+    fails with :class:`StoreUnavailableError` when the registry cannot be asked or was
+    reset (its acks may be lost). Cancel the future when the call ends.
+    """
+
+    def __init__(self, store: RedisStateStore, *, poll: float = REMOTE_POLL) -> None:
+        self.store = store
+        self.poll = poll
+        self._watched: dict[asyncio.Future[None], str] = {}
+        self._task: asyncio.Task[None] | None = None
+        self._epoch: str | None = None
+
+    def watch(self, sid: str) -> asyncio.Future[None]:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+        self._watched[future] = sid
+        if self._task is None or self._task.done():
+            self._task = loop.create_task(self._run())
+        return future
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def _run(self) -> None:
+        while True:
+            await asyncio.sleep(self.poll)
+            for future in [f for f in self._watched if f.done()]:
+                del self._watched[future]
+            if not self._watched:
+                return
+            try:
+                await self._check()
+            except Exception:
+                _log.exception("remote call watch failed")
+
+    async def _check(self) -> None:
+        pending = list(self._watched.items())
+        try:
+            epoch, present = await self.store.sessions_exist(sid for _, sid in pending)
+            if self._epoch is not None and epoch != self._epoch:
+                raise StoreUnavailableError("registry unavailable: it was reset")
+        except StoreUnavailableError as exc:
+            self._epoch = None
+            for future, _ in pending:
+                if not future.done():
+                    future.set_exception(exc)
+            return
+        self._epoch = epoch
+        for (future, _), here in zip(pending, present, strict=True):
+            if not here and not future.done():
+                future.set_result(None)
