@@ -15,6 +15,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from a2c_agent import AsyncAgent, JoinOfficeError, RemoteError
+from a2c_testkit.mcp_servers import stdio_server_config
 from a2c_testkit.triangle import (
     deployment,
     eventually,
@@ -132,3 +133,24 @@ async def _restarted(url: str) -> bool:
         sample(text, "a2c_computer_mcp_server_restarts_total", mcp_server="desk") == 1
         and sample(text, "a2c_computer_mcp_server_state", mcp_server="desk", state="ready") == 1
     )
+
+
+async def test_blob_bytes_served_counts_the_chunks_an_agent_read(
+    procs: Any, tmp_path: Path
+) -> None:
+    entry = stdio_server_config("bulk", "bulk", default_tool_meta={"auto_apply": True})
+    config = write_config(tmp_path / "computer.json", [entry])
+    async with deployment(
+        procs.log_dir, config, computer_name="box-1", track=procs.track,
+        computer_args=["--metrics-port", "0", "--blob-spool-dir", str(tmp_path / "spool")],
+    ) as t:  # fmt: skip
+        url = await metrics_url(t.computer)
+        result = await t.agent.call_tool(
+            "box-1", "png", {"size": 300_000, "seed": 3}, timeout=60, drain_blobs=False
+        )
+        meta = result.content[0]["_meta"]
+        assert sample(await scrape(url), "a2c_computer_blob_bytes_served_total") == 0
+        blob = await t.agent.read_blob("box-1", meta["a2c_blob_handle"])
+        assert blob.size == meta["a2c_total_size"]
+        served = sample(await scrape(url), "a2c_computer_blob_bytes_served_total")
+    assert served == blob.size

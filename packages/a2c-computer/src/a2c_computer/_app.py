@@ -108,6 +108,7 @@ class Computer(ComputerCore):
                 reconnect=reconnect,
                 connect_timeout=connect_timeout,
             )
+            self._link.on_blob_served = self.metrics.blob_served
 
     @property
     def link(self) -> ComputerLink | None:

@@ -86,6 +86,8 @@ class ComputerLink:
         with_version_query(server_url)  # validates the URL and refuses a hand-set a2c_version
         self._core = core
         self._blobs = blobs
+        #: Told the raw size of every blob chunk served (the Computer's metrics).
+        self.on_blob_served: Callable[[int], None] | None = None
         self.name = name
         self._url = server_url
         self.office_id = office_id
@@ -397,7 +399,11 @@ class ComputerLink:
         req = from_wire(GetBlobReq, data)
         self._check_target(req.computer)
         # One chunk read from the spool (page cache) is cheaper than a thread hop.
-        return serve_get_blob(self._blobs, req)
+        answer = serve_get_blob(self._blobs, req)
+        chunk = answer.get("blob")
+        if isinstance(chunk, str) and self.on_blob_served is not None:
+            self.on_blob_served(_decoded_size(chunk))
+        return answer
 
     async def _on_cancel(self, *args: Any) -> None:
         try:
@@ -411,6 +417,11 @@ class ComputerLink:
 
 #: Handlers that size their own answers (sideband, chunk clamping): no second measure.
 _SIZED_BY_HANDLER = frozenset({Event.TOOL_CALL, Event.GET_BLOB})
+
+
+def _decoded_size(b64: str) -> int:
+    """Bytes a base64 text decodes to, without decoding it."""
+    return len(b64) * 3 // 4 - (len(b64[-2:]) - len(b64[-2:].rstrip("=")))
 
 
 class _WrongComputer(Exception):
