@@ -6,9 +6,11 @@ The Server is ``a2c-server`` (1 MB message limit), the Computer ``a2c-computer r
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextlib
 import hashlib
+import json
 import os
 import sys
 from collections.abc import AsyncIterator, Sequence
@@ -19,6 +21,7 @@ import pytest
 
 from a2c_agent import AsyncAgent, BlobNotAccessibleError, result_error_code
 from a2c_testkit.mcp_servers import stdio_server_config
+from a2c_testkit.processes import bin_path
 from a2c_testkit.triangle import Deployment, computer_process, deployment, eventually, write_config
 
 MB = 1_000_000
@@ -176,3 +179,52 @@ async def test_bad_blob_requests_get_their_4018_reason(procs: Any, tmp_path: Pat
         assert await computer_sid(agent, "box-1") == sid
         ok = await agent.call_tool("box-1", "text", {"size": 10}, timeout=60)
         assert not ok.is_error
+
+
+async def run_cli(*argv: str) -> tuple[int, str, str]:
+    process = await asyncio.create_subprocess_exec(
+        bin_path("a2c-agent"),
+        *argv,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 120)
+    assert process.returncode is not None
+    return process.returncode, out.decode(), err.decode()
+
+
+async def test_cli_downloads_a_blob_and_saves_binary_items(procs: Any, tmp_path: Path) -> None:
+    async with bulk_triangle(procs, tmp_path) as t:
+        result = await t.agent.call_tool(
+            "box-1", "png", {"size": 2 * MB, "seed": 3}, timeout=60, drain_blobs=False
+        )
+        handle = result.content[0]["_meta"]["a2c_blob_handle"]
+        sha, size = facts(result)
+        await t.agent.leave_office()  # the office has one Agent seat: hand it to the CLI
+        base = ["--server", t.server.url, "--office", t.office, "--json"]
+
+        target = tmp_path / "pulled.png"
+        code, out, err = await run_cli(*base, "blob", "box-1", handle, "-o", str(target))
+        assert code == 0, err
+        assert json.loads(out) == {
+            "file": str(target),
+            "size": size,
+            "sha256": sha,
+            "mime_type": "image/png",
+        }
+        assert hashlib.sha256(target.read_bytes()).hexdigest() == sha
+
+        saved = tmp_path / "saved"
+        params = json.dumps({"size": 2 * MB, "seed": 4})
+        code, out, err = await run_cli(
+            *base, "call", "box-1", "png", params, "--save-dir", str(saved)
+        )
+        assert code == 0, err
+        printed = json.loads(out)
+        image, text = printed["content"]
+        path = Path(image["_meta"]["a2c_saved_to"])
+        assert image["data"] == "" and path.parent == saved and path.suffix == ".png"
+        assert hashlib.sha256(path.read_bytes()).hexdigest() == text["text"].split()[0][7:]
+
+        code, _, err = await run_cli(*base, "blob", "box-1", "forged", "-o", str(tmp_path / "x"))
+        assert code == 1 and "4018" in err
