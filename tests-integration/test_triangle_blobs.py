@@ -228,3 +228,19 @@ async def test_cli_downloads_a_blob_and_saves_binary_items(procs: Any, tmp_path:
 
         code, _, err = await run_cli(*base, "blob", "box-1", "forged", "-o", str(tmp_path / "x"))
         assert code == 1 and "4018" in err
+
+
+async def test_raising_both_limits_lets_a_5mb_text_through(procs: Any, tmp_path: Path) -> None:
+    limit = str(8 * MB)
+    async with deployment(
+        procs.log_dir,
+        bulk_config(tmp_path),
+        computer_name="box-1",
+        track=procs.track,
+        server_args=["--max-message-bytes", limit],
+        computer_args=["--blob-spool-dir", str(tmp_path / "spool"), "--max-message-bytes", limit],
+    ) as t:
+        sid = await computer_sid(t.agent, "box-1")
+        text = await t.agent.call_tool("box-1", "text", {"size": 5 * MB}, timeout=120)
+        assert not text.is_error and len(text.content[0]["text"]) == 5 * MB
+        assert await computer_sid(t.agent, "box-1") == sid

@@ -674,6 +674,9 @@ class AsyncAgent:
             handle_sigint=False,
             request_timeout=self._connect_timeout,  # Engine.IO handshake/POST wait
             http_session=lambda: aiohttp.ClientSession(ws_response_class=recorder),
+            # The Server bounds every message (--max-message-bytes); aiohttp's own 4 MiB
+            # default would drop the link of a deployment that raised that limit.
+            websocket_extra_options={"max_msg_size": 0},
         )
         sio.on("connect", self._on_connect, namespace=NAMESPACE)
         sio.on("connect_error", self._on_connect_error, namespace=NAMESPACE)

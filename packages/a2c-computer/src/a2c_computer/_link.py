@@ -124,7 +124,13 @@ class ComputerLink:
         return {**self._auth, **extra, "role": Role.COMPUTER.value}
 
     def _new_client(self) -> socketio.AsyncClient:
-        sio = socketio.AsyncClient(reconnection=False, handle_sigint=False)
+        # The Server bounds every message (--max-message-bytes); aiohttp's own 4 MiB default
+        # would drop the link of a deployment that raised that limit.
+        sio = socketio.AsyncClient(
+            reconnection=False,
+            handle_sigint=False,
+            websocket_extra_options={"max_msg_size": 0},
+        )
         handlers: dict[Event, Callable[[Any], Awaitable[Any]]] = {
             Event.TOOL_CALL: self._on_tool_call,
             Event.GET_TOOLS: self._on_get_tools,
