@@ -39,15 +39,15 @@ async def test_check_on_a_conformant_server_exits_zero(servers: Any, tmp_path: P
         tmp_path,
         {
             "desk": servers.desk("desk", "--profile", "conformant"),
-            "plain": servers.plain(),
+            "plain": servers.plain(tool_prefix="plain_"),  # its echo would clash with desk's
             "off": servers.desk("off", disabled=True),
         },
     )
     code, out, _ = await cli("check", "--config", str(config))
     assert code == 0, out
     assert "MCP server desk: ready" in out and "MCP server off: disabled" in out
-    assert "window://org.a2c.test.desk/main" in out and "echo" in out
-    assert "v0.2 conformant" in out
+    assert "window://org.a2c.test.desk/main" in out and "plain_echo, plain_search" in out
+    assert "v0.2 conformant" in out and "clash" not in out
 
 
 async def test_check_on_a_non_conformant_server_lists_every_problem(
@@ -180,3 +180,30 @@ async def test_run_with_a_refused_token_exits_at_once_with_the_servers_reason(
     assert code == 1, err
     assert "refused this Computer: [401] Authentication failed: invalid token" in err
     assert "not reachable yet" not in err and "Traceback" not in err
+
+
+async def test_check_prints_each_clash_once_with_the_fix_and_no_empty_tool_lists(
+    servers: Any, tmp_path: Path
+) -> None:
+    """Issue 16 item 7: three copies of one server lost every tool, silently."""
+    config = write_config(
+        tmp_path,
+        {name: servers.desk(name, "--profile", "conformant") for name in ("a", "b", "c")},
+    )
+    code, out, _ = await cli("check", "--config", str(config))
+    assert code == 1, out
+    assert "tools (0)" not in out
+    assert out.count("hidden by name clashes") == 2  # b and c, whose tools a keeps
+    assert out.count("of MCP server b (") == 1 and out.count("of MCP server c (") == 1
+    assert 'Fix: add "tool_prefix": "b_" to servers.b' in out
+    assert 'Fix: add "tool_prefix": "c_" to servers.c' in out
+
+
+async def test_check_never_calls_unchecked_servers_conformant(tmp_path: Path) -> None:
+    """Issue 16 item 16: every server failed, yet it said 'windows: v0.2 conformant'."""
+    broken = {"type": "stdio", "name": "broken", "server_parameters": {"command": "/nonexistent/x"}}
+    config = write_config(tmp_path, {"broken": broken})
+    code, out, _ = await cli("check", "--config", str(config), "--timeout", "5")
+    assert code == 1
+    assert "conformant" not in out
+    assert "windows: NOT checked for broken" in out

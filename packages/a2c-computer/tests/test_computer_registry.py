@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import json
-import logging
 from typing import Any
-
-import pytest
 
 from a2c_computer import build_registry, merge_tool_meta
 from a2c_computer._registry import LookupKind
@@ -107,18 +104,17 @@ def test_forbidden_tools_hidden_and_matched_by_name_or_alias() -> None:
     assert registry.lookup("rm").kind is LookupKind.FORBIDDEN
 
 
-def test_clash_is_deterministic_warned_and_keeps_other_tools(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
+def test_clash_is_deterministic_recorded_and_keeps_other_tools() -> None:
+    from a2c_computer._registry import Clash
+
     servers = cfg({"zeta": {}, "alpha": {}})
-    with caplog.at_level(logging.WARNING):
-        registry = build_registry(
-            servers,
-            {"zeta": [tool("search"), tool("z_only")], "alpha": [tool("search"), tool("a_only")]},
-        )
+    registry = build_registry(
+        servers,
+        {"zeta": [tool("search"), tool("z_only")], "alpha": [tool("search"), tool("a_only")]},
+    )
     assert sorted(registry.names()) == ["a_only", "search", "z_only"]
     assert registry.entries["search"].server == "alpha"
-    assert "clash" in caplog.text and "alias" in caplog.text
+    assert registry.clashes == (Clash("search", "alpha", "zeta", "search"),)
 
 
 def test_tool_meta_carries_annotations_and_server_meta_as_simple_values() -> None:
@@ -137,3 +133,39 @@ def test_tool_meta_carries_annotations_and_server_meta_as_simple_values() -> Non
     assert json.loads(str(smcp.meta["deep"])) == {"a": [1]}
     assert isinstance(smcp.meta["a2c_tool_meta"], str)
     assert smcp.return_schema == {"type": "object"} and smcp.params_schema == {"type": "object"}
+
+
+def test_tool_prefix_renames_every_unaliased_tool_and_the_owner_is_in_meta() -> None:
+    """Issue 16 item 7: copies of one server side by side; the Agent can show the owner."""
+    from a2c_computer._registry import OWNER_META_KEY, clash_advice
+    from a2c_protocol import config_from_json
+
+    def entry(name: str, **fields: object) -> dict[str, object]:
+        return {"type": "stdio", "name": name, "server_parameters": {"command": "x"}, **fields}
+
+    config = config_from_json(
+        {
+            "servers": {
+                "a": entry("a"),
+                "b": entry("b", tool_prefix="b_", tool_meta={"keep": {"alias": "kept"}}),
+                "c": entry("c"),
+            }
+        }
+    )
+    raw = [{"name": "echo"}, {"name": "keep"}]
+    registry = build_registry(config.servers, {"a": raw, "b": raw, "c": raw})
+    assert sorted(registry.names()) == ["b_echo", "echo", "keep", "kept"]
+    assert registry.lookup("b_echo").entry is not None
+    assert registry.lookup("b_echo").entry.original == "echo"  # type: ignore[union-attr]
+    assert {t.name: t.meta[OWNER_META_KEY] for t in registry.tools()} == {
+        "echo": "a",
+        "keep": "a",
+        "b_echo": "b",
+        "kept": "b",
+    }
+    assert [(c.name, c.kept, c.lost) for c in registry.clashes] == [
+        ("echo", "a", "c"),
+        ("keep", "a", "c"),
+    ]
+    (advice,) = clash_advice(registry.clashes, config.servers)
+    assert "2 tool(s) of MCP server c (echo, keep)" in advice and '"tool_prefix": "c_"' in advice

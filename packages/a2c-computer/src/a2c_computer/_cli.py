@@ -27,14 +27,12 @@ from typing import Any, Literal
 from a2c_protocol import ProtocolVersionError
 
 from ._app import Computer
+from ._check_cmd import run_check
 from ._cli_args import apply_env, blob_settings, build_parser
-from ._computer import ComputerCore
 from ._config import load_config
 from ._confirm import ConsoleConfirmer, foreground_terminal
 from ._exceptions import ComputerError, ConfigError, LinkError
-from ._lint import LintFinding, lint_windows
 from ._logging import configure_logging, register_secret
-from ._mcp import ServerStatus
 from ._metrics import serve_metrics
 from ._reload import ConfigReloader
 from ._shutdown import drain
@@ -138,59 +136,9 @@ async def _run(args: argparse.Namespace) -> int:
 
 
 async def _check(args: argparse.Namespace) -> int:
-    config = load_config(args.config)
-    core = ComputerCore(
-        config,
-        restart=False,
-        start_timeout=args.timeout,
-        interactive=foreground_terminal(sys.stdin),
+    return await run_check(
+        load_config(args.config), timeout=args.timeout, interactive=foreground_terminal(sys.stdin)
     )
-    failed = False
-    resources: dict[str, list[dict[str, Any]]] = {}
-    async with core:
-        states = core.server_states()
-        for name in sorted(states):
-            state = states[name]
-            print(
-                f"MCP server {name}: {state.status}"
-                + (f" — {state.last_error}" if state.last_error else "")
-            )
-            server = core.server(name)
-            if state.status == ServerStatus.DISABLED.value:
-                continue
-            if server is None or server.status is not ServerStatus.READY:
-                failed = True
-                continue
-            own = [t.name for t in core.tools() if core.tool_server(t.name) == name]
-            print(f"  tools ({len(own)}): {', '.join(own) or '-'}")
-            if server.has_resources:
-                try:
-                    listed = await server.list_all("resources/list", "resources")
-                except Exception as exc:
-                    print(f"  resources/list failed: {exc}")
-                    failed = True
-                    continue
-                resources[name] = listed
-                windows = [
-                    r.get("uri") for r in listed if str(r.get("uri", "")).startswith("window://")
-                ]
-                print(f"  windows ({len(windows)}): {', '.join(map(str, windows)) or '-'}")
-                if windows and not server.can_subscribe:
-                    print(
-                        "  ! resources.subscribe is not declared: the Computer will not show "
-                        "these windows"
-                    )
-                    failed = True
-            else:
-                print("  no resources capability")
-    findings: list[LintFinding] = lint_windows(resources)
-    if findings:
-        print(f"\n{len(findings)} v0.2 conformance problem(s):")
-        for finding in findings:
-            print(f"  {finding}")
-    else:
-        print("\nwindows: v0.2 conformant")
-    return 1 if failed or findings else 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

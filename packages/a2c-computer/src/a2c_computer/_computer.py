@@ -51,7 +51,14 @@ from ._inputs import InputResolver, PromptFn
 from ._invoke import invoke_tool
 from ._logging import call_outcome, log_tool_call
 from ._mcp import McpServer, NotificationKind, ServerStatus
-from ._registry import LookupKind, ToolEntry, ToolRegistry, build_registry
+from ._registry import (
+    Clash,
+    LookupKind,
+    ToolEntry,
+    ToolRegistry,
+    build_registry,
+    clash_advice,
+)
 from ._reload import plan_reload
 from ._vrl import VrlProgram
 
@@ -117,6 +124,7 @@ class ComputerCore:
         self._inflight: dict[str, asyncio.Task[CallToolResult]] = {}
         self._cancelled: set[str] = set()
         self._invoked: set[str] = set()
+        self._warned_clashes: set[Clash] = set()
         self._listeners: list[UpdateListener] = []
         self._side: set[asyncio.Task[Any]] = set()
         self._locks: dict[str, asyncio.Lock] = {}
@@ -304,7 +312,17 @@ class ComputerCore:
 
     def _build_registry(self) -> ToolRegistry:
         running = {n: t for n, t in self._tools.items() if n in self._servers}
-        return build_registry(self._config.servers, running)
+        registry = build_registry(self._config.servers, running)
+        # Each clash is warned about once, not at every rebuild of the tool list.
+        fresh = [c for c in registry.clashes if c not in self._warned_clashes]
+        self._warned_clashes.update(fresh)
+        for line in clash_advice(fresh, self._config.servers):
+            logger.warning("tool name clash: %s", line)
+        return registry
+
+    def clashes(self) -> tuple[Clash, ...]:
+        """Tools left out because another MCP server exposes the same name."""
+        return self._registry.clashes
 
     def _rebuild_and_announce(self) -> None:
         before = self._registry.fingerprint()

@@ -4,14 +4,18 @@ Rules:
 
 * tools of a server are its MCP ``tools/list`` (all pages) minus ``forbidden_tools``; a
   forbidden entry matches the original name or the alias;
-* the exposed name is ``tool_meta[original].alias`` when set, else the original name;
+* the exposed name is ``tool_meta[original].alias`` when set, else the server's
+  ``tool_prefix`` (an SDK extension, default none) followed by the original name;
 * ToolMeta merge is shallow: each non-null field of the tool's own entry overrides
   ``default_tool_meta``; no entry and no default → no ``a2c_tool_meta`` key;
 * ``SMCPTool.meta`` = the MCP tool's own ``_meta`` keys (complex values JSON-stringified),
-  ``MCP_TOOL_ANNOTATION`` (JSON string of MCP annotations) and ``a2c_tool_meta``;
+  ``MCP_TOOL_ANNOTATION`` (JSON string of MCP annotations), ``a2c_tool_meta`` and
+  ``a2c_mcp_server`` (:data:`OWNER_META_KEY`: the configured MCP server owning the tool,
+  so an Agent can show it);
 * an exposed-name clash between servers is resolved deterministically: servers are taken
-  in alphabetical order and the first one keeps the name; the later tool is left out with
-  a WARN suggesting an alias (the other tools of both servers stay);
+  in alphabetical order and the first one keeps the name; the later tool is left out and
+  recorded as a :class:`Clash` (the other tools of both servers stay); :func:`clash_advice`
+  words each pair of servers once, with the fix (a ``tool_prefix``);
 * lookup: exposed name → (server, original tool); a forbidden name → "forbidden" (4002);
   anything else → "unknown" (4001).
 """
@@ -37,7 +41,20 @@ from a2c_protocol import (
     encode_tool_meta,
 )
 
-__all__ = ["Lookup", "LookupKind", "ToolEntry", "ToolRegistry", "build_registry", "merge_tool_meta"]
+__all__ = [
+    "OWNER_META_KEY",
+    "Clash",
+    "Lookup",
+    "LookupKind",
+    "ToolEntry",
+    "ToolRegistry",
+    "build_registry",
+    "clash_advice",
+    "merge_tool_meta",
+]
+
+#: ``SMCPTool.meta`` key naming the MCP server (its configured name) that owns the tool.
+OWNER_META_KEY = "a2c_mcp_server"
 
 logger = logging.getLogger("a2c_computer.tools")
 
@@ -84,7 +101,42 @@ class Lookup:
     server: str | None = None
 
 
-def _smcp_tool(exposed: str, raw: Mapping[str, Any], meta: ToolMeta | None) -> SMCPTool:
+@attrs.frozen
+class Clash:
+    """Tool ``original`` of ``lost`` would be exposed as ``name``, which ``kept`` has."""
+
+    name: str
+    kept: str
+    lost: str
+    original: str
+
+
+def clash_advice(clashes: Sequence[Clash], configs: Mapping[str, MCPServerConfig]) -> list[str]:
+    """One line per (losing server, keeping server) pair, naming the tools and the fix."""
+    pairs: dict[tuple[str, str], list[Clash]] = {}
+    for clash in clashes:
+        pairs.setdefault((clash.lost, clash.kept), []).append(clash)
+    lines = []
+    for (lost, kept), group in sorted(pairs.items()):
+        names = ", ".join(c.name for c in group)
+        config = configs.get(lost)
+        prefix = config.tool_prefix if config is not None else None
+        fix = (
+            f'add "tool_prefix": "{lost}_" to servers.{lost}'
+            if not prefix
+            else f"change the tool_prefix {prefix!r} of servers.{lost}"
+        )
+        lines.append(
+            f"{len(group)} tool(s) of MCP server {lost} ({names}) have the names of tools of "
+            f"{kept}, which keeps them; {lost}'s are left out. Fix: {fix} (or give each a "
+            f"tool_meta alias)"
+        )
+    return lines
+
+
+def _smcp_tool(
+    exposed: str, raw: Mapping[str, Any], meta: ToolMeta | None, server: str
+) -> SMCPTool:
     attributes: Attributes = {}
     own = raw.get("_meta")
     if isinstance(own, Mapping):
@@ -95,6 +147,7 @@ def _smcp_tool(exposed: str, raw: Mapping[str, Any], meta: ToolMeta | None) -> S
         attributes[MCP_TOOL_ANNOTATION_KEY] = json.dumps(dict(annotations), ensure_ascii=False)
     if meta is not None:
         attributes[A2C_TOOL_META_KEY] = encode_tool_meta(meta)
+    attributes[OWNER_META_KEY] = server
     schema = raw.get("inputSchema")
     output = raw.get("outputSchema")
     return SMCPTool(
@@ -113,6 +166,7 @@ class ToolRegistry:
     entries: Mapping[str, ToolEntry]
     forbidden: frozenset[str]
     forbidden_owner: Mapping[str, str]
+    clashes: tuple[Clash, ...] = ()
 
     def tools(self) -> list[SMCPTool]:
         return [entry.tool for entry in self.entries.values()]
@@ -140,6 +194,7 @@ def build_registry(
 ) -> ToolRegistry:
     """Build the registry from each running server's raw MCP tool objects."""
     entries: dict[str, ToolEntry] = {}
+    clashes: list[Clash] = []
     forbidden: set[str] = set()
     owner: dict[str, str] = {}
     for server in sorted(tools):
@@ -156,25 +211,21 @@ def build_registry(
                 logger.warning("MCP server %s listed a tool without a name; skipped", server)
                 continue
             meta = merge_tool_meta(config.default_tool_meta, config.tool_meta.get(original))
-            exposed = meta.alias if meta is not None and meta.alias else original
+            exposed = (
+                meta.alias
+                if meta is not None and meta.alias
+                else f"{config.tool_prefix or ''}{original}"
+            )
             if original in banned or exposed in banned:
                 forbidden.update({original, exposed})
                 owner.setdefault(exposed, server)
                 continue
             previous = entries.get(exposed)
             if previous is not None:
-                logger.warning(
-                    "tool name clash: %r of MCP server %s is already exposed by %s; %s's tool "
-                    "is left out (set tool_meta.%s.alias in one of the servers)",
-                    exposed,
-                    server,
-                    previous.server,
-                    server,
-                    original,
-                )
+                clashes.append(Clash(exposed, previous.server, server, original))
                 continue
             entries[exposed] = ToolEntry(
-                exposed, server, original, meta, _smcp_tool(exposed, raw, meta)
+                exposed, server, original, meta, _smcp_tool(exposed, raw, meta, server)
             )
     # A name that is exposed by some server is callable even if another server forbids it.
-    return ToolRegistry(entries, frozenset(forbidden - set(entries)), owner)
+    return ToolRegistry(entries, frozenset(forbidden - set(entries)), owner, tuple(clashes))

@@ -292,6 +292,9 @@ class _ServerConfigBase:
     tool_meta: dict[str, ToolMeta] = attrs.Factory(dict)
     default_tool_meta: ToolMeta | None = None
     vrl: str | None = None
+    #: SDK extension (not a protocol field): prepended to every tool name of this server
+    #: that has no ``alias``, so copies of one server can live side by side.
+    tool_prefix: str | None = _opt()
 
 
 @attrs.frozen(kw_only=True)

@@ -1,0 +1,93 @@
+"""``a2c-computer check``: start the configured MCP servers locally and report on them.
+
+Rules:
+
+* every server is listed with its status; a ready one with every tool it has — tools that
+  lost a name clash are shown as hidden, never as ``tools (0)``;
+* each clash is printed once per pair of servers, with the fix (a ``tool_prefix``);
+* windows are linted against v0.2 only for the servers that answered; the servers that
+  did not are named as not checked, so "conformant" never covers what was not seen;
+* exit 1 when a server failed, a clash hides tools, or a window is non-conformant.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from a2c_protocol import ComputerConfig
+
+from ._computer import ComputerCore
+from ._lint import lint_windows
+from ._mcp import ServerStatus
+from ._registry import clash_advice
+
+__all__ = ["run_check"]
+
+
+async def run_check(config: ComputerConfig, *, timeout: float, interactive: bool) -> int:
+    """Print the report on stdout; returns the exit status."""
+    core = ComputerCore(config, restart=False, start_timeout=timeout, interactive=interactive)
+    problems = False
+    unchecked: list[str] = []
+    resources: dict[str, list[dict[str, Any]]] = {}
+    async with core:
+        states = core.server_states()
+        clashes = core.clashes()
+        for name in sorted(states):
+            state = states[name]
+            print(
+                f"MCP server {name}: {state.status}"
+                + (f" — {state.last_error}" if state.last_error else "")
+            )
+            server = core.server(name)
+            if state.status == ServerStatus.DISABLED.value:
+                continue
+            if server is None or server.status is not ServerStatus.READY:
+                problems = True
+                unchecked.append(name)
+                continue
+            own = [t.name for t in core.tools() if core.tool_server(t.name) == name]
+            hidden = [c.name for c in clashes if c.lost == name]
+            line = f"  tools ({len(own) + len(hidden)}): {', '.join(own) or '-'}"
+            if hidden:
+                line += f"; hidden by name clashes (see below): {', '.join(hidden)}"
+            print(line)
+            if not server.has_resources:
+                print("  no resources capability")
+                continue
+            try:
+                listed = await server.list_all("resources/list", "resources")
+            except Exception as exc:
+                print(f"  resources/list failed: {exc}")
+                problems = True
+                unchecked.append(name)
+                continue
+            resources[name] = listed
+            windows = [
+                r.get("uri") for r in listed if str(r.get("uri", "")).startswith("window://")
+            ]
+            print(f"  windows ({len(windows)}): {', '.join(map(str, windows)) or '-'}")
+            if windows and not server.can_subscribe:
+                print(
+                    "  ! resources.subscribe is not declared: the Computer will not show "
+                    "these windows"
+                )
+                problems = True
+        advice = clash_advice(clashes, config.servers)
+    if advice:
+        problems = True
+        print(f"\n{len(clashes)} tool name clash(es):")
+        for line in advice:
+            print(f"  {line}")
+    findings = lint_windows(resources)
+    if findings:
+        print(f"\n{len(findings)} v0.2 conformance problem(s):")
+        for finding in findings:
+            print(f"  {finding}")
+    elif resources:
+        print(f"\nwindows: v0.2 conformant ({', '.join(sorted(resources))})")
+    if unchecked:
+        print(f"windows: NOT checked for {', '.join(unchecked)} (see the errors above)")
+    elif not resources:
+        print("\nwindows: none to check (no ready server lists resources)")
+    return 1 if problems or findings else 0
