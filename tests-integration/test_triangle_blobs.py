@@ -105,7 +105,7 @@ async def test_hundred_images_keep_the_spool_capped_and_no_fds_leak(
     procs: Any, tmp_path: Path
 ) -> None:
     cap = 5 * MB
-    args = ["--blob-spool-max-bytes", str(cap), "--blob-ttl", "10"]
+    args = ["--blob-spool-max-bytes", str(cap), "--blob-ttl", "20"]
     async with bulk_triangle(procs, tmp_path, args) as t:
         spool = tmp_path / "spool-box-1"
         sid = await computer_sid(t.agent, "box-1")
@@ -122,7 +122,7 @@ async def test_hundred_images_keep_the_spool_capped_and_no_fds_leak(
         after = len(list(fds.iterdir()))
         assert after <= before + 5, (before, after)
         assert await computer_sid(t.agent, "box-1") == sid
-        await eventually(lambda: not spool_files(spool), timeout=90, what="spool emptied by TTL")
+        await eventually(lambda: not spool_files(spool), timeout=120, what="spool emptied by TTL")
 
 
 async def test_bad_blob_requests_get_their_4018_reason(procs: Any, tmp_path: Path) -> None:
