@@ -24,7 +24,7 @@ from typing import IO, Final
 
 import attrs
 
-__all__ = ["ArchiveError", "ArchiveLimits", "unpack_archive"]
+__all__ = ["ArchiveError", "ArchiveLimits", "safe_member_path", "unpack_archive"]
 
 _CHUNK: Final = 64 * 1024
 
@@ -41,7 +41,8 @@ class ArchiveLimits:
     max_bytes: int = 50 * 1024 * 1024
 
 
-def _member_path(dest: Path, name: str) -> Path:
+def safe_member_path(dest: Path, name: str) -> Path:
+    """``dest / name`` for a plain relative POSIX ``name``; :class:`ArchiveError` otherwise."""
     if not name or "\x00" in name or "\\" in name:
         raise ArchiveError(f"member {name!r}: not a plain relative name")
     pure = PurePosixPath(name)
@@ -90,7 +91,7 @@ def _tar_members(data: bytes) -> Iterator[tuple[tarfile.TarFile, tarfile.TarInfo
 def _unpack_tar(data: bytes, dest: Path, budget: _Budget) -> None:
     for archive, member in _tar_members(data):
         budget.member(member.name)
-        target = _member_path(dest, member.name)
+        target = safe_member_path(dest, member.name)
         if member.isdir():
             target.mkdir(parents=True, exist_ok=True)
         elif member.isfile():
@@ -118,7 +119,7 @@ def _unpack_zip(data: bytes, dest: Path, budget: _Budget) -> None:
                 raise ArchiveError(
                     f"member {info.filename!r}: a link or special file; only files and directories"
                 )
-            target = _member_path(dest, info.filename)
+            target = safe_member_path(dest, info.filename)
             if info.is_dir():
                 target.mkdir(parents=True, exist_ok=True)
                 continue
