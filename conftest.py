@@ -6,6 +6,7 @@ be deterministic on a noisy 2-core machine, and wall-clock deadlines are not.
 """
 
 import os
+import tempfile
 
 from hypothesis import HealthCheck, settings
 
@@ -20,3 +21,8 @@ settings.register_profile(
     derandomize=True,
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
+
+# Computers keep skills under the user's data directory by default: tests (and the
+# processes they start) get a private one, so neither the developer's skills leak in
+# nor test skills out.
+os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="a2c-test-data-")

@@ -3,6 +3,7 @@ import a2c_computer
 
 def test_public_surface_is_pinned() -> None:
     assert sorted(a2c_computer.__all__) == [
+        "ArchiveLimits",
         "BlobChunk",
         "BlobError",
         "BlobInfo",
@@ -29,11 +30,14 @@ def test_public_surface_is_pinned() -> None:
         "ServerRefusedError",
         "ServerState",
         "ServerStatus",
+        "SkillManager",
+        "SkillSettings",
         "SpoolUsage",
         "WindowInfo",
         "__version__",
         "build_registry",
         "classify_upstream_failure",
+        "default_skill_settings",
         "describe_window",
         "env_var_names",
         "lint_windows",

@@ -37,9 +37,11 @@ from ._mcp import ServerStatus
 from ._metrics import ComputerMetrics
 from ._registry import build_registry, merge_tool_meta
 from ._reload import ConfigReloader, ReloadPlan, plan_reload
+from ._skills import ArchiveLimits, SkillManager, SkillSettings, default_skill_settings
 from ._version import __version__
 
 __all__ = [
+    "ArchiveLimits",
     "BlobChunk",
     "BlobError",
     "BlobInfo",
@@ -66,11 +68,14 @@ __all__ = [
     "ServerRefusedError",
     "ServerState",
     "ServerStatus",
+    "SkillManager",
+    "SkillSettings",
     "SpoolUsage",
     "WindowInfo",
     "__version__",
     "build_registry",
     "classify_upstream_failure",
+    "default_skill_settings",
     "describe_window",
     "env_var_names",
     "lint_windows",

@@ -10,7 +10,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, Self
 
-from a2c_protocol import CallToolResult, ComputerConfig, JsonObject
+from a2c_protocol import CallToolResult, ComputerConfig, Event, JsonObject
 
 from ._blob_settings import BlobSettings
 from ._blobs import BlobStore
@@ -19,6 +19,7 @@ from ._exceptions import ComputerStateError
 from ._inputs import PromptFn
 from ._link import ComputerLink
 from ._metrics import ComputerMetrics
+from ._skills import SkillManager, SkillSettings, default_skill_settings
 
 __all__ = ["Computer"]
 
@@ -50,6 +51,11 @@ class Computer(ComputerCore):
     travel by handle, and the message limit no answer may exceed (it must match the
     Server's ``--max-message-bytes``). :attr:`blob_store` is the store; other producers
     register their own handle kinds on it.
+
+    Skills: ``skills`` (:class:`SkillSettings`) says where the user's skill folder is and
+    where skills of MCP servers are staged (default: under the user's data directory, see
+    :func:`default_skill_settings`). :attr:`skills` is the skill manager; it answers
+    ``client:get_skills`` / ``client:get_skill`` and announces ``server:update_skills``.
     """
 
     def __init__(
@@ -74,6 +80,7 @@ class Computer(ComputerCore):
         wait_for_server: float = 0.0,
         history_size: int = 10,
         blobs: BlobSettings | None = None,
+        skills: SkillSettings | None = None,
     ) -> None:
         super().__init__(
             str(config) if isinstance(config, Path) else config,
@@ -92,6 +99,12 @@ class Computer(ComputerCore):
         self.metrics = ComputerMetrics(self.server_states)
         self.add_update_listener(self.metrics.update)
         self.blob_store = BlobStore(blobs, owner=name)
+        self.skills = SkillManager(
+            skills or default_skill_settings(name),
+            blobs=self.blob_store,
+            on_change=lambda: self._announce(Event.UPDATE_SKILLS),
+        )
+        self.add_server_observer(self.skills)
         self._sweeper: asyncio.Task[None] | None = None
         self._wait_for_server = wait_for_server
         self._link: ComputerLink | None = None
@@ -99,6 +112,7 @@ class Computer(ComputerCore):
             self._link = ComputerLink(
                 self,
                 blobs=self.blob_store,
+                skills=self.skills,
                 name=name,
                 server_url=server_url,
                 office_id=office_id or "",
@@ -118,6 +132,7 @@ class Computer(ComputerCore):
     async def __aenter__(self) -> Self:
         await asyncio.to_thread(self.blob_store.open)
         self._sweeper = asyncio.ensure_future(self.blob_store.run_sweeper())
+        await self.skills.start()
         await self.start()
         if self._link is not None:
             try:
@@ -125,6 +140,7 @@ class Computer(ComputerCore):
             except BaseException:
                 await self._link.close()
                 await self.stop()
+                await self.skills.stop()
                 await self._stop_sweeper()
                 raise
         return self
@@ -136,6 +152,7 @@ class Computer(ComputerCore):
             with contextlib.suppress(Exception):
                 await self._link.close()
         await self.stop()
+        await self.skills.stop()
         await self._stop_sweeper()
 
     async def _stop_sweeper(self) -> None:

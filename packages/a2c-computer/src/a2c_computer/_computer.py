@@ -51,6 +51,7 @@ from ._inputs import InputResolver, PromptFn
 from ._invoke import invoke_tool
 from ._logging import call_outcome, log_tool_call
 from ._mcp import McpServer, NotificationKind, ServerStatus
+from ._observers import ServerObserver
 from ._registry import (
     Clash,
     LookupKind,
@@ -131,6 +132,18 @@ class ComputerCore:
         self._running = False
         self._warned_unconfirmed: set[str] = set()
         self._holding_tool_list = False
+        self._observers: list[ServerObserver] = []
+
+    def add_server_observer(self, observer: ServerObserver) -> None:
+        """Tell ``observer`` when MCP servers come, go and change their resources."""
+        self._observers.append(observer)
+
+    async def _tell(self, event: str, *args: Any) -> None:
+        for observer in list(self._observers):
+            try:
+                await getattr(observer, event)(*args)
+            except Exception as exc:
+                logger.warning("server observer %s failed: %s", event, exc)
 
     # -- lifecycle -----------------------------------------------------------
 
@@ -222,6 +235,7 @@ class ComputerCore:
         # A (re)started server with windows changes the desktop (desktop-and-windows.md §6).
         if self._windows.get(server.name):
             await self._announce(Event.UPDATE_DESKTOP)
+        await self._tell("server_ready", server)
 
     async def _server_down(self, server: McpServer) -> None:
         self._tools.pop(server.name, None)
@@ -230,6 +244,7 @@ class ComputerCore:
         self._rebuild_and_announce()
         if had_windows:
             await self._announce(Event.UPDATE_DESKTOP)
+        await self._tell("server_down", server.name)
 
     def _server_notification(
         self, server: McpServer, kind: NotificationKind, uri: str | None
@@ -246,6 +261,7 @@ class ComputerCore:
                 self._registry = self._build_registry()
                 await self._announce(Event.UPDATE_TOOL_LIST)
             elif kind is NotificationKind.RESOURCES_CHANGED:
+                await self._tell("resources_changed", server)
                 async with self._lock(server.name):
                     changed = await self._refresh_windows(server)
                 if changed:
@@ -254,12 +270,10 @@ class ComputerCore:
                     logger.debug(
                         "MCP server %s: resource list changed, window set did not", server.name
                     )
-            elif (
-                kind is NotificationKind.RESOURCE_UPDATED
-                and uri is not None
-                and updated_needs_refresh(uri)
-            ):
-                await self._announce(Event.UPDATE_DESKTOP)
+            elif kind is NotificationKind.RESOURCE_UPDATED and uri is not None:
+                await self._tell("resource_updated", server, uri)
+                if updated_needs_refresh(uri):
+                    await self._announce(Event.UPDATE_DESKTOP)
         except Exception as exc:
             # While stopping, a notification racing the shutdown is expected to fail.
             level = logging.WARNING if self._running else logging.DEBUG
@@ -597,6 +611,7 @@ class ComputerCore:
                 await self._servers.pop(name).stop()
                 for table in (self._tools, self._windows, self._window_sets):
                     table.pop(name, None)
+                await self._tell("server_removed", name)
             if self._running:
                 for name, server_config in new.servers.items():
                     if name not in self._servers and not server_config.disabled:

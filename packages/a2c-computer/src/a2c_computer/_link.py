@@ -34,6 +34,8 @@ from a2c_protocol import (
     GetDeskTopRet,
     GetResourcesReq,
     GetResourcesRet,
+    GetSkillReq,
+    GetSkillsReq,
     GetToolsReq,
     GetToolsRet,
     InvalidPayloadError,
@@ -55,6 +57,7 @@ from ._blobs import BlobStore
 from ._computer import ComputerCore
 from ._decisions import ConnectVerdict, judge_namespace_refusal, judge_refusal
 from ._exceptions import ComputerError, LinkError, ServerRefusedError
+from ._skills import SkillManager, serve_get_skill, serve_get_skills
 
 __all__ = ["ComputerLink", "LinkError", "ServerRefusedError"]
 
@@ -74,6 +77,7 @@ class ComputerLink:
         core: ComputerCore,
         *,
         blobs: BlobStore,
+        skills: SkillManager | None = None,
         name: str,
         server_url: str,
         office_id: str,
@@ -88,6 +92,7 @@ class ComputerLink:
         self._blobs = blobs
         #: Told the raw size of every blob chunk served (the Computer's metrics).
         self.on_blob_served: Callable[[int], None] | None = None
+        self._skills = skills
         self.name = name
         self._url = server_url
         self.office_id = office_id
@@ -139,6 +144,9 @@ class ComputerLink:
             Event.GET_CONFIG: self._on_get_config,
             Event.GET_BLOB: self._on_get_blob,
         }
+        if self._skills is not None:
+            handlers[Event.GET_SKILLS] = self._on_get_skills
+            handlers[Event.GET_SKILL] = self._on_get_skill
         for event, handler in handlers.items():
             sio.on(event.value, self._guarded(event, handler), namespace=NAMESPACE)
         sio.on(Event.NOTIFY_TOOL_CALL_CANCEL.value, self._on_cancel, namespace=NAMESPACE)
@@ -410,6 +418,18 @@ class ComputerLink:
         if isinstance(chunk, str) and self.on_blob_served is not None:
             self.on_blob_served(_decoded_size(chunk))
         return answer
+
+    async def _on_get_skills(self, data: Any) -> Any:
+        req = from_wire(GetSkillsReq, data)
+        self._check_target(req.computer)
+        assert self._skills is not None  # only registered with a skill manager
+        return serve_get_skills(self._skills, req)
+
+    async def _on_get_skill(self, data: Any) -> Any:
+        req = from_wire(GetSkillReq, data)
+        self._check_target(req.computer)
+        assert self._skills is not None
+        return await serve_get_skill(self._skills, req)
 
     async def _on_cancel(self, *args: Any) -> None:
         try:

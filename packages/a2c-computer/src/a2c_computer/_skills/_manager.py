@@ -23,6 +23,7 @@ import hashlib
 import json
 import logging
 import os
+import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -57,7 +58,7 @@ from ._stage import (
     stage_mcp_skill,
 )
 
-__all__ = ["SkillManager", "SkillSettings", "SkillSource"]
+__all__ = ["SkillManager", "SkillSettings", "SkillSource", "default_skill_settings"]
 
 logger = logging.getLogger("a2c_computer.skills")
 
@@ -82,6 +83,26 @@ class SkillSettings:
     limits: ArchiveLimits = ArchiveLimits()
     #: Changes within this window are announced once.
     debounce: float = 0.3
+
+
+def default_data_root() -> Path:
+    """The user's data directory (XDG on Linux, Application Support on macOS, APPDATA)."""
+    if sys.platform == "win32":
+        base = os.environ.get("APPDATA")
+        return Path(base) if base else Path.home() / "AppData" / "Roaming"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Application Support"
+    base = os.environ.get("XDG_DATA_HOME")
+    return Path(base) if base else Path.home() / ".local" / "share"
+
+
+def default_skill_settings(computer_name: str) -> SkillSettings:
+    """Skills under the user's data directory: ``a2c-computer/skills/user`` is the user
+    folder (shared by the user's Computers), ``a2c-computer/skills/staged/<name>`` holds what
+    this Computer staged from its MCP servers."""
+    base = default_data_root() / "a2c-computer" / "skills"
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in computer_name) or "_"
+    return SkillSettings(install_dir=base / "staged" / safe, user_dir=base / "user")
 
 
 class SkillSource(Protocol):
