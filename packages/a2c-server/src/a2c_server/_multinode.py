@@ -37,6 +37,31 @@ def default_node_id(settings: ServerSettings) -> str:
     return f"{socket.gethostname()}:{uuid.uuid4().hex[:8]}"
 
 
+class _RedisManager(socketio.AsyncRedisManager):  # type: ignore[misc]
+    """python-socketio's Redis manager, closing the clients it replaces on reconnect.
+
+    After an outage it builds a new client and drops the old one unclosed; closing it
+    keeps a long-running node from leaking a connection per outage.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._closing: set[asyncio.Task[None]] = set()
+
+    def _redis_connect(self) -> None:
+        old = [c for c in (getattr(self, "pubsub", None), getattr(self, "redis", None)) if c]
+        super()._redis_connect()
+        for client in old:
+            task = asyncio.get_running_loop().create_task(_close_quietly(client))
+            self._closing.add(task)
+            task.add_done_callback(self._closing.discard)
+
+
+async def _close_quietly(client: Any) -> None:
+    with contextlib.suppress(Exception):
+        await client.aclose()
+
+
 class MultiNode:
     """The Redis client manager, store, liveness and remote-call watch of one node."""
 
@@ -44,7 +69,7 @@ class MultiNode:
         if settings.redis_url is None:  # pragma: no cover - create_app checks
             raise ValueError("MultiNode needs settings.redis_url")
         self.node_id = node_id
-        self.manager = socketio.AsyncRedisManager(
+        self.manager = _RedisManager(
             settings.redis_url,
             channel=f"{settings.redis_prefix}:socketio",
             redis_options={"socket_connect_timeout": 5.0},

@@ -160,13 +160,17 @@ async def running_nodes(
     *,
     count: int = 2,
     auth: AuthProvider | None = None,
+    prefix: str | None = None,
 ) -> AsyncIterator[RunningServer]:
-    """``count`` Server nodes sharing ``redis_url`` under a fresh key prefix.
+    """``count`` Server nodes (``node-0``…) sharing ``redis_url`` under ``prefix``.
 
+    The default prefix is fresh, so tests sharing one Redis never see each other's keys.
     Returns the first node with ``nodes`` set, so :func:`connect_raw` spreads clients.
     """
     base = attrs.evolve(
-        settings or ServerSettings(), redis_url=redis_url, redis_prefix=uuid.uuid4().hex[:12]
+        settings or ServerSettings(),
+        redis_url=redis_url,
+        redis_prefix=prefix or uuid.uuid4().hex[:12],
     )
     async with contextlib.AsyncExitStack() as stack:
         nodes = [

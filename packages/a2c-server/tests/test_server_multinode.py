@@ -1,0 +1,221 @@
+"""Several Server nodes on one Redis: races, dead nodes, and Redis going away.
+
+The rest of the server suite already runs on two Redis nodes (see conftest.py); these are
+the situations only several nodes have.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import AsyncExitStack
+from typing import Any
+
+import pytest
+
+from a2c_protocol import NAMESPACE, Event, Role
+from a2c_server import Member, ServerSettings
+from a2c_server._redis_store import RedisStateStore, connect_redis
+from a2c_server._rules import ROOM_HAS_AGENT
+from a2c_testkit.redis_server import RedisServer, redis_server
+from a2c_testkit.server import RawClient, RunningServer, connect_raw, running_nodes
+
+SETTINGS = ServerSettings(tool_call_buffer=0.5, node_ttl=1.5)
+CALL = {"agent": "alice", "req_id": "r1", "computer": "c1", "tool_name": "echo",
+        "params": {}, "timeout": 60}  # fmt: skip
+
+
+@pytest.fixture
+async def nodes(redis: RedisServer) -> AsyncIterator[RunningServer]:
+    async with running_nodes(redis.url, SETTINGS) as srv:
+        yield srv
+
+
+def store_of(node: RunningServer) -> RedisStateStore:
+    store = node.app.store
+    assert isinstance(store, RedisStateStore)
+    return store
+
+
+async def eventually(check: Callable[[], Awaitable[bool]], what: str, timeout: float = 60) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not await check():
+        if loop.time() > deadline:
+            raise AssertionError(f"not within {timeout} s: {what}")
+        await asyncio.sleep(0.05)
+
+
+async def joined(
+    stack: AsyncExitStack, node: RunningServer, role: str, name: str, office: str
+) -> RawClient:
+    client = await stack.enter_async_context(connect_raw(node, role, transports=["websocket"]))
+    assert await client.join(role, name, office) == (True, None)
+    return client
+
+
+def echo_computer(client: RawClient) -> None:
+    async def answer(payload: Any) -> dict[str, Any]:
+        return {"content": [{"type": "text", "text": "pong"}], "isError": False}
+
+    client.sio.on(Event.TOOL_CALL.value, answer, namespace=NAMESPACE)
+
+
+async def test_multinode_fifty_agents_race_for_one_seat_exactly_one_wins(
+    nodes: RunningServer,
+) -> None:
+    async with AsyncExitStack() as stack:
+        agents = [
+            await stack.enter_async_context(
+                connect_raw(nodes.nodes[i % 2], "agent", transports=["websocket"])
+            )
+            for i in range(50)
+        ]
+        answers = await asyncio.gather(
+            *(a.join("agent", f"agent-{i}", "contested") for i, a in enumerate(agents))
+        )
+        winners = [i for i, answer in enumerate(answers) if answer == (True, None)]
+        assert len(winners) == 1, answers
+        assert all(answers[i] == (False, ROOM_HAS_AGENT) for i in range(50) if i not in winners)
+        # The registry agrees with the acks, from either node.
+        winner_sid = agents[winners[0]].sio.get_sid(NAMESPACE)
+        for node in nodes.nodes:
+            store = store_of(node)
+            assert await store.office_agent("contested") == winner_sid
+            assert [m.sid for m in await store.office_members("contested")] == [winner_sid]
+            for i in range(50):
+                owner = await store.sid_of(f"agent-{i}")
+                assert owner == (winner_sid if i == winners[0] else None)
+        assert (await nodes.app.health())["offices"] == 1
+
+
+async def test_multinode_names_are_unique_across_nodes(nodes: RunningServer) -> None:
+    async with AsyncExitStack() as stack:
+        await joined(stack, nodes.nodes[0], "computer", "twin", "o1")
+        other = await stack.enter_async_context(connect_raw(nodes.nodes[1], "computer"))
+        assert await other.join("computer", "twin", "o2") == (
+            False,
+            "Name 'twin' is already taken",
+        )
+
+
+async def test_multinode_dead_node_is_reaped_once_and_its_pending_call_settles(
+    nodes: RunningServer,
+) -> None:
+    n0, n1 = nodes.nodes
+    # A third node that registers a Computer and then falls silent (a kill -9 in effect).
+    ghost = RedisStateStore(
+        connect_redis(SETTINGS_URL(n0)), prefix=n0.settings.redis_prefix, node_id="ghost"
+    )
+    try:
+        async with AsyncExitStack() as stack:
+            alice = await joined(stack, n0, "agent", "alice", "o1")
+            watcher = await joined(stack, n1, "computer", "c2", "o1")
+            await ghost.heartbeat(0.3)
+            await ghost.put(Member(sid="ghost-sid", role=Role.COMPUTER, a2c_version="0.2.3",
+                                   name="c1", office_id="o1"))  # fmt: skip
+            # alice's call to the ghost's Computer is waiting for an answer that never comes.
+            call = asyncio.ensure_future(alice.call(Event.TOOL_CALL, CALL, timeout=60))
+            for client in (alice, watcher):
+                assert await client.next_notification(Event.NOTIFY_LEAVE_OFFICE) == (
+                    Event.NOTIFY_LEAVE_OFFICE,
+                    {"office_id": "o1", "computer": "c1"},
+                )
+            answer = await asyncio.wait_for(call, 60)
+            assert isinstance(answer, dict) and answer["code"] == 500
+            assert answer["details"]["reason"] == "computer_disconnected"
+            # Exactly once: both survivors tick again, nothing is left to reap...
+            for node in (n0, n1):
+                liveness = node.app.multinode.liveness  # type: ignore[union-attr]
+                await liveness.tick()
+                assert await store_of(node).reap_dead() == []
+            assert await store_of(n0).sid_of("c1") is None
+            # ...and the next notification anyone gets is the sentinel, not a second leave.
+            await joined(stack, n1, "computer", "c3", "o1")
+            for client in (alice, watcher):
+                assert (await client.next_notification())[0] is Event.NOTIFY_ENTER_OFFICE
+    finally:
+        await ghost.client.aclose()
+
+
+def SETTINGS_URL(node: RunningServer) -> str:
+    assert node.settings.redis_url is not None
+    return node.settings.redis_url
+
+
+async def test_multinode_restart_with_the_same_node_id_starts_clean(
+    redis: RedisServer,
+) -> None:
+    settings = ServerSettings(node_ttl=60)
+    prefix = "restart-test"
+    async with (
+        running_nodes(redis.url, settings, count=1, prefix=prefix) as first,
+        AsyncExitStack() as stack,
+    ):
+        await joined(stack, first, "computer", "c1", "o1")
+    # A crash would leave c1 behind; simulate it with a store write under the same id.
+    stale = RedisStateStore(connect_redis(redis.url), prefix=prefix, node_id="node-0")
+    try:
+        await stale.put(Member(sid="stale", role=Role.COMPUTER, a2c_version="0.2.3",
+                               name="c1", office_id="o1"))  # fmt: skip
+        await stale.heartbeat(60)  # still "alive": only a restart can clear it
+        async with running_nodes(redis.url, settings, count=1, prefix=prefix) as again:
+            store = store_of(again)
+            await eventually(lambda: _is_none(store.sid_of("c1")), "c1 forgotten")
+            assert (await again.app.health())["connections"] == 0
+    finally:
+        await stale.client.aclose()
+
+
+async def _is_none(value: Awaitable[Any]) -> bool:
+    return await value is None
+
+
+@pytest.fixture
+def private_redis() -> Iterator[RedisServer]:
+    with redis_server() as server:
+        yield server
+
+
+async def test_multinode_redis_outage_answers_503_and_recovers(
+    private_redis: RedisServer,
+) -> None:
+    async with running_nodes(private_redis.url, SETTINGS) as srv:
+        n0, n1 = srv.nodes
+        async with AsyncExitStack() as stack:
+            alice = await joined(stack, n0, "agent", "alice", "o1")
+            c1 = await joined(stack, n1, "computer", "c1", "o1")
+            echo_computer(c1)
+            late = await stack.enter_async_context(connect_raw(n1, "computer"))
+            assert (await alice.call(Event.TOOL_CALL, CALL))["content"][0]["text"] == "pong"  # type: ignore[index]
+
+            private_redis.stop()
+            answer = await alice.call(Event.TOOL_CALL, CALL)
+            assert isinstance(answer, dict)
+            assert (answer["code"], answer["details"]) == (503, {"reason": "registry_unavailable"})
+            assert "Registry unavailable" in answer["message"]
+            assert await late.join("computer", "c9", "o1") == (
+                False,
+                "Registry unavailable, try again later",
+            )
+            health = await n0.app.health()
+            assert (health["status"], health["redis"]) == ("degraded", "unavailable")
+
+            private_redis.start()  # empty: the nodes put their sessions back
+
+            async def served() -> bool:
+                # Until a node's Socket.IO channel is subscribed again a forward can be
+                # lost: a short tool timeout turns that into a quick 408 and a retry.
+                reply = await alice.call(Event.TOOL_CALL, {**CALL, "timeout": 2}, timeout=60)
+                return isinstance(reply, dict) and reply.get("content") is not None
+
+            await eventually(served, "routed calls work again")
+            # Nothing half-written: c9 never joined, alice and c1 are back, exactly.
+            members = await store_of(n1).office_members("o1")
+            assert sorted((m.name, m.role) for m in members) == [
+                ("alice", Role.AGENT),
+                ("c1", Role.COMPUTER),
+            ]
+            assert await store_of(n0).sid_of("c9") is None
+            assert await late.join("computer", "c9", "o1") == (True, None)
+            assert (await n0.app.health())["status"] == "ok"
