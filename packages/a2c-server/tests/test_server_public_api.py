@@ -31,6 +31,7 @@ def test_server_all_is_pinned() -> None:
             "VersionGate",
             "__version__",
             "create_app",
+            "registry_mismatches",
         ]
     )
     for name in a2c_server.__all__:
@@ -54,6 +55,7 @@ def test_server_testkit_helpers_are_exported() -> None:
     assert sorted(a2c_testkit.server.__all__) == [
         "RawClient",
         "RunningServer",
+        "assert_registry_matches_rooms",
         "close_client",
         "connect_raw",
         "running_nodes",

@@ -13,6 +13,7 @@ Agents and Computers connect to ``http://host:port/?a2c_version=0.2.0`` (Engine.
 
 from ._app import A2CServerApp, create_app
 from ._auth import AllowAllAuth, AuthProvider, AuthRequest, Identity, SharedTokenAuth
+from ._consistency import registry_mismatches
 from ._exceptions import (
     AuthenticationError,
     ServerError,
@@ -53,4 +54,5 @@ __all__ = [
     "VersionGate",
     "__version__",
     "create_app",
+    "registry_mismatches",
 ]

@@ -19,14 +19,16 @@ from a2c_protocol import NAMESPACE
 
 from . import _json
 from ._auth import AllowAllAuth, AuthProvider, SharedTokenAuth, is_loopback_host
+from ._consistency import registry_mismatches
 from ._exceptions import StoreUnavailableError
-from ._gate import Receive, Scope, Send, VersionGate, mount_matches
+from ._gate import Receive, Scope, Send, VersionGate, first_query_value, mount_matches
 from ._metrics import METRICS_CONTENT_TYPE, ServerMetrics
 from ._namespace import SmcpNamespace
 from ._offices import Offices
 from ._oversize import OversizeWatch
 from ._settings import ServerSettings
 from ._shutdown import Drain
+from ._sio import SmcpSocketServer
 from ._store import MemoryStateStore, StateStore
 
 if TYPE_CHECKING:
@@ -110,8 +112,13 @@ class A2CServerApp:
             await receive()
             await send({"type": "websocket.close", "code": 1008})
 
-    async def health(self) -> dict[str, Any]:
-        """The ``/healthz`` document (``status`` is ``degraded`` while Redis is unreachable)."""
+    async def health(self, *, deep: bool = False) -> dict[str, Any]:
+        """The ``/healthz`` document (``status`` is ``degraded`` while Redis is unreachable).
+
+        ``deep`` (``/healthz?deep=1``) adds ``registry_matches_rooms``: whether every
+        session connected to this node is in exactly its registered office's Socket.IO
+        room. It reads the store once per session, so it is opt-in.
+        """
         document: dict[str, Any] = {
             "status": "ok",
             "protocol_version": self.settings.protocol_version,
@@ -129,13 +136,17 @@ class A2CServerApp:
             document.update(connections=stats.connections, offices=stats.offices)
         if document.get("redis") == "unavailable":
             document["status"] = "degraded"
+        if deep:
+            problems = await registry_mismatches(self.sio, self.store, NAMESPACE)
+            document["registry_matches_rooms"] = not problems
         return document
 
     async def _health(self, scope: Scope, send: Send) -> None:
         if scope.get("method") not in ("GET", "HEAD"):
             await _plain(send, 405, {"code": 405, "message": "Method Not Allowed"})
             return
-        await _plain(send, 200, await self.health())
+        query = bytes(scope.get("query_string", b"")).decode("latin-1")
+        await _plain(send, 200, await self.health(deep=first_query_value(query, "deep") == "1"))
 
     async def _metrics(self, scope: Scope, send: Send) -> None:
         if scope.get("method") not in ("GET", "HEAD"):
@@ -224,7 +235,7 @@ def create_app(
 
         node_id = default_node_id(settings)
         multinode = MultiNode(settings, node_id)
-    sio = socketio.AsyncServer(
+    sio = SmcpSocketServer(
         async_mode="asgi",
         client_manager=multinode.manager if multinode is not None else None,
         max_http_buffer_size=settings.max_message_bytes,

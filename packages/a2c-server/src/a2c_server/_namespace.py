@@ -56,6 +56,7 @@ from ._rules import (
 )
 from ._settings import ServerSettings
 from ._shutdown import SHUTDOWN_REASON, Drain
+from ._sio import is_connecting, is_disconnecting
 from ._unknown import UnknownEvents
 
 __all__ = ["SmcpNamespace"]
@@ -146,6 +147,10 @@ class SmcpNamespace:
     # ------------------------------------------------------------------ lifecycle
 
     async def _on_connect(self, sid: str, environ: Mapping[str, Any], auth: Any = None) -> None:
+        if not is_connecting(self._sio, sid, NAMESPACE):
+            # Not python-socketio's own CONNECT: never re-run admission for a live session.
+            log(_log, logging.WARNING, "lifecycle refused: connect outside a handshake", sid=sid)
+            raise _refusal(ErrorCode.BAD_REQUEST, "Already connected")
         try:
             await self._admit(sid, environ, auth)
         except socketio.exceptions.ConnectionRefusedError as exc:
@@ -219,6 +224,11 @@ class SmcpNamespace:
         return socket is not None and not socket.closed and not socket.closing
 
     async def _on_disconnect(self, sid: str, reason: Any = None) -> None:
+        if not is_disconnecting(self._sio, sid, NAMESPACE):
+            # Removal only while python-socketio drops the sid: otherwise the transport and
+            # its rooms would outlive the registry entry (a ghost).
+            log(_log, logging.WARNING, "lifecycle refused: disconnect of a live session", sid=sid)
+            return
         try:
             gone = self._gone.pop(sid, None)
             if gone is not None and not gone.done():

@@ -24,11 +24,19 @@ import socketio
 import uvicorn
 
 from a2c_protocol import NAMESPACE, PROTOCOL_VERSION, Event
-from a2c_server import A2CServerApp, AuthProvider, ServerSettings, StateStore, create_app
+from a2c_server import (
+    A2CServerApp,
+    AuthProvider,
+    ServerSettings,
+    StateStore,
+    create_app,
+    registry_mismatches,
+)
 
 __all__ = [
     "RawClient",
     "RunningServer",
+    "assert_registry_matches_rooms",
     "close_client",
     "connect_raw",
     "running_nodes",
@@ -271,3 +279,27 @@ async def close_client(sio: socketio.AsyncClient) -> None:
     http = getattr(sio.eio, "http", None)
     if http is not None and not http.closed:
         await http.close()
+
+
+async def assert_registry_matches_rooms(server: RunningServer) -> None:
+    """Fail unless the office registry and the Socket.IO rooms of ``/smcp`` agree.
+
+    On every node: each connected session must be registered and be in exactly its
+    office's room; and the registry must hold no session that no node has (no ghosts
+    either way).
+    """
+    problems: list[str] = []
+    connected = 0
+    for node in server.nodes or (server,):
+        app = node.app
+        problems += await registry_mismatches(app.sio, app.store, NAMESPACE)
+        manager = app.sio.manager
+        connected += sum(
+            1
+            for sid in manager.rooms.get(NAMESPACE, {}).get(None, {})
+            if manager.is_connected(sid, NAMESPACE)
+        )
+    registered = (await server.app.store.stats()).connections
+    if registered != connected:
+        problems.append(f"registry holds {registered} sessions, Socket.IO {connected}")
+    assert not problems, "registry != rooms: " + "; ".join(problems)
