@@ -16,7 +16,14 @@ from typing import Any
 
 import pytest
 
-from a2c_agent import Event, InternalError, result_error_code, result_text
+from a2c_agent import (
+    Event,
+    InternalError,
+    cancel_reason_of,
+    is_cancelled,
+    result_error_code,
+    result_text,
+)
 from a2c_testkit.processes import ManagedProcess
 from a2c_testkit.triangle import (
     deployment,
@@ -126,8 +133,9 @@ async def test_computer_sigterm_leaves_finishes_cancels_and_leaves_no_child(
         result = await asyncio.wait_for(short, 120)
         assert not result.is_error and result_text(result) == "slept"
         cancelled = await asyncio.wait_for(long, 120)
-        assert cancelled.is_error and (cancelled.meta or {}).get("cancelled") is True
-        assert result_error_code(cancelled) == 4004
+        assert cancelled.is_error and is_cancelled(cancelled)
+        assert cancel_reason_of(cancelled) == "computer_shutdown"
+        assert result_error_code(cancelled) is None  # 0.2.3: cancellation has no code
         assert await exit_status(computer) == 0
         assert alive(children | {computer.pid}) == set()
         async with asyncio.timeout(30):

@@ -231,7 +231,11 @@ async def test_cancel_through_the_server_reaches_the_mcp_server(
             Event.TOOL_CALL_CANCEL.value, {"agent": "ag", "req_id": "slow-1"}, namespace=NAMESPACE
         )
         result = await asyncio.wait_for(call, 60)
-        assert result["isError"] is True and result["meta"]["cancelled"] is True
+        # 0.2.3: the original call is answered with the result-level marker, no code.
+        assert result["isError"] is True
+        assert result["meta"]["a2c_cancelled"] is True
+        assert result["meta"]["a2c_cancel_reason"] == "agent_requested"
+        assert "error_code" not in result["meta"] and "cancelled" not in result["meta"]
         await wait(
             lambda: marker.read_text() == "cancelled", 30, "the MCP server to see the cancellation"
         )

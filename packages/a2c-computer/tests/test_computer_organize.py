@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from a2c_computer import CallRecord, describe_window, organize, render_window
+from a2c_computer._desktop import select_window
 from a2c_protocol import InvalidWindowURIError, WindowURI, migrate_v01_window
 
 
@@ -293,11 +294,42 @@ def test_a_window_with_blobs_is_warned_about_once_per_organize(
     ]
 
 
-def test_window_filter_keeps_only_that_uri_and_size_still_applies() -> None:
+def test_window_filter_is_an_exact_match_on_the_raw_uri() -> None:
+    # 0.2.3 (spec delta §8, A14): character-for-character Resource.uri, no normalization.
     windows = [win("s", res("window://h/a")), win("s", res("window://h/b?x=1"))]
-    assert heads(organize(windows, None, [], "window://h/b")) == ["window://h/b"]
+    assert heads(organize(windows, None, [], "window://h/b?x=1")) == ["window://h/b"]
+    assert organize(windows, None, [], "window://h/b") == []
+    assert organize(windows, None, [], "window://H/a") == []
+    assert organize(windows, None, [], "window://h/a/") == []
     assert organize(windows, None, [], "window://h/nope") == []
-    assert organize(windows, 0, [], "window://h/b") == []
+    assert organize(windows, 0, [], "window://h/b?x=1") == []
+
+
+def test_window_filter_runs_before_organizing() -> None:
+    # A fullscreen sibling would hide the window in the aggregate view; filtered first, the
+    # requested window is all that is organized, so it comes back.
+    side = win("s", res("window://h/side", 0.1))
+    full = win("s", res("window://h/full", 0.9, fullscreen=True))
+    assert heads(organize([side, full], None, [])) == ["window://h/full"]
+    assert heads(organize([side, full], None, [], "window://h/side")) == ["window://h/side"]
+
+
+def test_window_filter_keeps_every_duplicate_and_drops_unrenderable_matches() -> None:
+    one = win("a", res("window://h/same", 0.2))
+    two = win("b", res("window://h/same", 0.8))
+    other = win("b", res("window://h/other", 1.0))
+    both = organize([one, two, other], None, [rec("b", 1.0)], "window://h/same")
+    assert heads(both) == ["window://h/same", "window://h/same"]
+    assert organize([one, two], 1, [], "window://h/same") == [both[0]]
+    blob_only = win("a", res("window://h/blob"), [{"uri": "x", "blob": "AAEC"}])
+    assert organize([blob_only], None, [], "window://h/blob") == []
+
+
+def test_select_window_filters_infos_before_any_read() -> None:
+    infos = [win("s", res(uri))[0] for uri in ("window://h/a", "window://h/b", "window://h/a")]
+    assert select_window(infos, None) == infos
+    assert select_window(infos, "window://h/a") == [infos[0], infos[2]]
+    assert select_window(infos, "window://h/a?") == []
 
 
 def test_render_joins_text_blocks_and_skips_blobs_and_empty_text() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from a2c_computer import Computer, ConfirmRequest
-from a2c_protocol import Event
+from a2c_protocol import Event, is_cancelled, is_timed_out
 
 
 def text_of(result: Any) -> str:
@@ -69,6 +69,7 @@ async def test_timeout_is_4004_and_the_mcp_server_sees_the_cancellation(
             "slow", {"seconds": 120, "marker": str(marker)}, timeout=5
         )
         assert result.is_error and result.meta is not None and result.meta["error_code"] == 4004
+        assert result.meta["a2c_timeout"] is True and not is_cancelled(result)
         await wait(
             lambda: marker.exists() and marker.read_text() == "cancelled", 30, "the cancellation"
         )
@@ -91,7 +92,13 @@ async def test_cancel_mid_call_reaches_the_mcp_server(
         )
         assert computer.cancel("r-1") is True
         result = await asyncio.wait_for(call, 30)
-        assert result.is_error and result.meta is not None and result.meta.get("cancelled") is True
+        assert result.is_error and result.meta is not None
+        assert result.meta == {
+            "mcp_server": "desk",
+            "a2c_cancelled": True,
+            "a2c_cancel_reason": "agent_requested",
+        }
+        assert is_cancelled(result) and not is_timed_out(result)
         await wait(
             lambda: marker.read_text() == "cancelled", 30, "the MCP server to see the cancellation"
         )

@@ -21,6 +21,7 @@ from typing import Any, Literal, Self, TypeAlias
 import attrs
 
 from a2c_protocol import (
+    CANCEL_REASON_AGENT_REQUESTED,
     CallToolResult,
     CapabilityNotSupportedError,
     ComputerConfig,
@@ -30,6 +31,7 @@ from a2c_protocol import (
     MCPServerConfig,
     McpServerNotFoundError,
     SMCPTool,
+    cancelled_result,
     to_wire,
 )
 
@@ -42,6 +44,7 @@ from ._desktop import (
     host_collisions,
     list_changed_needs_refresh,
     organize,
+    select_window,
     updated_needs_refresh,
     window_uri_set,
 )
@@ -123,7 +126,7 @@ class ComputerCore:
         self._registry = build_registry({}, {})
         self._history: deque[CallRecord] = deque(maxlen=history_size)
         self._inflight: dict[str, asyncio.Task[CallToolResult]] = {}
-        self._cancelled: set[str] = set()
+        self._cancelled: dict[str, str] = {}  # req_id → a2c_cancel_reason
         self._invoked: set[str] = set()
         self._warned_clashes: set[Clash] = set()
         self._listeners: list[UpdateListener] = []
@@ -398,10 +401,13 @@ class ComputerCore:
         return [w for name in sorted(self._windows) for w in self._windows[name]]
 
     async def desktop(self, size: int | None = None, window: str | None = None) -> list[str]:
-        """The organized desktop (reads every window's current content)."""
+        """The organized desktop; ``window`` keeps only the windows with exactly that URI.
+
+        Only the selected windows are read (their current content).
+        """
         if size is not None and size <= 0:
             return []
-        infos = self.windows()
+        infos = select_window(self.windows(), window)
         contents = await asyncio.gather(*(self._read_window(w) for w in infos))
         return organize(list(zip(infos, contents, strict=True)), size, list(self._history), window)
 
@@ -456,12 +462,16 @@ class ComputerCore:
         """The ``req_id`` of every tool call running now."""
         return [req_id for req_id, task in self._inflight.items() if not task.done()]
 
-    def cancel(self, req_id: str) -> bool:
-        """Cancel an in-flight call (best effort); False for an unknown ``req_id``."""
+    def cancel(self, req_id: str, reason: str = CANCEL_REASON_AGENT_REQUESTED) -> bool:
+        """Cancel an in-flight call (best effort); False for an unknown ``req_id``.
+
+        The call answers ``isError`` with ``meta.a2c_cancelled`` and ``reason`` as
+        ``meta.a2c_cancel_reason`` (diagnostic only).
+        """
         task = self._inflight.get(req_id)
         if task is None or task.done():
             return False
-        self._cancelled.add(req_id)
+        self._cancelled[req_id] = reason
         task.cancel()
         return True
 
@@ -554,16 +564,16 @@ class ComputerCore:
         except asyncio.CancelledError:
             if req_id in self._cancelled and task.cancelled():
                 logger.info("tool call %s (%s) cancelled", req_id, tool_name)
-                return error_result(
-                    ErrorCode.TOOL_TIMEOUT,
+                # 0.2.3: cancellation has no error code, only the result-level marker.
+                return cancelled_result(
                     f"Tool call {tool_name!r} was cancelled",
-                    mcp_server=entry.server,
-                    extra={"cancelled": True},
+                    reason=self._cancelled[req_id],
+                    extra={"mcp_server": entry.server},
                 )
             raise
         finally:
             self._inflight.pop(req_id, None)
-            self._cancelled.discard(req_id)
+            self._cancelled.pop(req_id, None)
             if req_id in self._invoked:  # calls refused before running do not count
                 self._invoked.discard(req_id)
                 self._history.append(

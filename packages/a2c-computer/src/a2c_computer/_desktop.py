@@ -7,8 +7,11 @@ Rules (desktop-and-windows.md §2, §4-§6):
   ``annotations.priority`` (float in [0, 1], else WARN + 0.0), ``annotations.audience``
   (no ``"assistant"`` → WARN, still included) and ``_meta.fullscreen`` (boolean) — never
   from the URI;
+* directed fetch (0.2.3, spec delta §8): a ``window`` keeps exactly the windows whose raw
+  ``Resource.uri`` equals it, character for character (no normalization; duplicates
+  across servers all match), *before* organizing; no match is an empty desktop;
 * organize: ``size <= 0`` → ``[]``; drop windows without contents, invalid URIs and
-  blob-only windows; keep only ``window`` when given; group by MCP server; servers in
+  blob-only windows; group by MCP server; servers in
   order of most recent tool use (newest first), then the rest alphabetically; inside a
   server priority descending, stable; a server with a fullscreen window contributes only
   its earliest-listed fullscreen window; the global ``size`` cap is checked before every
@@ -45,6 +48,7 @@ __all__ = [
     "list_changed_needs_refresh",
     "organize",
     "render_window",
+    "select_window",
     "updated_needs_refresh",
     "window_uri_set",
 ]
@@ -144,6 +148,21 @@ def _render(key: str, texts: Sequence[str]) -> str:
     return f"{key}\n\n{body}" if body else key
 
 
+def _is_window(info: WindowInfo, window: str) -> bool:
+    return info.resource.get("uri") == window
+
+
+def select_window(infos: Sequence[WindowInfo], window: str | None) -> list[WindowInfo]:
+    """The windows a ``client:get_desktop`` asks for: all, or those whose raw URI is ``window``.
+
+    Exact string equality with ``Resource.uri`` (spec delta §8, A14): no normalization, so
+    ``window://h/p?x=1`` does not match ``window://h/p``. Run before reading contents.
+    """
+    if window is None:
+        return list(infos)
+    return [info for info in infos if _is_window(info, window)]
+
+
 def organize(
     windows: Sequence[tuple[WindowInfo, Sequence[Mapping[str, Any]] | None]],
     size: int | None,
@@ -157,19 +176,13 @@ def organize(
     """
     if size is not None and size <= 0:
         return []
-    wanted: str | None = None
-    if window is not None:
-        parsed = _parse_window(window)
-        if parsed is None:
-            return []
-        wanted = str(parsed)
     # Each window's text blocks are extracted once, here: rendering reuses them (and a
     # blob-only window is warned about once, not once per pass).
     groups: dict[str, list[tuple[int, WindowInfo, list[str]]]] = {}
     for pos, (info, contents) in enumerate(windows):
-        if not contents:
+        if window is not None and not _is_window(info, window):
             continue
-        if wanted is not None and info.key != wanted:
+        if not contents:
             continue
         texts = _text_blocks(contents, info.uri)
         if texts is None:

@@ -2,7 +2,8 @@
 
 Rules:
 
-* every failure is an ``isError`` result with ``meta.error_code`` (4004 timeout, 4006
+* every failure is an ``isError`` result with ``meta.error_code`` (4004 timeout, also
+  marked ``meta.a2c_timeout``; 4006
   execution failed, 4010/4011 upstream authorization) and ``meta.mcp_server``;
 * messages name the tool as the Agent called it (the alias, when there is one); the MCP
   server's own tool name is in ``meta.mcp_tool``, so an alias never hides which tool ran;
@@ -24,6 +25,7 @@ from a2c_protocol import (
     SseServerConfig,
     StreamableServerConfig,
     from_wire,
+    timeout_result,
 )
 
 from ._auth import classify_upstream_failure, default_auth_hint, sanitize_auth_hint
@@ -54,7 +56,11 @@ async def invoke_tool(
     try:
         raw = await server.call_tool(tool, params, max(timeout, 0.001))
     except TimeoutError:
-        return failed(ErrorCode.TOOL_TIMEOUT, f"Tool {exposed!r} timed out after {timeout:g} s")
+        # 0.2.3: a2c_timeout next to 4004 tells a timeout from other failures.
+        return timeout_result(
+            f"Tool {exposed!r} timed out after {timeout:g} s",
+            extra={"mcp_server": server.name, **where},
+        )
     except McpCallFailure as exc:
         if exc.connection_lost:
             return failed(

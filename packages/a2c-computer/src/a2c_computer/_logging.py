@@ -18,7 +18,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any, Final, Literal
 
-from a2c_protocol import JsonLogFormatter, RedactingFilter, SecretRedactor
+from a2c_protocol import JsonLogFormatter, RedactingFilter, SecretRedactor, is_cancelled
 
 __all__ = [
     "SECRETS",
@@ -92,7 +92,7 @@ def call_outcome(is_error: bool, meta: Mapping[str, Any] | None) -> str:
     if not is_error:
         return "ok"
     meta = meta or {}
-    if meta.get("cancelled"):
+    if is_cancelled({"meta": meta}):
         return "cancelled"
     return f"error {meta.get('error_code', '?')}"
 

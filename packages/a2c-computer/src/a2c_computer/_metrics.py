@@ -17,7 +17,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, ProcessColl
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from a2c_protocol import CallToolResult, ErrorCode, Event
+from a2c_protocol import CallToolResult, ErrorCode, Event, is_cancelled
 
 from ._mcp import ServerStatus
 
@@ -54,7 +54,7 @@ def call_outcome(result: CallToolResult) -> str:
     if not result.is_error:
         return "ok"
     meta = result.meta or {}
-    if meta.get("cancelled") is True:
+    if is_cancelled(result):
         return "cancelled"
     code = meta.get("error_code")
     return _OUTCOMES.get(code, "error") if isinstance(code, int) else "error"

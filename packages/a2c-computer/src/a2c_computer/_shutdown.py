@@ -24,6 +24,9 @@ logger = logging.getLogger("a2c_computer.shutdown")
 _POLL: Final = 0.05
 #: After the last call finished: time for its answer to be queued before disconnecting.
 _FLUSH: Final = 0.2
+#: ``meta.a2c_cancel_reason`` of calls cut off by the end of the grace period (the protocol
+#: only defines "agent_requested"; the reason is diagnostic, so an own value is allowed).
+SHUTDOWN_CANCEL_REASON: Final = "computer_shutdown"
 
 
 async def _settled(computer: Computer, timeout: float) -> bool:
@@ -47,7 +50,7 @@ async def drain(computer: Computer, grace: float) -> None:
         left = computer.in_flight()
         logger.warning("grace period over: cancelling %d unfinished call(s)", len(left))
         for req_id in left:
-            computer.cancel(req_id)
+            computer.cancel(req_id, reason=SHUTDOWN_CANCEL_REASON)
         await _settled(computer, 5)
     await asyncio.sleep(_FLUSH)
     logger.info("drained")
