@@ -6,7 +6,15 @@ import asyncio
 
 import pytest
 
-from a2c_agent import AsyncAgent, RequestTimeoutError, ToolCallTimeoutError
+from a2c_agent import (
+    AsyncAgent,
+    RequestTimeoutError,
+    ToolCallTimeoutError,
+    is_cancelled,
+    is_timed_out,
+    result_error_code,
+    result_text,
+)
 from a2c_protocol import Event
 from a2c_server import ServerSettings
 from a2c_testkit.scripted_computer import ScriptedComputer
@@ -28,6 +36,11 @@ async def test_local_timeout_sends_cancel_with_the_same_req_id(make_computer, ma
         Event.NOTIFY_TOOL_CALL_CANCEL, lambda p: p["req_id"] == call["req_id"]
     )
     assert cancel == {"agent": "agent-1", "req_id": call["req_id"]}
+    # The locally built timeout result carries the 0.2.3 marker, like a Computer's.
+    result = info.value.result
+    assert result.is_error and is_timed_out(result) and not is_cancelled(result)
+    assert result.meta is not None and result.meta["a2c_timeout"] is True
+    assert result_error_code(result) == 4004 and "box-1" in result_text(result)
 
 
 async def test_caller_chosen_req_id_can_be_cancelled_from_elsewhere(make_computer, make_agent):

@@ -47,6 +47,9 @@ from a2c_protocol import (
     ToolTimeoutError,
     UnauthorizedError,
     WindowURI,
+    cancel_reason_of,
+    is_cancelled,
+    is_timed_out,
 )
 
 from ._agent import (
@@ -148,6 +151,9 @@ __all__ = [
     "UnauthorizedError",
     "WindowURI",
     "__version__",
+    "cancel_reason_of",
+    "is_cancelled",
+    "is_timed_out",
     "raise_for_tool_error",
     "resource_priority",
     "result_error_code",

@@ -28,7 +28,7 @@ Tool-level failures (``isError: true``) are *results*, never raised by ``call_to
 
 from __future__ import annotations
 
-from a2c_protocol import A2CError, FieldError
+from a2c_protocol import A2CError, CallToolResult, FieldError, timeout_result
 
 __all__ = [
     "AckTimeoutError",
@@ -107,6 +107,19 @@ class ToolCallTimeoutError(AgentError, TimeoutError):
         super().__init__(
             f"tool {tool_name!r} on {computer!r} timed out after {timeout:g} s "
             f"(cancel sent for req_id {req_id})"
+        )
+
+    @property
+    def result(self) -> CallToolResult:
+        """The timeout as a tool result, for callers that hand results on (e.g. to an LLM).
+
+        ``isError`` with ``meta.a2c_timeout: true`` and ``meta.error_code: 4004``, the
+        same shape a Computer-side timeout has (0.2.3).
+        """
+        return timeout_result(
+            f"Tool {self.tool_name!r} on {self.computer!r} got no answer within "
+            f"{self.timeout:g} s; the call was cancelled",
+            extra={"computer": self.computer},
         )
 
 
