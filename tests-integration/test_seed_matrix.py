@@ -94,8 +94,9 @@ async def test_seed_6_1_query_in_served_uri_is_dropped_with_a_warning(
             await agent.get_desktop("box", window="window://org.example.app/main?priority=5")
         with pytest.raises(InvalidWindowURIError):
             WindowURI.parse("window://org.example.app/main?priority=5")
-        one = await agent.get_desktop("box", window="window://org.example.app/main")
-        assert one == ["window://org.example.app/main\n\nbody"]
+        # 0.2.3 (spec delta §8, A14) matches the raw Resource.uri: the normalized URI no
+        # longer selects a window served with a query (0.2.0 matched after dropping it).
+        assert await agent.get_desktop("box", window="window://org.example.app/main") == []
 
 
 # --------------------------------------------------------------------------- §6.2
