@@ -281,3 +281,44 @@ async def test_a_server_whose_secret_is_missing_fails_with_a_clear_status(server
         assert states["desk"].status == "failed"
         assert "A2C_SMCP_TOK" in str(states["desk"].last_error)
         assert states["plain"].status == "ready"
+
+
+def test_an_mcp_servers_document_is_converted_as_documented() -> None:
+    """Issue 16 item 8: the shape other MCP hosts use got only 'unknown key'."""
+    from a2c_protocol import SseServerConfig, StdioServerConfig, StreamableServerConfig
+
+    config = load_config(
+        {
+            "mcpServers": {
+                "time": {"command": "uvx", "args": ["mcp-server-time"], "env": {"TZ": "UTC"}},
+                "remote": {"url": "http://127.0.0.1:1/mcp", "headers": {"X-Api-Key": "k"}},
+                "old": {"type": "sse", "url": "http://127.0.0.1:1/sse", "disabled": True},
+            }
+        }
+    )
+    time_server = config.servers["time"]
+    assert isinstance(time_server, StdioServerConfig)
+    assert time_server.server_parameters.args == ["mcp-server-time"]
+    assert time_server.server_parameters.env == {"TZ": "UTC"}
+    assert time_server.default_tool_meta is None  # nothing invented: confirmation stays on
+    assert isinstance(config.servers["remote"], StreamableServerConfig)
+    old = config.servers["old"]
+    assert isinstance(old, SseServerConfig) and old.disabled
+
+
+def test_an_mcp_servers_entry_with_keys_we_cannot_convert_names_them() -> None:
+    with pytest.raises(ConfigError) as raised:
+        load_config({"mcpServers": {"x": {"command": "c", "autoApprove": ["a"]}, "y": {}}})
+    text = str(raised.value)
+    assert "mcpServers shape" in text and "$.mcpServers['x'].autoApprove" in text
+    assert "needs 'command'" in text
+
+
+def test_unknown_keys_suggest_the_nearest_name() -> None:
+    entry = {"type": "stdio", "name": "s", "server_parameters": {"command": "x"}}
+    with pytest.raises(ConfigError) as raised:
+        load_config({"servers": {"s": {**entry, "forbiden_tools": []}}})
+    assert "did you mean 'forbidden_tools'?" in str(raised.value)
+    with pytest.raises(ConfigError) as both:
+        load_config({"servers": {"s": entry}, "mcpServers": {}})
+    assert "move its entries into 'servers'" in str(both.value)

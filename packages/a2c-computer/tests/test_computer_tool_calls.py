@@ -274,3 +274,10 @@ async def test_errors_of_an_aliased_tool_name_the_alias_and_keep_the_mcp_name(
         assert result.meta["error_code"] == 4004
         assert "'snail'" in text_of(result) and "'slow'" not in text_of(result)
         assert result.meta["mcp_server"] == "desk" and result.meta["mcp_tool"] == "slow"
+
+
+async def test_an_unknown_tool_suggests_the_nearest_name(servers: Any) -> None:
+    async with Computer({"servers": {"desk": servers.desk()}}, name="box") as computer:
+        result = await computer.call_tool("ecko", {"text": "x"})
+        assert result.meta is not None and result.meta["error_code"] == 4001
+        assert "did you mean 'echo'?" in text_of(result)

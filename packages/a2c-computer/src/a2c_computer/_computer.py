@@ -50,6 +50,7 @@ from ._desktop import (
 )
 from ._encoding import unencodable_field
 from ._exceptions import ComputerStateError
+from ._foreign import did_you_mean
 from ._inputs import InputResolver, PromptFn
 from ._invoke import invoke_tool
 from ._logging import call_outcome, log_tool_call
@@ -523,7 +524,9 @@ class ComputerCore:
             )
         if lookup.kind is LookupKind.UNKNOWN or lookup.entry is None:
             return error_result(
-                ErrorCode.TOOL_NOT_FOUND, f"Tool {tool_name!r} not found on this Computer"
+                ErrorCode.TOOL_NOT_FOUND,
+                f"Tool {tool_name!r} not found on this Computer"
+                + did_you_mean(tool_name, self._registry.names()),
             )
         entry = lookup.entry
         server = self._servers.get(entry.server)

@@ -5,6 +5,8 @@ Rules:
 * the document has the shape ``{"inputs": [...], "servers": {name: MCPServerConfig}}``;
   unknown keys anywhere are errors, every error names its JSON path;
 * a server's ``name`` equals its key; Streamable timeouts are ISO 8601 durations;
+* a ``{"mcpServers": ...}`` document (other MCP hosts' shape) is converted (_foreign.py);
+  an unknown key's error suggests the nearest known key;
 * a ``vrl`` script must compile (and its optional runtime be installed): VRL problems
   surface at start-up rather than at the first call.
 """
@@ -12,6 +14,7 @@ Rules:
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -20,9 +23,12 @@ from typing import Any
 from a2c_protocol import ComputerConfig, FieldError, InvalidPayloadError, config_from_json, to_wire
 
 from ._exceptions import ConfigError
+from ._foreign import CONFIG_KEYS, convert_mcp_servers, did_you_mean, is_mcp_servers_document
 from ._vrl import vrl_problem
 
 __all__ = ["config_to_json", "load_config"]
+
+logger = logging.getLogger("a2c_computer")
 
 
 def load_config(
@@ -49,11 +55,27 @@ def load_config(
             data = json.loads(text)
         except ValueError as exc:
             raise ConfigError(f"config file {label} is not valid JSON: {exc}") from exc
+    if is_mcp_servers_document(data):
+        data, problems = convert_mcp_servers(data)
+        if problems:
+            details = "; ".join(f"{e.path}: {e.problem}" for e in problems)
+            raise ConfigError(
+                f"invalid configuration {label}: it has the mcpServers shape of other MCP "
+                f"hosts, which is converted to ours (see computer.md), but: {details}",
+                problems,
+            )
+        logger.info(
+            "config %s: converted the mcpServers shape of other MCP hosts to %d server(s); "
+            "their tools need confirmation until auto_apply is set",
+            label,
+            len(data["servers"]),
+        )
     try:
         config = config_from_json(data)
     except InvalidPayloadError as exc:
-        details = "; ".join(f"{e.path}: {e.problem}" for e in exc.errors)
-        raise ConfigError(f"invalid configuration {label}: {details}", exc.errors) from exc
+        errors = [_with_suggestion(e) for e in exc.errors]
+        details = "; ".join(f"{e.path}: {e.problem}" for e in errors)
+        raise ConfigError(f"invalid configuration {label}: {details}", errors) from exc
     errors = [
         FieldError(f"$.servers[{name!r}].vrl", problem)
         for name, server in config.servers.items()
@@ -63,6 +85,16 @@ def load_config(
         details = "; ".join(f"{e.path}: {e.problem}" for e in errors)
         raise ConfigError(f"invalid configuration {label}: {details}", errors)
     return config
+
+
+def _with_suggestion(error: FieldError) -> FieldError:
+    if error.problem != "unknown key":
+        return error
+    key = error.path.rsplit(".", 1)[-1]
+    hint = did_you_mean(key, CONFIG_KEYS)
+    if key == "mcpServers":
+        hint = "; next to 'servers' it is not converted: move its entries into 'servers'"
+    return FieldError(error.path, error.problem + hint) if hint else error
 
 
 def config_to_json(config: ComputerConfig) -> dict[str, Any]:
