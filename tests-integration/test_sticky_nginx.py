@@ -1,0 +1,155 @@
+"""The shipped nginx example (docs/deploy/nginx-sticky.conf) in front of two Redis nodes.
+
+Long-polling sessions from several client addresses (127.0.0.2…) must each stay on one
+node; the same file with the ``hash`` line removed (round robin) is the control that
+shows stickiness is what makes them work. A real Agent and Computer then talk through
+nginx, over polling upgraded to WebSocket.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from a2c_agent import AsyncAgent
+from a2c_protocol import PROTOCOL_VERSION
+from a2c_testkit.processes import free_port, spawn, wait_until_healthy
+from a2c_testkit.redis_server import RedisServer, redis_server
+from a2c_testkit.server import connect_raw
+from a2c_testkit.triangle import ServerProcess, eventually, server_process
+
+CONFIG = Path(__file__).resolve().parents[1] / "docs" / "deploy" / "nginx-sticky.conf"
+CLIENT_ADDRESSES = [f"127.0.0.{i}" for i in range(2, 10)]
+
+
+def _nginx() -> str:
+    binary = shutil.which("nginx")
+    if binary is None:
+        message = "nginx is not installed; install it with: apt-get install -y nginx-light"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
+    return binary
+
+
+@pytest.fixture
+def redis() -> Iterator[RedisServer]:
+    with redis_server() as server:
+        yield server
+
+
+def render(nodes: list[ServerProcess], port: int, *, sticky: bool) -> str:
+    text = CONFIG.read_text()
+    text = text.replace("listen 127.0.0.1:8080;", f"listen 127.0.0.1:{port};")
+    for default, node in zip((8001, 8002), nodes, strict=True):
+        text = text.replace(f"127.0.0.1:{default} ", f"127.0.0.1:{node.port} ")
+    if not sticky:
+        text = re.sub(r"^\s*hash \$remote_addr consistent;\n", "", text, flags=re.M)
+    assert "8001" not in text and "8080" not in text
+    return text
+
+
+@contextlib.asynccontextmanager
+async def nginx(
+    procs: Any, tmp_path: Path, nodes: list[ServerProcess], *, sticky: bool
+) -> AsyncIterator[str]:
+    binary = _nginx()
+    port = free_port()
+    prefix = tmp_path / ("nginx-sticky" if sticky else "nginx-round-robin")
+    (prefix / "logs").mkdir(parents=True)
+    conf = prefix / "nginx.conf"
+    conf.write_text(render(nodes, port, sticky=sticky))
+    directives = "daemon off; error_log stderr info;"
+    if os.geteuid() == 0:
+        directives += " user root;"  # workers must read the pytest tmp dir
+    argv = [binary, "-p", str(prefix), "-c", str(conf), "-g", directives]
+    name = prefix.name
+    async with spawn(name, argv, log_dir=procs.log_dir) as process:
+        procs.track(process)
+        url = f"http://127.0.0.1:{port}"
+        await wait_until_healthy(f"{url}/healthz", process)
+        yield url
+
+
+async def polling_session(url: str, source: str) -> bool:
+    """Open an Engine.IO session from ``source``, connect /smcp, read the connect ack."""
+    transport = httpx.AsyncHTTPTransport(local_address=source)
+    base = f"{url}/socket.io/?EIO=4&transport=polling"
+    async with httpx.AsyncClient(transport=transport, timeout=30) as http:
+        opened = await http.get(f"{base}&a2c_version={PROTOCOL_VERSION}")
+        if opened.status_code != 200:
+            return False
+        sid = json.loads(opened.text[1:])["sid"]
+        sent = await http.post(f"{base}&sid={sid}", content=b'40/smcp,{"role":"agent"}')
+        if sent.status_code != 200:
+            return False  # another node: it does not know this session (a long-poll would wait)
+        answer = await http.get(f"{base}&sid={sid}")
+        return answer.status_code == 200 and answer.text.startswith("40/smcp,")
+
+
+async def test_nginx_example_keeps_polling_sessions_on_one_node(
+    procs: Any, tmp_path: Path, redis: RedisServer
+) -> None:
+    args = ["--redis", redis.url, "--redis-prefix", "sticky", "--node-ttl", "5"]
+    async with (
+        server_process(procs.log_dir, name="node-1", track=procs.track,
+                       extra_args=[*args, "--node-id", "n1"]) as n1,
+        server_process(procs.log_dir, name="node-2", track=procs.track,
+                       extra_args=[*args, "--node-id", "n2"]) as n2,
+    ):  # fmt: skip
+        async with nginx(procs, tmp_path, [n1, n2], sticky=True) as url:
+            results = [await polling_session(url, source) for source in CLIENT_ADDRESSES]
+            assert all(results), results
+            # Both nodes served some of them (the hash spreads addresses).
+            for node in (n1, n2):
+                async with httpx.AsyncClient(timeout=10) as http:
+                    metrics = (await http.get(f"{node.url}/metrics")).text
+                assert _connections_total(metrics) > 0, metrics[-2000:]
+
+            # A real Agent and Computer through nginx, polling upgraded to WebSocket.
+            office = "through-nginx"
+            async with AsyncAgent(url, name="planner") as agent:
+                await agent.join_office(office)
+                server = _AsServer(url)
+                async with connect_raw(server, "computer") as computer:  # type: ignore[arg-type]
+                    assert await computer.join("computer", "box", office) == (True, None)
+                    await eventually(
+                        lambda: _names(agent), what="room seen through nginx", timeout=30
+                    )
+
+        async with nginx(procs, tmp_path, [n1, n2], sticky=False) as url:
+            results = [await polling_session(url, source) for source in CLIENT_ADDRESSES]
+            # Round robin sends a session's second request to the other node.
+            assert not all(results), results
+
+
+async def _names(agent: AsyncAgent) -> bool:
+    return {s.name for s in await agent.list_room()} == {"planner", "box"}
+
+
+def _connections_total(metrics: str) -> float:
+    total = 0.0
+    for line in metrics.splitlines():
+        if line.startswith("a2c_server_connected_clients{"):
+            total += float(line.rsplit(" ", 1)[1])
+    return total
+
+
+class _AsServer:
+    """Just enough of RunningServer for connect_raw (url and Engine.IO path)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.socketio_path = "socket.io"
+
+    def next_node(self) -> _AsServer:
+        return self
