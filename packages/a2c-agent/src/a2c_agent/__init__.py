@@ -17,6 +17,7 @@ version this SDK speaks (sent as ``a2c_version``), independent of ``__version__`
 from a2c_protocol import (
     PROTOCOL_VERSION,
     A2CResource,
+    A2CSkillRef,
     BadRequestError,
     BlobNotAccessibleError,
     CallToolResult,
@@ -27,6 +28,7 @@ from a2c_protocol import (
     GetBlobRet,
     GetComputerConfigRet,
     InternalError,
+    InvalidSkillNameError,
     InvalidWindowURIError,
     McpServerNotFoundError,
     NotFoundError,
@@ -35,6 +37,8 @@ from a2c_protocol import (
     RemoteError,
     RequestTimeoutError,
     SessionInfo,
+    SkillNotFoundError,
+    SkillResourceError,
     ToolAuthorizationError,
     ToolAuthorizationFailedError,
     ToolAuthorizationRequiredError,
@@ -72,10 +76,12 @@ from ._exceptions import (
     InvalidResponseError,
     JoinOfficeError,
     LeaveOfficeError,
+    SkillIntegrityError,
     ToolCallTimeoutError,
 )
 from ._lifecycle import AgentState
 from ._notify import NotificationStream
+from ._skills import SkillFile, SkillsListener
 from ._sync import SyncAgent
 from ._types import (
     AgentNotification,
@@ -95,6 +101,7 @@ __all__ = [
     "BLOB_ERROR_KEY",
     "PROTOCOL_VERSION",
     "A2CResource",
+    "A2CSkillRef",
     "AckTimeoutError",
     "AgentConnectionError",
     "AgentError",
@@ -119,6 +126,7 @@ __all__ = [
     "GetComputerConfigRet",
     "InternalError",
     "InvalidResponseError",
+    "InvalidSkillNameError",
     "InvalidWindowURIError",
     "JoinOfficeError",
     "LeaveOfficeError",
@@ -133,6 +141,11 @@ __all__ = [
     "RequestTimeoutError",
     "ResourcePage",
     "SessionInfo",
+    "SkillFile",
+    "SkillIntegrityError",
+    "SkillNotFoundError",
+    "SkillResourceError",
+    "SkillsListener",
     "StateListener",
     "SyncAgent",
     "ToolAuthorization",

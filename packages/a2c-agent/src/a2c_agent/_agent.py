@@ -20,11 +20,13 @@ import httpx
 import socketio
 
 from a2c_protocol import (
+    DEFAULT_SKILL_REL_PATH,
     NAMESPACE,
     PROTOCOL_VERSION,
     WS_CLOSE_VERSION_REJECTED,
     A2CError,
     A2CResource,
+    A2CSkillRef,
     AgentCallData,
     CallToolResult,
     EnterOfficeReq,
@@ -38,6 +40,10 @@ from a2c_protocol import (
     GetDeskTopRet,
     GetResourcesReq,
     GetResourcesRet,
+    GetSkillReq,
+    GetSkillRet,
+    GetSkillsReq,
+    GetSkillsRet,
     GetToolsReq,
     GetToolsRet,
     InvalidPayloadError,
@@ -91,6 +97,7 @@ from ._rules import (
     decode_office_ack,
     tools_from_ret,
 )
+from ._skills import SkillFile, SkillsListener, SkillTracker, read_skill_file
 from ._types import AgentNotification, AgentTool, ResourcePage
 
 __all__ = [
@@ -233,6 +240,7 @@ class AsyncAgent:
         self._tools_listeners = Listeners(self._spawn)
         self._desktop_listeners = Listeners(self._spawn)
         self._state_listeners = Listeners(self._spawn)
+        self._skills = SkillTracker(self._fetch_skills, self._spawn)
         self._connect_error: object = None
         self._close_code: int | None = None
         self._last_error: BaseException | None = None
@@ -324,6 +332,7 @@ class AsyncAgent:
             stream.close()
         self._office = None
         self._cache.clear()
+        self._skills.clear()
         self._transition(Transition.CLOSED)
 
     # ------------------------------------------------------------------- listeners
@@ -368,6 +377,13 @@ class AsyncAgent:
         Registering one turns the automatic desktop refresh on.
         """
         return self._desktop_listeners.add(callback)
+
+    def add_skills_listener(self, callback: SkillsListener) -> Callable[[], None]:
+        """Call ``callback(computer, skills)`` after each skill-list fetch of ``computer``.
+
+        ``skills`` is None when the entry was dropped (the Computer left, the agent left).
+        """
+        return self._skills.add_listener(callback)
 
     def add_state_listener(self, callback: StateListener) -> Callable[[], None]:
         """Call ``callback(old, new)`` on every lifecycle state change."""
@@ -573,6 +589,53 @@ class AsyncAgent:
             return await self.read_blob(computer, handle, max_bytes=limit)
 
         return await drain_result(result, pull, max_bytes=self._max_drained_bytes)
+
+    # ------------------------------------------------------------------ skills
+
+    @property
+    def skills(self) -> Mapping[str, tuple[A2CSkillRef, ...]]:
+        """Computer name → its last fetched skills; refreshed on ``notify:update_skills``."""
+        return self._skills.view()
+
+    async def get_skills(self, computer: str) -> list[A2CSkillRef]:
+        """The skills ``computer`` offers now, in its discovery order (also cached)."""
+        return await self._skills.fetch(computer)
+
+    async def get_skill(
+        self,
+        computer: str,
+        name: str,
+        rel_path: str = DEFAULT_SKILL_REL_PATH,
+        *,
+        max_bytes: int | None = None,
+    ) -> SkillFile:
+        """One file of skill ``name`` (copied from ``A2CSkillRef.name``), verified.
+
+        Inline text and blob-handle answers both end as bytes checked against the answer's
+        ``total_size`` and ``sha256`` (:class:`SkillIntegrityError` otherwise). Raises
+        :class:`~a2c_protocol.InvalidSkillNameError` (4016),
+        :class:`~a2c_protocol.SkillNotFoundError` (4014) and
+        :class:`~a2c_protocol.SkillResourceError` (4017, ``reason``).
+        """
+
+        async def ask(skill: str, path: str) -> GetSkillRet:
+            request = GetSkillReq(
+                agent=self._name, req_id=_req_id(), computer=computer, name=skill, rel_path=path
+            )
+            return await self._ask(Event.GET_SKILL, request, GetSkillRet)
+
+        async def pull(handle: str, limit: int | None) -> BlobData:
+            return await self.read_blob(computer, handle, max_bytes=limit)
+
+        return await read_skill_file(ask, pull, name, rel_path, max_bytes=max_bytes)
+
+    async def _fetch_skills(self, computer: str) -> list[A2CSkillRef]:
+        ret = await self._ask(
+            Event.GET_SKILLS,
+            GetSkillsReq(agent=self._name, req_id=_req_id(), computer=computer),
+            GetSkillsRet,
+        )
+        return list(ret.skills)
 
     # ------------------------------------------------------------------ blobs
 
@@ -912,6 +975,7 @@ class AsyncAgent:
         self._cache.clear()
         for computer in dropped:
             self._tools_listeners.fire(computer, None)
+        self._skills.clear()
 
     async def _refresh_all_tools(self) -> None:
         office = self._office
@@ -997,6 +1061,8 @@ class AsyncAgent:
             desktop_listeners=bool(self._desktop_listeners),
         ):
             self._spawn(self._perform(action))
+        if in_office:
+            self._skills.on_notification(notification)
         self._notification_listeners.fire(notification)
         for stream in list(self._streams):
             stream._offer(notification)

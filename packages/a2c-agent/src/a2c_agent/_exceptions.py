@@ -13,13 +13,16 @@
     │   ├── ToolCallTimeoutError          a tool call outlived its timeout; the cancel was sent
     │   ├── InvalidResponseError          a peer's answer does not match the protocol model
     │   ├── BlobIntegrityError            pulled bytes never matched their size / SHA-256
-    │   └── BlobLimitError                a blob is larger than the caller allows
+    │   ├── BlobLimitError                a blob is larger than the caller allows
+    │   └── SkillIntegrityError           a skill file's bytes did not match its size / SHA-256
     ├── RemoteError (from a2c_protocol)   a flat ErrorPayload ack, typed by code:
     │   BadRequestError 400, UnauthorizedError 401, ForbiddenError 403, NotFoundError 404,
     │   RequestTimeoutError 408, InternalError 500, ProtocolVersionError 4008/4900,
     │   McpServerNotFoundError 4014, CapabilityNotSupportedError 4015,
     │   NotInOfficeError 4103, CrossOfficeError 4104,
-    │   BlobNotAccessibleError 4018 (``reason``: invalid_handle, forbidden, gone, range) …
+    │   BlobNotAccessibleError 4018 (``reason``: invalid_handle, forbidden, gone, range),
+    │   SkillNotFoundError 4014 (``details.name``), InvalidSkillNameError 4016,
+    │   SkillResourceError 4017 (``reason``: traversal, forbidden, not_found, too_large) …
     └── InvalidWindowURIError (from a2c_protocol)  a window URI with a query/fragment etc.
 
 Tool-level failures (``isError: true``) are *results*, never raised by ``call_tool``; see
@@ -41,6 +44,7 @@ __all__ = [
     "InvalidResponseError",
     "JoinOfficeError",
     "LeaveOfficeError",
+    "SkillIntegrityError",
     "ToolCallTimeoutError",
 ]
 
@@ -157,3 +161,14 @@ class BlobLimitError(AgentError):
         self.size = size
         self.limit = limit
         super().__init__(f"blob of {size} bytes exceeds the limit of {limit} bytes")
+
+
+class SkillIntegrityError(AgentError):
+    """The bytes of a skill file did not match the ``total_size``/``sha256`` of its answer."""
+
+    def __init__(self, name: str, rel_path: str, expected: str, actual: str) -> None:
+        self.name = name
+        self.rel_path = rel_path
+        self.expected = expected
+        self.actual = actual
+        super().__init__(f"skill {name!r} file {rel_path!r}: expected {expected}, got {actual}")

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 import attrs
 
@@ -42,6 +42,7 @@ from ._types import AgentNotification, AgentTool
 __all__ = [
     "DropTools",
     "FetchTools",
+    "PerComputerCache",
     "RefreshDesktop",
     "ToolCache",
     "actions_for",
@@ -160,11 +161,11 @@ def actions_for(
     return []
 
 
-class ToolCache:
-    """Tools per Computer, with a generation per Computer so stale fetches are discarded."""
+class PerComputerCache(Generic[T]):
+    """Entries per Computer, with a generation per Computer so stale fetches are discarded."""
 
     def __init__(self) -> None:
-        self._tools: dict[str, tuple[AgentTool, ...]] = {}
+        self._entries: dict[str, tuple[T, ...]] = {}
         self._generation: dict[str, int] = {}
 
     def begin_fetch(self, computer: str) -> int:
@@ -173,28 +174,32 @@ class ToolCache:
         self._generation[computer] = token
         return token
 
-    def complete_fetch(self, computer: str, token: int, tools: Sequence[AgentTool]) -> bool:
-        """Store ``tools`` if no newer fetch or drop happened since ``token``; say if stored."""
+    def complete_fetch(self, computer: str, token: int, entries: Sequence[T]) -> bool:
+        """Store ``entries`` if no newer fetch or drop happened since ``token``; say if stored."""
         if self._generation.get(computer) != token:
             return False
-        self._tools[computer] = tuple(tools)
+        self._entries[computer] = tuple(entries)
         return True
 
     def drop(self, computer: str) -> bool:
         """Forget ``computer`` (and invalidate its in-flight fetches); say if it was cached."""
         self._generation[computer] = self._generation.get(computer, 0) + 1
-        return self._tools.pop(computer, None) is not None
+        return self._entries.pop(computer, None) is not None
 
     def clear(self) -> None:
         """Forget everything and invalidate every in-flight fetch."""
         for computer in list(self._generation):
             self._generation[computer] += 1
-        self._tools.clear()
+        self._entries.clear()
 
-    def view(self) -> Mapping[str, tuple[AgentTool, ...]]:
-        """A read-only snapshot: Computer name → its tools."""
-        return MappingProxyType(dict(self._tools))
+    def view(self) -> Mapping[str, tuple[T, ...]]:
+        """A read-only snapshot: Computer name → its entries."""
+        return MappingProxyType(dict(self._entries))
+
+
+class ToolCache(PerComputerCache[AgentTool]):
+    """Tools per Computer (see :class:`PerComputerCache`)."""
 
     def find(self, name: str) -> list[AgentTool]:
         """Every cached tool called ``name``, across Computers."""
-        return [tool for tools in self._tools.values() for tool in tools if tool.name == name]
+        return [tool for tools in self._entries.values() for tool in tools if tool.name == name]

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mappin
 from concurrent.futures import Future
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from a2c_protocol import A2CResource, Event
+from a2c_protocol import A2CResource, A2CSkillRef, Event
 
 from ._agent import AsyncAgent
 from ._exceptions import AgentStateError
@@ -141,6 +141,10 @@ class SyncAgent:
     def tools(self) -> Mapping[str, tuple[AgentTool, ...]]:
         return self._agent.tools
 
+    @property
+    def skills(self) -> Mapping[str, tuple[A2CSkillRef, ...]]:
+        return self._agent.skills
+
     join_office = _blocking(AsyncAgent.join_office)
     leave_office = _blocking(AsyncAgent.leave_office)
     list_room = _blocking(AsyncAgent.list_room)
@@ -152,6 +156,8 @@ class SyncAgent:
     cancel_tool_call = _blocking(AsyncAgent.cancel_tool_call)
     get_blob = _blocking(AsyncAgent.get_blob)
     read_blob = _blocking(AsyncAgent.read_blob)
+    get_skills = _blocking(AsyncAgent.get_skills)
+    get_skill = _blocking(AsyncAgent.get_skill)
 
     def iter_resources(self, computer: str, mcp_server: str) -> Iterator[A2CResource]:
         """Every resource of ``mcp_server``, following ``next_cursor`` page by page."""
@@ -203,6 +209,9 @@ class SyncAgent:
 
     def add_desktop_listener(self, *args: Any, **kwargs: Any) -> Callable[[], None]:
         return self._agent.add_desktop_listener(*args, **kwargs)
+
+    def add_skills_listener(self, *args: Any, **kwargs: Any) -> Callable[[], None]:
+        return self._agent.add_skills_listener(*args, **kwargs)
 
     def add_state_listener(self, *args: Any, **kwargs: Any) -> Callable[[], None]:
         return self._agent.add_state_listener(*args, **kwargs)

@@ -51,6 +51,15 @@ _CLIENT_EVENTS = (
     Event.GET_TOOLS,
     Event.GET_DESKTOP,
     Event.GET_RESOURCES,
+    Event.GET_SKILLS,
+    Event.GET_SKILL,
+    Event.GET_BLOB,
+)
+_ANNOUNCEMENTS = (
+    Event.UPDATE_TOOL_LIST,
+    Event.UPDATE_CONFIG,
+    Event.UPDATE_DESKTOP,
+    Event.UPDATE_SKILLS,
 )
 _NOTIFY_EVENTS = tuple(e for e in Event if e.value.startswith("notify:"))
 
@@ -103,6 +112,9 @@ class ScriptedComputer:
             Event.GET_DESKTOP: self._desktop,
             Event.GET_RESOURCES: self._resources,
             Event.TOOL_CALL: self._tool_call,
+            Event.GET_SKILLS: self._unscripted,
+            Event.GET_SKILL: self._unscripted,
+            Event.GET_BLOB: self._unscripted,
         }
         self._changed = asyncio.Condition()
         self._released = asyncio.Event()
@@ -165,8 +177,9 @@ class ScriptedComputer:
         self.office_id = None
 
     async def announce(self, event: Event) -> None:
-        """Emit ``server:update_tool_list`` / ``update_config`` / ``update_desktop``."""
-        if event not in (Event.UPDATE_TOOL_LIST, Event.UPDATE_CONFIG, Event.UPDATE_DESKTOP):
+        """Emit ``server:update_tool_list`` / ``update_config`` / ``update_desktop`` /
+        ``update_skills``."""
+        if event not in _ANNOUNCEMENTS:
             raise ValueError(f"{event.value} is not a Computer announcement")
         await self.sio.emit(event.value, {"computer": self.name}, namespace=NAMESPACE)
 
@@ -247,6 +260,9 @@ class ScriptedComputer:
         return handler
 
     # ------------------------------------------------------------ default answers
+
+    def _unscripted(self, payload: dict[str, Any]) -> dict[str, Any]:
+        return {"code": 404, "message": "this scripted Computer has no answer for that event"}
 
     def _tools(self, payload: dict[str, Any]) -> dict[str, Any]:
         return {"tools": to_wire(self.tools), "req_id": payload["req_id"]}
