@@ -81,6 +81,7 @@ def test_server_cli_env_vars_and_flag_precedence() -> None:
         "ping_interval", "ping_timeout", "cors_allowed_origins", "log_level", "log_format",
         "log_protocol", "shutdown_grace",
         "redis_url", "redis_prefix", "node_id", "node_ttl",
+        "max_id_length", "max_outgoing_bytes", "admission_timeout", "max_unadmitted_per_address",
     }  # fmt: skip
 
 
@@ -95,6 +96,8 @@ def test_server_cli_env_vars_and_flag_precedence() -> None:
         (["--protocol-version", "0.2"], {}),
         (["--forward-timeout", "0"], {}),
         (["--shutdown-grace", "-1"], {}),
+        (["--admission-timeout", "0"], {}),
+        (["--max-id-length", "0"], {}),
         ([], {"A2C_SERVER_PORT": "eighty"}),
         ([], {"A2C_SERVER_AUTH_TOKEN": ""}),  # not a silent allow-all
         ([], {"A2C_SERVER_PORT": " "}),

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import socketio
 
-from a2c_protocol import NAMESPACE
+from a2c_protocol import NAMESPACE, Event
 
 from . import _json
 from ._auth import AllowAllAuth, AuthProvider, SharedTokenAuth, is_loopback_host
@@ -28,8 +28,9 @@ from ._offices import Offices
 from ._oversize import OversizeWatch
 from ._settings import ServerSettings
 from ._shutdown import Drain
-from ._sio import SmcpSocketServer
+from ._sio import Limits, SmcpSocketServer
 from ._store import MemoryStateStore, StateStore
+from ._transport import serve_engineio
 
 if TYPE_CHECKING:
     from ._multinode import MultiNode
@@ -92,7 +93,7 @@ class A2CServerApp:
         return sid, member.role.value, member.name
 
     async def _engineio(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await self.sio.handle_request(scope, receive, send)
+        await serve_engineio(self.sio, scope, receive, send)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope.get("type")
@@ -242,9 +243,16 @@ def create_app(
         ping_interval=settings.ping_interval,
         ping_timeout=settings.ping_timeout,
         cors_allowed_origins=list(settings.cors_allowed_origins) or None,
-        logger=False,
-        engineio_logger=False,
         json=_json,
+        # Only /smcp: python-socketio would otherwise also admit anyone to "/".
+        namespaces=[NAMESPACE],
+        limits=Limits(
+            max_id_length=settings.max_id_length,
+            max_outgoing_bytes=settings.max_outgoing_bytes,
+            admission_timeout=settings.admission_timeout,
+            max_unadmitted_per_address=settings.max_unadmitted_per_address,
+        ),
+        tuple_ack_events=(Event.JOIN_OFFICE.value, Event.LEAVE_OFFICE.value),
     )
     state: StateStore
     if multinode is not None:

@@ -91,7 +91,11 @@ class SharedTokenAuth:
         offered = request.auth.get("token")
         if not isinstance(offered, str) or not offered:
             raise AuthenticationError("Authentication failed: auth.token is required")
-        if not hmac.compare_digest(offered.encode(), self._token):
+        try:
+            encoded = offered.encode()
+        except UnicodeEncodeError:  # a lone surrogate: no token can be equal to it
+            raise AuthenticationError("Authentication failed: invalid token") from None
+        if not hmac.compare_digest(encoded, self._token):
             raise AuthenticationError("Authentication failed: invalid token")
         return Identity(subject=f"token-{request.role.value}")
 

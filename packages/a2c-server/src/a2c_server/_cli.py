@@ -55,6 +55,10 @@ ENV_VARS: Final[Mapping[str, tuple[str, Callable[[str], Any]]]] = {
     "redis_prefix": ("A2C_SERVER_REDIS_PREFIX", str),
     "node_id": ("A2C_SERVER_NODE_ID", str),
     "node_ttl": ("A2C_SERVER_NODE_TTL", float),
+    "max_id_length": ("A2C_SERVER_MAX_ID_LENGTH", int),
+    "max_outgoing_bytes": ("A2C_SERVER_MAX_OUTGOING_BYTES", int),
+    "admission_timeout": ("A2C_SERVER_ADMISSION_TIMEOUT", float),
+    "max_unadmitted_per_address": ("A2C_SERVER_MAX_UNADMITTED_PER_ADDRESS", int),
 }
 
 
@@ -97,6 +101,14 @@ def _parser() -> argparse.ArgumentParser:
         "seconds added to a tool call's timeout while waiting for the Computer")  # fmt: skip
     opt("--forward-timeout", "forward_timeout", float,
         "seconds to wait for a Computer's answer to the other client:* events")  # fmt: skip
+    opt("--max-id-length", "max_id_length", int,
+        "longest req_id, name or office id accepted (characters)")  # fmt: skip
+    opt("--max-outgoing-bytes", "max_outgoing_bytes", int,
+        "bytes waiting to be sent to one client before it is dropped")  # fmt: skip
+    opt("--admission-timeout", "admission_timeout", float,
+        "seconds a new connection has to be admitted to /smcp before it is closed")  # fmt: skip
+    opt("--max-unadmitted-per-address", "max_unadmitted_per_address", int,
+        "connections one address may hold that are not admitted yet")  # fmt: skip
     opt("--ping-interval", "ping_interval", float, "Engine.IO ping interval (s)")
     opt("--ping-timeout", "ping_timeout", float, "Engine.IO ping timeout (s)")
     opt("--cors-origins", "cors_allowed_origins", ENV_VARS["cors_allowed_origins"][1],

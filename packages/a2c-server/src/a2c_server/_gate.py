@@ -7,7 +7,8 @@ Rules (handshake-and-versioning.md §3):
 * Only *new* Engine.IO sessions are checked: a request carrying ``sid`` belongs to a
   session that already passed the gate (polling round trips, the WebSocket upgrade).
 * Order, first failure wins: ``a2c_version`` absent or empty → 400 ``Missing a2c_version
-  query parameter``; not ``MAJOR.MINOR.PATCH`` → 400 ``Invalid a2c_version: …``; not
+  query parameter``; not canonical ``MAJOR.MINOR.PATCH`` (no leading zeros, at most six
+  digits a part) → 400 ``Invalid a2c_version: …``; not
   compatible with the server → 400 + ``X-A2C-Error-Code: 4008`` + the flat six-field 4008
   body. The first occurrence of a repeated parameter counts.
 * On a ``websocket`` scope the same bytes are sent through the ASGI WebSocket denial
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any, Final
 from urllib.parse import parse_qsl
@@ -57,6 +59,12 @@ _log = logging.getLogger("a2c_server.gate")
 
 _DENIAL_EXTENSION: Final = "websocket.http.response"
 _MAX_ECHO: Final = 64  # how much of a malformed version the error message repeats
+# Canonical MAJOR.MINOR.PATCH only: no leading zeros ("00.02.00" is a different string
+# for the same version, which log readers and caches would disagree on) and at most six
+# digits per part (a 4,000-digit patch is not a version, only an expensive integer).
+_CANONICAL: Final = re.compile(
+    r"(?:0|[1-9][0-9]{0,5})\.(?:0|[1-9][0-9]{0,5})\.(?:0|[1-9][0-9]{0,5})"
+)
 
 
 @attrs.frozen
@@ -98,6 +106,8 @@ def check_version_query(query: str, server_version: str) -> GateRefusal | None:
             ErrorPayload(code=ErrorCode.BAD_REQUEST, message="Missing a2c_version query parameter")
         )
     try:
+        if not _CANONICAL.fullmatch(raw):
+            raise InvalidVersionError(raw)
         client = ProtocolVersion.parse(raw)
     except InvalidVersionError:
         shown = raw if len(raw) <= _MAX_ECHO else raw[:_MAX_ECHO] + "…"

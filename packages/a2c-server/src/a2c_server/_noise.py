@@ -16,7 +16,7 @@ from typing import Any
 
 from ._logs import log
 
-__all__ = ["NoiseLog"]
+__all__ = ["NoiseLog", "library_logger"]
 
 _MAX_KINDS = 256  # kinds are Server-chosen constants; this only guards a programming error
 
@@ -54,3 +54,38 @@ class NoiseLog:
         suppressed = self._suppressed.pop(kind, 0) or None
         log(self._logger, logging.WARNING, message, kind=kind, suppressed=suppressed, **fields)
         return True
+
+
+class _Reroute(logging.Filter):
+    def __init__(self, library: str, noise: NoiseLog) -> None:
+        super().__init__()
+        self._library = library
+        self._noise = noise
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        detail = record.getMessage()
+        self._noise.warning(
+            f"{self._library} {record.levelname.lower()}",
+            f"{self._library} refused a client request",
+            detail=detail if len(detail) <= 160 else detail[:160] + "…",
+            error=record.exc_info[1].__class__.__name__ if record.exc_info else None,
+        )
+        if record.exc_info:
+            _debug.debug("%s traceback", self._library, exc_info=record.exc_info)
+        return False  # rerouted: never reaches a handler as an ERROR with a traceback
+
+
+_debug = logging.getLogger("a2c_server.guard")
+
+
+def library_logger(library: str, noise: NoiseLog) -> logging.Logger:
+    """A logger for python-engineio / python-socketio that speaks only through ``noise``.
+
+    The libraries log what clients cause (a bad session id, an undecodable payload) at
+    ERROR, often with a traceback. This logger is outside the logging tree (so no handler
+    sees those records directly), passes WARNING and above, and turns each into one
+    rate-limited WARNING; the traceback, if any, goes to DEBUG.
+    """
+    logger = logging.Logger(f"a2c_server.{library}", logging.WARNING)
+    logger.addFilter(_Reroute(library, noise))
+    return logger

@@ -9,6 +9,7 @@ import attrs
 from a2c_protocol import PROTOCOL_VERSION, InvalidVersionError, ProtocolVersion
 
 from ._exceptions import SettingsError
+from ._limits import DEFAULT_MAX_ID_LENGTH
 
 __all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "HARD_MAX_TOOL_TIMEOUT", "ServerSettings"]
 
@@ -109,6 +110,12 @@ class ServerSettings:
     the other ``client:*`` events. ``log_format`` is ``text`` or ``json`` (one object per
     line); ``log_protocol`` lets uvicorn trace HTTP/websocket frames (off by default, even
     at DEBUG: frames carry what clients send).
+    ``max_id_length`` bounds identifier strings (``req_id``, names, office ids…);
+    ``max_outgoing_bytes`` is how much may wait to be sent to one client before it is
+    dropped; an Engine.IO session must be admitted to ``/smcp`` within
+    ``admission_timeout`` seconds, and one address may hold
+    ``max_unadmitted_per_address`` sessions not admitted yet (see "Security model" in
+    docs/server.md).
     ``shutdown_grace`` is how long routed calls in flight may still finish after
     SIGTERM/SIGINT.
     """
@@ -133,6 +140,10 @@ class ServerSettings:
     redis_prefix: str = attrs.field(default="a2c", converter=_redis_prefix)
     node_id: str | None = attrs.field(default=None, converter=_node_id)
     node_ttl: float = attrs.field(default=6.0, validator=_positive)
+    max_id_length: int = attrs.field(default=DEFAULT_MAX_ID_LENGTH, validator=_positive)
+    max_outgoing_bytes: int = attrs.field(default=16_000_000, validator=_positive)
+    admission_timeout: float = attrs.field(default=10.0, validator=_positive)
+    max_unadmitted_per_address: int = attrs.field(default=64, validator=_positive)
 
     def __attrs_post_init__(self) -> None:
         if self.auth_token is not None and not self.auth_token:

@@ -13,17 +13,23 @@ handler. Lifecycle handlers additionally ask :func:`is_connecting` /
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
+from collections.abc import Callable, Collection
 from typing import Any, Final
 
+import attrs
 import socketio
 
-from a2c_protocol import ErrorCode, ErrorPayload, to_wire
+from a2c_protocol import ErrorCode, ErrorPayload, InvalidPayloadError, to_wire
 
-from ._noise import NoiseLog
+from ._limits import DEFAULT_MAX_ID_LENGTH, payload_problems
+from ._noise import NoiseLog, library_logger
 
 __all__ = [
     "RESERVED_EVENTS",
+    "Limits",
     "SmcpSocketServer",
     "is_connecting",
     "is_disconnecting",
@@ -37,6 +43,17 @@ RESERVED_EVENTS: Final = frozenset(
     {"connect", "connect_error", "disconnect", "disconnecting", "newListener", "removeListener"}
 )
 _SHOWN: Final = 64  # how much of a client-chosen name a log line repeats
+_QUEUE_SCAN_FROM: Final = 16  # packets queued before the byte size is worth adding up
+
+
+@attrs.frozen(kw_only=True)
+class Limits:
+    """Per-client bounds the Socket.IO layer enforces (see ServerSettings for each)."""
+
+    max_id_length: int = DEFAULT_MAX_ID_LENGTH
+    max_outgoing_bytes: int = 16_000_000
+    admission_timeout: float = 10.0
+    max_unadmitted_per_address: int = 64
 
 
 def screen_event(data: Any) -> tuple[str, ErrorPayload] | None:
@@ -69,15 +86,40 @@ def is_disconnecting(sio: socketio.AsyncServer, sid: str, namespace: str) -> boo
 
 
 class SmcpSocketServer(socketio.AsyncServer):  # type: ignore[misc]
-    """``socketio.AsyncServer`` whose client events are screened before dispatch.
+    """``socketio.AsyncServer`` with the dispatch screened and per-client resources bounded.
 
-    Refused packets get one rate-limited WARNING (no traceback) and, when the client asked
-    for an acknowledgement, a flat ErrorPayload ack instead of silence.
+    * Client events are screened before dispatch (:func:`screen_event`, then the size
+      limits of :mod:`a2c_server._limits`); a refused packet gets one rate-limited WARNING
+      (never a traceback) and, when the client asked for an acknowledgement, a flat
+      ErrorPayload ack instead of silence (``(False, reason)`` for ``tuple_ack_events``).
+    * Packets the library cannot decode become a WARNING instead of an ERROR traceback.
+    * Each client's outgoing queue is bounded: past ``max_outgoing_bytes`` waiting to be
+      sent, the client is dropped with a logged reason.
+    * An Engine.IO session must be admitted to a namespace within ``admission_timeout``
+      seconds, and one address may hold at most ``max_unadmitted_per_address`` sessions
+      that are not admitted yet; a refused CONNECT closes the transport.
+    * :meth:`call` releases its ack callback when it times out or is cancelled.
     """
 
-    def __init__(self, *args: Any, noise: NoiseLog | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        limits: Limits | None = None,
+        tuple_ack_events: Collection[str] = (),
+        noise: NoiseLog | None = None,
+        **kwargs: Any,
+    ) -> None:
+        noise = noise or NoiseLog(_log)
+        kwargs.setdefault("logger", library_logger("python-socketio", noise))
+        kwargs.setdefault("engineio_logger", library_logger("python-engineio", noise))
         super().__init__(*args, **kwargs)
-        self.noise = noise or NoiseLog(_log)
+        self.noise = noise
+        self.limits = limits or Limits()
+        self._tuple_acks = frozenset(tuple_ack_events)
+        self._pending: dict[str, tuple[str, asyncio.TimerHandle]] = {}  # eio_sid → (addr, timer)
+        self._dropping: set[str] = set()
+
+    # ------------------------------------------------------------- client events
 
     async def _handle_event(self, eio_sid: str, namespace: str | None, id: Any, data: Any) -> None:
         namespace = namespace or "/"
@@ -90,18 +132,124 @@ class SmcpSocketServer(socketio.AsyncServer):  # type: ignore[misc]
             return
         refused = screen_event(data)
         if refused is None:
+            problems = payload_problems(data[1:], max_id_length=self.limits.max_id_length)
+            if problems:
+                error = InvalidPayloadError(str(data[0]), problems).to_payload()
+                refused = ("payload too large", error)
+        if refused is None:
             await super()._handle_event(eio_sid, namespace, id, data)
             return
         kind, error = refused
         self.noise.warning(kind, "event refused", sid=sid, reason=error.message)
         if id is not None:
+            name = data[0] if isinstance(data, list) and data else None
+            answer = [False, error.message] if name in self._tuple_acks else [to_wire(error)]
             await self._send_packet(
                 eio_sid,
-                self.packet_class(socketio.packet.ACK, namespace=namespace, id=id,
-                                  data=[to_wire(error)]),
+                self.packet_class(socketio.packet.ACK, namespace=namespace, id=id, data=answer),
+            )
+
+    async def _handle_eio_message(self, eio_sid: str, data: Any) -> None:
+        try:
+            await super()._handle_eio_message(eio_sid, data)
+        except (ValueError, TypeError, KeyError, IndexError, RecursionError) as exc:
+            # The packet could not be decoded (too deep, a huge integer, a bad type byte):
+            # there is no event and no ack id to answer, only the line below.
+            self.noise.warning(
+                "undecodable packet", "packet refused: python-socketio cannot decode it",
+                eio_sid=eio_sid, error=type(exc).__name__,
             )  # fmt: skip
 
+    # --------------------------------------------------------- outgoing queue
+
+    async def _send_packet(self, eio_sid: str, pkt: Any) -> None:
+        if not self._over_limit(eio_sid):
+            await super()._send_packet(eio_sid, pkt)
+
+    async def _send_eio_packet(self, eio_sid: str, eio_pkt: Any) -> None:
+        # Broadcasts take this path: the packet is encoded once for the whole room.
+        if not self._over_limit(eio_sid):
+            await super()._send_eio_packet(eio_sid, eio_pkt)
+
+    def _over_limit(self, eio_sid: str) -> bool:
+        """Whether ``eio_sid`` is being dropped, starting the drop when it just went over."""
+        if eio_sid in self._dropping:
+            return True
+        socket = self.eio.sockets.get(eio_sid)
+        if socket is None or _queued_bytes(socket.queue) <= self.limits.max_outgoing_bytes:
+            return False
+        self._dropping.add(eio_sid)
+        self.noise.warning(
+            "slow consumer", "client dropped: outgoing queue over its limit",
+            eio_sid=eio_sid, limit=self.limits.max_outgoing_bytes,
+        )  # fmt: skip
+        self.start_background_task(self.close_transport, eio_sid)
+        return True
+
+    async def close_transport(self, eio_sid: str) -> None:
+        """Close an Engine.IO session now, without waiting for its queue to drain."""
+        socket = self.eio.sockets.get(eio_sid)
+        if socket is None:
+            return
+        # abort: a client that stopped reading would never drain a graceful close.
+        await socket.close(wait=False, abort=True, reason=self.eio.reason.SERVER_DISCONNECT)
+        socket.queue.put_nowait(None)  # ends the websocket writer or a pending long-poll
+        self.eio.sockets.pop(eio_sid, None)
+
+    # ---------------------------------------------------------------- admission
+
+    async def _handle_eio_connect(self, eio_sid: str, environ: Any) -> Any:
+        address = _address(environ)
+        waiting = sum(1 for addr, _ in self._pending.values() if addr == address)
+        if waiting >= self.limits.max_unadmitted_per_address:
+            self.noise.warning(
+                "too many unadmitted", "connection refused: too many unadmitted sessions",
+                peer=address, limit=self.limits.max_unadmitted_per_address,
+            )  # fmt: skip
+            return False
+        await super()._handle_eio_connect(eio_sid, environ)
+        timer = asyncio.get_running_loop().call_later(
+            self.limits.admission_timeout, self._admission_expired, eio_sid
+        )
+        self._pending[eio_sid] = (address, timer)
+        return None
+
+    def _admission_expired(self, eio_sid: str) -> None:
+        if self._pending.pop(eio_sid, None) is None:
+            return
+        self.noise.warning(
+            "admission timeout", "connection closed: not admitted in time",
+            eio_sid=eio_sid, timeout=self.limits.admission_timeout,
+        )  # fmt: skip
+        self.start_background_task(self.close_transport, eio_sid)
+
+    async def _handle_connect(self, eio_sid: str, namespace: str | None, data: Any) -> None:
+        await super()._handle_connect(eio_sid, namespace, data)
+        sid = self.manager.sid_from_eio_sid(eio_sid, namespace or "/")
+        if sid is not None and self.manager.is_connected(sid, namespace or "/"):
+            admitted = self._pending.pop(eio_sid, None)
+            if admitted is not None:
+                admitted[1].cancel()
+            return
+        # Refused (bad namespace, version, role or token): the client has its
+        # connect_error; keeping the transport would only hold memory and a descriptor.
+        self.start_background_task(self._close_after_flush, eio_sid)
+
+    async def _close_after_flush(self, eio_sid: str) -> None:
+        socket = self.eio.sockets.get(eio_sid)
+        if socket is None:
+            return
+        # Let the client fetch the CONNECT_ERROR already queued (a polling client reads it
+        # with its next GET), then close; a client that never reads gets closed anyway.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(socket.queue.join(), self.limits.admission_timeout)
+        await self.close_transport(eio_sid)
+
     async def _handle_eio_disconnect(self, eio_sid: str, reason: Any) -> None:
+        pending = self._pending.pop(eio_sid, None)
+        if pending is not None:
+            pending[1].cancel()
+        self._dropping.discard(eio_sid)
         await super()._handle_eio_disconnect(eio_sid, reason)
         # After a client's CLOSE (an abort: nothing more is queued) Engine.IO leaves a
         # pending long-poll GET waiting out ping_interval + ping_timeout, so the request and
@@ -109,3 +257,69 @@ class SmcpSocketServer(socketio.AsyncServer):  # type: ignore[misc]
         socket = self.eio.sockets.get(eio_sid)
         if socket is not None and reason == self.eio.reason.CLIENT_DISCONNECT:
             socket.queue.put_nowait(None)
+
+    # --------------------------------------------------------------------- calls
+
+    async def call(
+        self,
+        event: str,
+        data: Any = None,
+        to: str | None = None,
+        sid: str | None = None,
+        namespace: str | None = None,
+        timeout: float = 60,
+        ignore_queue: bool = False,
+    ) -> Any:
+        """``AsyncServer.call`` that forgets its ack callback when it stops waiting.
+
+        python-socketio keeps the callback registered until the client disconnects, so
+        every timed-out forward would pin memory for the life of the Computer.
+        """
+        target = to or sid
+        if target is None:
+            raise ValueError("call() needs a target sid")
+        done = asyncio.Event()
+        answers: list[tuple[Any, ...]] = []
+
+        def on_ack(*args: Any) -> None:
+            answers.append(args)
+            done.set()
+
+        await self.emit(event, data=data, room=target, namespace=namespace,
+                        callback=on_ack, ignore_queue=ignore_queue)  # fmt: skip
+        try:
+            await asyncio.wait_for(done.wait(), timeout)
+        except TimeoutError:
+            self._forget(target, on_ack)
+            raise socketio.exceptions.TimeoutError() from None
+        except BaseException:
+            self._forget(target, on_ack)
+            raise
+        args = answers[0]
+        return args if len(args) > 1 else args[0] if args else None
+
+    def _forget(self, sid: str, callback: Callable[..., None]) -> None:
+        callbacks = self.manager.callbacks.get(sid)
+        if not callbacks:
+            return
+        for ack_id, registered in list(callbacks.items()):
+            if registered is callback:
+                del callbacks[ack_id]
+
+
+def _queued_bytes(queue: asyncio.Queue[Any]) -> int:
+    if queue.qsize() < _QUEUE_SCAN_FROM:
+        return 0  # the common case stays O(1)
+    total = 0
+    for pkt in list(queue._queue):  # type: ignore[attr-defined]
+        data = getattr(pkt, "data", None)
+        total += len(data) if isinstance(data, str | bytes) else 16
+    return total
+
+
+def _address(environ: Any) -> str:
+    scope = environ.get("asgi.scope") if isinstance(environ, dict) else None
+    client = scope.get("client") if isinstance(scope, dict) else None
+    if client:
+        return str(client[0])
+    return str(environ.get("REMOTE_ADDR", "?")) if isinstance(environ, dict) else "?"

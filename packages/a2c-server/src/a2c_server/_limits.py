@@ -1,0 +1,59 @@
+"""Size limits on what clients send (pure functions, no I/O).
+
+The protocol leaves identifier strings (``req_id``, names, office ids…) unbounded, and the
+Server relays some of them to whole offices; a 500 KB ``req_id`` is cheap to send and
+expensive to fan out. Nesting depth is bounded too, because a deeply nested payload that
+the JSON decoder still accepts can fail later, when the Server encodes it to forward.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from a2c_protocol import FieldError
+
+__all__ = ["DEFAULT_MAX_ID_LENGTH", "ID_FIELDS", "MAX_NESTING", "payload_problems"]
+
+#: Default longest identifier string (characters).
+DEFAULT_MAX_ID_LENGTH: Final = 256
+#: Deepest nesting of lists/objects accepted in one payload.
+MAX_NESTING: Final = 64
+#: Top-level payload fields that carry identifiers and are bounded by ``max_id_length``.
+ID_FIELDS: Final = frozenset(
+    {"req_id", "agent", "computer", "name", "office_id", "tool_name", "mcp_server", "role"}
+)
+
+
+def _depth_exceeds(value: Any, limit: int) -> bool:
+    # Iterative: the point is to survive inputs that would blow a recursive walk.
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list | tuple):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
+
+
+def payload_problems(args: list[Any], *, max_id_length: int) -> list[FieldError]:
+    """What makes an event's arguments too big to handle (empty: fine).
+
+    ``args`` are the Socket.IO arguments after the event name.
+    """
+    problems: list[FieldError] = []
+    if _depth_exceeds(args, MAX_NESTING + 1):
+        problems.append(FieldError("$", f"nesting deeper than {MAX_NESTING} levels"))
+        return problems
+    payload = args[0] if len(args) == 1 else None
+    if isinstance(payload, dict):
+        for key in sorted(ID_FIELDS.intersection(k for k in payload if isinstance(k, str))):
+            value = payload[key]
+            if isinstance(value, str) and len(value) > max_id_length:
+                problems.append(FieldError(f"$.{key}", f"longer than {max_id_length} characters"))
+    return problems

@@ -1,0 +1,60 @@
+"""The ASGI edge of Engine.IO: whatever a request does to python-engineio, no traceback.
+
+python-engineio lets some client-caused exceptions escape ``handle_request`` (an empty
+websocket frame, a polling POST for a session that just closed, a malformed packet
+header); the ASGI server then logs them at ERROR with a traceback and answers HTTP 500.
+:func:`serve_engineio` turns each into one rate-limited WARNING, closes the Engine.IO
+session involved (its writer would otherwise stay parked) and answers a plain 400 when no
+response has started.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ._gate import Message, Receive, Scope, Send, first_query_value
+from ._sio import SmcpSocketServer
+
+__all__ = ["serve_engineio"]
+
+_STARTS = frozenset(
+    {"http.response.start", "websocket.accept", "websocket.close", "websocket.http.response.start"}
+)
+
+
+async def serve_engineio(sio: SmcpSocketServer, scope: Scope, receive: Receive, send: Send) -> None:
+    """Hand one ASGI request to python-socketio, containing what it raises."""
+    started = False
+
+    async def tracking_send(message: Message) -> None:
+        nonlocal started
+        started = started or message.get("type") in _STARTS
+        await send(message)
+
+    try:
+        await sio.handle_request(scope, receive, tracking_send)
+    except Exception as exc:
+        query = bytes(scope.get("query_string", b"")).decode("latin-1")
+        eio_sid = first_query_value(query, "sid")
+        sio.noise.warning(
+            "transport error", "request refused: Engine.IO could not handle it",
+            transport=scope.get("type"), eio_sid=eio_sid, error=type(exc).__name__,
+        )  # fmt: skip
+        if eio_sid is not None:
+            await sio.close_transport(eio_sid)
+        if not started:
+            await _refuse(scope, send)
+
+
+async def _refuse(scope: Scope, send: Send) -> None:
+    if scope.get("type") == "websocket":
+        await send({"type": "websocket.close", "code": 1002})
+        return
+    body = json.dumps({"code": 400, "message": "Bad request"}).encode()
+    headers: list[tuple[bytes, Any]] = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+    ]
+    await send({"type": "http.response.start", "status": 400, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
