@@ -4,10 +4,8 @@ skill cache kept current by notify:update_skills; through the real Server."""
 from __future__ import annotations
 
 import asyncio
-import base64
 import hashlib
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 import pytest
 
@@ -25,13 +23,12 @@ from a2c_agent._blobpull import BlobData
 from a2c_agent._skills import read_skill_file
 from a2c_protocol import GetSkillRet
 from a2c_testkit.scripted_computer import ScriptedComputer
+from a2c_testkit.scripted_skills import PNG, SKILLS, script_skills
 
 OFFICE = "office-1"
 
 MakeComputer = Callable[..., Awaitable[ScriptedComputer]]
 MakeAgent = Callable[..., Awaitable[AsyncAgent]]
-
-PNG = bytes(range(256)) * 5  # 1280 bytes, binary
 
 
 def sha(data: bytes) -> str:
@@ -134,70 +131,6 @@ async def test_a_gone_handle_earns_exactly_one_fresh_get_skill() -> None:
 
 
 # ------------------------------------------------------------ through the Server
-
-SKILLS: list[dict[str, Any]] = [
-    {"name": "log-triage", "source": "user", "path": "/srv/skills/log-triage", "description": "d"},
-    {
-        "name": "mcp:doc_tools:pdf-fill",
-        "source": "mcp:doc_tools",
-        "path": "/srv/skills/mcp/doc_tools/pdf-fill",
-        "description": "Fill PDF forms.",
-        "uri": "skill://org.example/pdf-fill",
-        "version": None,
-    },
-]
-
-
-def script_skills(computer: ScriptedComputer, skills: list[dict[str, Any]]) -> None:
-    def get_skills(payload: dict[str, Any]) -> dict[str, Any]:
-        return {"skills": list(skills), "req_id": payload["req_id"]}
-
-    def get_skill(payload: dict[str, Any]) -> dict[str, Any]:
-        name, rel = payload["name"], payload.get("rel_path", "SKILL.md")
-        if name == "Bad:Name:x":
-            return {"code": 4016, "message": "invalid skill name"}
-        if name not in {s["name"] for s in skills}:
-            return {"code": 4014, "message": "Skill not found", "details": {"name": name}}
-        if rel == ".skillenv":
-            return {"code": 4017, "message": "forbidden", "details": {"reason": "forbidden"}}
-        if rel == "assets/a.png":
-            return {
-                "name": name,
-                "rel_path": rel,
-                "mime_type": "image/png",
-                "total_size": len(PNG),
-                "sha256": sha(PNG),
-                "blob_handle": "handle-1",
-                "req_id": payload["req_id"],
-            }
-        body = f"# {name}\n"
-        return {
-            "name": name,
-            "rel_path": rel,
-            "mime_type": "text/markdown",
-            "total_size": len(body.encode()),
-            "sha256": sha(body.encode()),
-            "body": body,
-            "req_id": payload["req_id"],
-        }
-
-    def get_blob(payload: dict[str, Any]) -> dict[str, Any]:
-        offset = payload.get("chunk_offset") or 0
-        piece = PNG[offset : offset + 500]
-        return {
-            "blob_handle": payload["blob_handle"],
-            "mime_type": "image/png",
-            "total_size": len(PNG),
-            "sha256": sha(PNG),
-            "chunk_offset": offset,
-            "eof": offset + len(piece) == len(PNG),
-            "blob": base64.b64encode(piece).decode(),
-            "req_id": payload["req_id"],
-        }
-
-    computer.on(Event.GET_SKILLS, get_skills)
-    computer.on(Event.GET_SKILL, get_skill)
-    computer.on(Event.GET_BLOB, get_blob)
 
 
 async def test_list_and_read_through_the_server(

@@ -9,12 +9,16 @@
     a2c-agent --server URL --office ID resources COMPUTER SERVER [--all] [--cursor C]
     a2c-agent --server URL --office ID call COMPUTER TOOL JSON [--timeout S] [--save-dir D]
     a2c-agent --server URL --office ID blob COMPUTER HANDLE -o FILE
+    a2c-agent --server URL --office ID skills COMPUTER
+    a2c-agent --server URL --office ID skill COMPUTER NAME [REL_PATH] [-o FILE]
     a2c-agent --server URL --office ID watch [--count N] [--for S]
 
 ``call`` writes each binary item of the result (image, audio, embedded blob; restored from
 its blob handle when it travelled by one) to a file in ``--save-dir`` and prints the item
 with ``data`` emptied and ``_meta.a2c_saved_to`` naming the file. ``blob`` pulls one blob
-into FILE, verified, with a progress bar on stderr when that is a terminal.
+into FILE, verified, with a progress bar on stderr when that is a terminal. ``skills`` lists
+a Computer's skills; ``skill`` prints one skill file (``SKILL.md`` by default) when it is
+text, and writes binary files only to ``-o FILE`` or a pipe, never to a terminal.
 
 ``--server``, ``--office`` and ``--token`` default to ``A2C_SERVER_URL``, ``A2C_OFFICE`` and
 ``A2C_TOKEN``. Output is JSON, or a readable table when stdout is a terminal (``--json`` /
@@ -53,6 +57,7 @@ from ._cli_args import (
 )
 from ._cli_files import ProgressBar, save_binaries
 from ._cli_render import desktop_hint, render_table
+from ._cli_skill import RAW, skill_command
 from ._cli_watch import watch
 from ._types import AgentTool
 
@@ -71,7 +76,9 @@ def _tool_json(tool: AgentTool) -> dict[str, Any]:
     }
 
 
-async def _command(agent: AsyncAgent, args: argparse.Namespace) -> tuple[str, Any, int]:
+async def _command(
+    agent: AsyncAgent, args: argparse.Namespace, out: TextIO
+) -> tuple[str, Any, int]:
     """Do a one-shot command; returns (kind, JSON-ready data, exit code)."""
     command = args.command
     if command == "room":
@@ -94,6 +101,11 @@ async def _command(agent: AsyncAgent, args: argparse.Namespace) -> tuple[str, An
         return "resources", data, EXIT_OK
     if command == "blob":
         return "blob", await _download(agent, args), EXIT_OK
+    if command == "skills":
+        return "skills", [to_wire(s) for s in await agent.get_skills(args.computer)], EXIT_OK
+    if command == "skill":
+        kind, data = await skill_command(agent, args, out)
+        return kind, data, EXIT_OK
     result = await agent.call_tool(
         args.computer, args.tool, args.params_object, timeout=args.timeout
     )
@@ -135,7 +147,9 @@ async def _run(args: argparse.Namespace, out: TextIO, as_table: bool) -> int:
             return await watch(
                 agent, out=out, as_table=as_table, count=args.count, duration=args.duration
             )
-        kind, data, code = await _command(agent, args)
+        kind, data, code = await _command(agent, args, out)
+        if kind == RAW:
+            return code
         tools = None
         if as_table and kind == "config":  # the STATUS column counts each server's tools
             tools = [_tool_json(t) for t in await agent.get_tools(args.computer)]

@@ -139,6 +139,15 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
     blob.add_argument("computer")
     blob.add_argument("handle")
     blob.add_argument("-o", "--output", required=True, help="file to write")
+    skills = commands.add_parser("skills", help="list a Computer's skills")
+    skills.add_argument("computer")
+    skill = commands.add_parser(
+        "skill", help="print one skill file (text), or save it with -o (SHA-256 checked)"
+    )
+    skill.add_argument("computer")
+    skill.add_argument("name", help="the skill name exactly as 'skills' lists it")
+    skill.add_argument("rel_path", nargs="?", default="SKILL.md", help="default: SKILL.md")
+    skill.add_argument("-o", "--output-file", dest="file", help="write the bytes to this file")
     watch = commands.add_parser(
         "watch",
         help="print the office's notifications as they arrive (enter/leave, tools, "

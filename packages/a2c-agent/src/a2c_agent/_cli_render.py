@@ -221,6 +221,9 @@ def render_table(
             for name, server in data["servers"].items()
         ]
         return table(("SERVER", "TYPE", "STATUS"), rows, width=width)
+    if kind == "skills":
+        rows = [(s["name"], s["source"], s.get("version"), s.get("description")) for s in data]
+        return table(("NAME", "SOURCE", "VERSION", "DESCRIPTION"), rows, width=width)
     if kind == "blob":
         return f"{data['file']}: {_size(data['size'])} {data['mime_type']}, sha256 {data['sha256']}"
     if kind == "desktop":
