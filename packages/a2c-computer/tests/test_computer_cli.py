@@ -207,3 +207,91 @@ async def test_check_never_calls_unchecked_servers_conformant(tmp_path: Path) ->
     assert code == 1
     assert "conformant" not in out
     assert "windows: NOT checked for broken" in out
+
+
+BACKGROUND_LAUNCHER = """
+import fcntl, os, sys, termios
+master, slave = os.openpty()
+os.setsid()
+fcntl.ioctl(slave, termios.TIOCSCTTY, 0)  # the pty is this session's terminal
+pid = os.fork()
+if pid == 0:
+    os.setpgid(0, 0)  # a job of its own: the terminal's foreground group is the launcher's
+    os.dup2(slave, 0)
+    os.execv(sys.executable, [sys.executable, "-m", "a2c_computer._cli", *sys.argv[1:]])
+print(pid, flush=True)
+os.waitpid(pid, 0)
+"""
+
+
+async def test_run_in_the_background_with_confirm_ask_keeps_serving(
+    servers: Any, tmp_path: Path
+) -> None:
+    """Issue 16 item 2: a terminal read from the background stopped the whole Computer."""
+    import os
+
+    import socketio
+
+    entry = servers.desk("desk", default_tool_meta=None)  # every tool needs confirmation
+    config = write_config(tmp_path, {"desk": entry})
+    async with running_server() as srv:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-c",
+            BACKGROUND_LAUNCHER,
+            "run",
+            "--config",
+            str(config),
+            "--server",
+            srv.url,
+            "--office",
+            "o1",
+            "--name",
+            "bg-box",
+            "--socketio-path",
+            srv.socketio_path,
+            "--confirm",
+            "ask",
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            stdin=asyncio.subprocess.DEVNULL,
+        )
+        assert proc.stdout is not None
+        child = int((await asyncio.wait_for(proc.stdout.readline(), 60)).decode())
+        agent = socketio.AsyncClient(reconnection=False, handle_sigint=False)
+        try:
+            await agent.connect(
+                f"{srv.url}?a2c_version={PROTOCOL_VERSION}",
+                namespaces=[NAMESPACE],
+                socketio_path=srv.socketio_path,
+                auth={"role": "agent"},
+            )
+            await agent.call(
+                Event.JOIN_OFFICE.value,
+                {"role": "agent", "name": "ag", "office_id": "o1"},
+                namespace=NAMESPACE,
+            )
+            result: Any = None
+            for _ in range(300):
+                result = await agent.call(
+                    Event.TOOL_CALL.value,
+                    {
+                        "agent": "ag",
+                        "req_id": "bg",
+                        "computer": "bg-box",
+                        "tool_name": "add",
+                        "params": {"a": 2, "b": 3},
+                        "timeout": 30,
+                    },
+                    namespace=NAMESPACE,
+                    timeout=60,
+                )
+                if not (isinstance(result, dict) and result.get("code") == 404):
+                    break  # 404: the Computer has not joined yet
+                await asyncio.sleep(0.1)
+            assert isinstance(result, dict) and result.get("isError") is not True, result
+        finally:
+            await agent.disconnect()
+            os.kill(child, signal.SIGKILL)
+            _, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert "stdin is not the foreground terminal" in err.decode()
