@@ -34,6 +34,25 @@ async def cli(*args: str, timeout: float = 120) -> tuple[int, str, str]:
     return proc.returncode, out.decode(), err.decode()
 
 
+async def join_agent(srv: Any) -> Any:
+    """A bare Socket.IO Agent ``ag`` in office ``o1``."""
+    import socketio
+
+    agent = socketio.AsyncClient(reconnection=False, handle_sigint=False)
+    await agent.connect(
+        f"{srv.url}?a2c_version={PROTOCOL_VERSION}",
+        namespaces=[NAMESPACE],
+        socketio_path=srv.socketio_path,
+        auth={"role": "agent"},
+    )
+    await agent.call(
+        Event.JOIN_OFFICE.value,
+        {"role": "agent", "name": "ag", "office_id": "o1"},
+        namespace=NAMESPACE,
+    )
+    return agent
+
+
 async def test_check_on_a_conformant_server_exits_zero(servers: Any, tmp_path: Path) -> None:
     config = write_config(
         tmp_path,
@@ -95,7 +114,6 @@ async def test_check_rejects_an_invalid_config(tmp_path: Path) -> None:
 async def test_run_joins_the_office_and_stops_cleanly_on_sigterm(
     servers: Any, tmp_path: Path
 ) -> None:
-    import socketio
 
     config = write_config(tmp_path, {"plain": servers.plain()})
     async with running_server() as srv:
@@ -118,19 +136,8 @@ async def test_run_joins_the_office_and_stops_cleanly_on_sigterm(
             stderr=asyncio.subprocess.PIPE,
             stdin=asyncio.subprocess.DEVNULL,
         )
-        agent = socketio.AsyncClient(reconnection=False, handle_sigint=False)
+        agent = await join_agent(srv)
         try:
-            await agent.connect(
-                f"{srv.url}?a2c_version={PROTOCOL_VERSION}",
-                namespaces=[NAMESPACE],
-                socketio_path=srv.socketio_path,
-                auth={"role": "agent"},
-            )
-            await agent.call(
-                Event.JOIN_OFFICE.value,
-                {"role": "agent", "name": "ag", "office_id": "o1"},
-                namespace=NAMESPACE,
-            )
             tools: Any = None
             for _ in range(300):
                 tools = await agent.call(
@@ -230,8 +237,6 @@ async def test_run_in_the_background_with_confirm_ask_keeps_serving(
     """Issue 16 item 2: a terminal read from the background stopped the whole Computer."""
     import os
 
-    import socketio
-
     entry = servers.desk("desk", default_tool_meta=None)  # every tool needs confirmation
     config = write_config(tmp_path, {"desk": entry})
     async with running_server() as srv:
@@ -258,19 +263,8 @@ async def test_run_in_the_background_with_confirm_ask_keeps_serving(
         )
         assert proc.stdout is not None
         child = int((await asyncio.wait_for(proc.stdout.readline(), 60)).decode())
-        agent = socketio.AsyncClient(reconnection=False, handle_sigint=False)
+        agent = await join_agent(srv)
         try:
-            await agent.connect(
-                f"{srv.url}?a2c_version={PROTOCOL_VERSION}",
-                namespaces=[NAMESPACE],
-                socketio_path=srv.socketio_path,
-                auth={"role": "agent"},
-            )
-            await agent.call(
-                Event.JOIN_OFFICE.value,
-                {"role": "agent", "name": "ag", "office_id": "o1"},
-                namespace=NAMESPACE,
-            )
             result: Any = None
             for _ in range(300):
                 result = await agent.call(
