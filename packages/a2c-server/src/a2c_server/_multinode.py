@@ -48,6 +48,22 @@ class _RedisManager(socketio.AsyncRedisManager):  # type: ignore[misc]
         super().__init__(*args, **kwargs)
         self._closing: set[asyncio.Task[None]] = set()
 
+    async def emit(self, event: str, data: Any, namespace: str | None = None,
+                   room: str | None = None, **kwargs: Any) -> Any:  # fmt: skip
+        # An emit to one sid connected to this node (a forwarded call to a local Computer)
+        # needs no other node: skip the publish that every node would parse and drop.
+        target = kwargs.get("to") or room
+        ns = namespace or "/"
+        if (
+            isinstance(target, str)
+            and kwargs.get("skip_sid") is None
+            and self.is_connected(target, ns)
+        ):
+            kwargs.pop("to", None)
+            kwargs["ignore_queue"] = True
+            return await super().emit(event, data, namespace=ns, room=target, **kwargs)
+        return await super().emit(event, data, namespace=namespace, room=room, **kwargs)
+
     def _redis_connect(self) -> None:
         old = [c for c in (getattr(self, "pubsub", None), getattr(self, "redis", None)) if c]
         super()._redis_connect()

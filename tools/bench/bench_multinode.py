@@ -1,0 +1,126 @@
+"""Server CPU per relayed ``client:tool_call`` on one node and across two, in one run.
+
+Run: ``uv run python tools/bench/bench_multinode.py [--calls 2000] [--in-flight 16] [--rounds 3]``
+(needs ``redis-server`` on PATH; it starts a private one on a free loopback port).
+
+Three setups, measured back to back in each round:
+
+- ``memory``: one ``a2c-server`` (the in-memory registry), Agent and Computer on it;
+- ``redis 1 node``: the same with ``--redis``;
+- ``redis 2 nodes``: the Agent on node A, the Computer on node B, every call and its ack
+  crossing Redis pub/sub.
+
+The figure is the Server processes' own CPU (``/proc/<pid>/stat``) per call, summed over
+both nodes in the two-node setup; Redis's CPU is shown apart. Ratios are against
+``memory`` in the same round (the table shows the median over rounds). The load side
+(plain python-socketio clients, Computers in their own process) is the one of
+``bench_server_cpu.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import statistics
+import subprocess
+import sys
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+
+import socketio
+from _benchkit import _wait_listening, cpu_seconds, join
+from bench_server_cpu import drive
+
+from a2c_testkit.processes import bin_path, free_port
+from a2c_testkit.redis_server import RedisServer, redis_server
+
+HERE = Path(__file__).resolve().parent
+SETUPS = ("memory", "redis 1 node", "redis 2 nodes")
+
+
+@contextlib.asynccontextmanager
+async def node(extra: Sequence[str]) -> AsyncIterator[tuple[str, int]]:
+    port = free_port()
+    argv = [bin_path("a2c-server"), "--port", str(port), "--log-level", "WARNING", *extra]
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        await _wait_listening(url, proc)
+        yield url, proc.pid
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+async def measure(setup: str, redis: RedisServer, calls: int, in_flight: int) -> tuple[float, ...]:
+    """(server CPU µs per call, Redis CPU µs per call, calls/s) of ``setup``."""
+    prefix = uuid.uuid4().hex[:8]
+    args = [] if setup == "memory" else ["--redis", redis.url, "--redis-prefix", prefix]
+    count = 2 if setup == "redis 2 nodes" else 1
+    async with contextlib.AsyncExitStack() as stack:
+        nodes = [
+            await stack.enter_async_context(node([*args, "--node-id", f"n{i}"] if args else []))
+            for i in range(count)
+        ]
+        agent_url, computer_url = nodes[0][0], nodes[-1][0]
+        computers = subprocess.Popen(
+            [sys.executable, str(HERE / "bench_server_cpu.py"), "--computers", computer_url,
+             "a2c", "1"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        )  # fmt: skip
+        try:
+            assert computers.stdout is not None and computers.stdin is not None
+            line = await asyncio.get_running_loop().run_in_executor(None, computers.stdout.readline)
+            if line.strip() != b"ready":
+                raise RuntimeError("the Computers' process did not start")
+            agent = socketio.AsyncClient(reconnection=False, handle_sigint=False)
+            await join(agent, agent_url, "a2c", "agent", "agent-0", "office-0")
+            await drive([agent], 200, in_flight)  # warm-up
+            pids = [pid for _, pid in nodes]
+            redis_pid = redis.pid or 0
+            before = [cpu_seconds(pid) for pid in pids]
+            redis_before = cpu_seconds(redis_pid)
+            wall = await drive([agent], calls, in_flight)
+            used = sum(cpu_seconds(pid) - b for pid, b in zip(pids, before, strict=True))
+            redis_used = cpu_seconds(redis_pid) - redis_before
+            await agent.disconnect()
+        finally:
+            if computers.stdin is not None:
+                computers.stdin.close()
+            computers.wait(timeout=30)
+    return used / calls * 1e6, redis_used / calls * 1e6, calls / wall
+
+
+async def main_async(calls: int, in_flight: int, rounds: int) -> None:
+    results: dict[str, list[tuple[float, ...]]] = {s: [] for s in SETUPS}
+    with redis_server() as redis:
+        for round_index in range(rounds):
+            for setup in SETUPS:
+                results[setup].append(await measure(setup, redis, calls, in_flight))
+            print(f"round {round_index + 1}/{rounds} done", file=sys.stderr)
+    print(f"{calls} calls, {in_flight} in flight, {rounds} rounds; CPU µs per relayed call\n")
+    print(f"{'setup':<16}{'server µs':>11}{'redis µs':>10}{'calls/s':>9}{'x memory (median)':>20}")
+    for setup in SETUPS:
+        ratios = [r[0] / m[0] for r, m in zip(results[setup], results["memory"], strict=True)]
+        server_us, redis_us, rate = (statistics.median(col) for col in zip(*results[setup]))
+        spread = f"{min(ratios):.2f}..{max(ratios):.2f}"
+        print(f"{setup:<16}{server_us:>11.0f}{redis_us:>10.0f}{rate:>9.0f}"
+              f"{statistics.median(ratios):>11.2f}x ({spread})")  # fmt: skip
+    two = [r[0] / o[0] for r, o in zip(results["redis 2 nodes"], results["redis 1 node"],
+                                       strict=True)]  # fmt: skip
+    print(f"\ncross-node / one redis node: {statistics.median(two):.2f}x (goal <= 1.5x)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--in-flight", type=int, default=16)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    asyncio.run(main_async(args.calls, args.in_flight, args.rounds))
+
+
+if __name__ == "__main__":
+    main()
