@@ -104,7 +104,8 @@ async def main_async(calls: int, in_flight: int, rounds: int) -> None:
     print(f"{'setup':<16}{'server µs':>11}{'redis µs':>10}{'calls/s':>9}{'x memory (median)':>20}")
     for setup in SETUPS:
         ratios = [r[0] / m[0] for r, m in zip(results[setup], results["memory"], strict=True)]
-        server_us, redis_us, rate = (statistics.median(col) for col in zip(*results[setup]))
+        columns = zip(*results[setup], strict=True)
+        server_us, redis_us, rate = (statistics.median(col) for col in columns)
         spread = f"{min(ratios):.2f}..{max(ratios):.2f}"
         print(f"{setup:<16}{server_us:>11.0f}{redis_us:>10.0f}{rate:>9.0f}"
               f"{statistics.median(ratios):>11.2f}x ({spread})")  # fmt: skip
