@@ -7,7 +7,10 @@ Rules:
 * each clash is printed once per pair of servers, with the fix (a ``tool_prefix``);
 * windows are linted against v0.2 only for the servers that answered; the servers that
   did not are named as not checked, so "conformant" never covers what was not seen;
-* exit 1 when a server failed, a clash hides tools, or a window is non-conformant.
+* the skills the servers publish are staged into a throw-away directory and each refused
+  package is reported with why (the user folder is not part of ``check``);
+* exit 1 when a server failed, a clash hides tools, a window is non-conformant, or a
+  published skill is refused.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from ._computer import ComputerCore
 from ._lint import lint_windows
 from ._mcp import ServerStatus
 from ._registry import clash_advice
+from ._skills import default_skill_settings
+from ._skills_cmd import print_skill_report, stage_with
 
 __all__ = ["run_check"]
 
@@ -74,6 +79,7 @@ async def run_check(config: ComputerConfig, *, timeout: float, interactive: bool
                 )
                 problems = True
         advice = clash_advice(clashes, config.servers)
+        skills = await stage_with(core, default_skill_settings("check"), user_folder=False)
     if advice:
         problems = True
         print(f"\n{len(clashes)} tool name clash(es):")
@@ -90,4 +96,7 @@ async def run_check(config: ComputerConfig, *, timeout: float, interactive: bool
         print(f"windows: NOT checked for {', '.join(unchecked)} (see the errors above)")
     elif not resources:
         print("\nwindows: none to check (no ready server lists resources)")
+    print()
+    if print_skill_report(skills):
+        problems = True
     return 1 if problems or findings else 0

@@ -5,6 +5,7 @@
     a2c-computer run --config computer.json --server http://127.0.0.1:8000 \\
         --office office-1 --name box-1 [--token T]
     a2c-computer check --config computer.json
+    a2c-computer skills --config computer.json [--skills-dir DIR]
 
 Options of ``run`` may come from the environment: ``A2C_COMPUTER_CONFIG``,
 ``A2C_SERVER_URL``, ``A2C_OFFICE_ID``, ``A2C_COMPUTER_NAME``, ``A2C_TOKEN``. The token is
@@ -28,7 +29,7 @@ from a2c_protocol import ProtocolVersionError
 
 from ._app import Computer
 from ._check_cmd import run_check
-from ._cli_args import apply_env, blob_settings, build_parser
+from ._cli_args import SKILL_OPTIONS, apply_env, blob_settings, build_parser, skill_settings
 from ._config import load_config
 from ._confirm import ConsoleConfirmer, foreground_terminal
 from ._exceptions import ComputerError, ConfigError, LinkError
@@ -36,6 +37,7 @@ from ._logging import configure_logging, register_secret
 from ._metrics import serve_metrics
 from ._reload import ConfigReloader
 from ._shutdown import drain
+from ._skills_cmd import run_skills
 
 __all__ = ["main"]
 
@@ -100,6 +102,7 @@ async def _run(args: argparse.Namespace) -> int:
         interactive=interactive,
         wait_for_server=args.wait_server,
         blobs=blob_settings(args),
+        skills=skill_settings(args, args.name),
     )
     stop_metrics = None
     if args.metrics_port is not None:
@@ -141,6 +144,15 @@ async def _check(args: argparse.Namespace) -> int:
     )
 
 
+async def _skills(args: argparse.Namespace) -> int:
+    return await run_skills(
+        load_config(args.config),
+        skill_settings(args, "a2c-computer-skills"),
+        timeout=args.timeout,
+        interactive=foreground_terminal(sys.stdin),
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``a2c-computer``; returns the exit status (``--help`` lists them)."""
     parser = build_parser()
@@ -154,15 +166,22 @@ def main(argv: Sequence[str] | None = None) -> int:
                 + ", ".join(f"--{f}" for f in missing)
                 + " (or their environment variables, see --help)"
             )
+    if args.command == "skills":
+        apply_env(parser, args, options=SKILL_OPTIONS)
     level = (
         logging.WARNING - 10 * min(args.verbose, 2)
-        if args.command == "check"
+        if args.command in ("check", "skills")
         else (logging.INFO if args.verbose == 0 else logging.DEBUG)
     )
     configure_logging(level, verbose=args.verbose > 0, fmt=args.log_format)
+    if args.command in ("check", "skills") and args.verbose == 0:
+        # The report prints every refusal; the ERROR log lines would only repeat them.
+        logging.getLogger("a2c_computer.skills").setLevel(logging.CRITICAL)
     try:
         if args.command == "run":
             return asyncio.run(_run(args))
+        if args.command == "skills":
+            return asyncio.run(_skills(args))
         return asyncio.run(_check(args))
     except ProtocolVersionError as exc:
         print(f"a2c-computer: {exc}", file=sys.stderr)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -23,16 +24,20 @@ from a2c_protocol import PROTOCOL_VERSION
 
 from ._blob_settings import BlobSettings
 from ._exceptions import ConfigError
+from ._skills import SkillSettings, default_skill_settings
 from ._version import __version__
 
 __all__ = [
     "BLOB_OPTIONS",
     "ENV_OPTIONS",
+    "SKILL_OPTIONS",
     "EnvOption",
+    "add_skill_flags",
     "apply_env",
     "blob_settings",
     "build_parser",
     "server_url",
+    "skill_settings",
 ]
 
 
@@ -136,6 +141,50 @@ ENV_OPTIONS += tuple(
 )
 
 
+#: Skill options (``run`` and ``skills``), filled from the environment like the others.
+SKILL_OPTIONS: tuple[EnvOption, ...] = (
+    EnvOption("skills_dir", ("A2C_SKILLS_DIR",)),
+    EnvOption("skills_install_dir", ("A2C_SKILLS_INSTALL_DIR",)),
+    EnvOption("no_user_skills", ("A2C_NO_USER_SKILLS",), switch, False),
+)
+ENV_OPTIONS += SKILL_OPTIONS
+
+
+def add_skill_flags(parser: argparse.ArgumentParser) -> None:
+    """``--skills-dir``, ``--skills-install-dir``, ``--no-user-skills``."""
+    parser.add_argument(
+        "--skills-dir",
+        help="the user's skill folder, one package (a directory with SKILL.md) per skill "
+        "(default: a2c-computer/skills/user under the user's data directory; "
+        "env A2C_SKILLS_DIR)",
+    )
+    parser.add_argument(
+        "--skills-install-dir",
+        help="private directory (created 0700) the skills of MCP servers are staged into "
+        "(default: a2c-computer/skills/staged/NAME under the user's data directory; "
+        "env A2C_SKILLS_INSTALL_DIR)",
+    )
+    parser.add_argument(
+        "--no-user-skills",
+        action="store_const",
+        const=True,
+        help="offer no skills from a user folder, only those of MCP servers "
+        "(env A2C_NO_USER_SKILLS=1)",
+    )
+
+
+def skill_settings(args: argparse.Namespace, computer_name: str) -> SkillSettings:
+    """The SkillSettings of parsed (and :func:`apply_env`-filled) arguments."""
+    settings = default_skill_settings(computer_name)
+    if args.skills_install_dir:
+        settings = attrs.evolve(settings, install_dir=Path(args.skills_install_dir).expanduser())
+    if args.no_user_skills:
+        return attrs.evolve(settings, user_dir=None)
+    if args.skills_dir:
+        settings = attrs.evolve(settings, user_dir=Path(args.skills_dir).expanduser())
+    return settings
+
+
 def blob_settings(args: argparse.Namespace) -> BlobSettings:
     """The BlobSettings of the parsed (and :func:`apply_env`-filled) ``run`` arguments."""
     given = {
@@ -153,10 +202,12 @@ def apply_env(
     parser: argparse.ArgumentParser,
     args: argparse.Namespace,
     environ: Mapping[str, str] | None = None,
+    options: tuple[EnvOption, ...] = ENV_OPTIONS,
 ) -> None:
-    """Fill every ``run`` option left unset by a flag from its variable, else its default."""
+    """Fill every option left unset by a flag from its variable, else its default
+    (``options``: all those of ``run`` unless told)."""
     env = os.environ if environ is None else environ
-    for option in ENV_OPTIONS:
+    for option in options:
         if getattr(args, option.dest, None) is not None:
             continue
         value = option.default
@@ -200,6 +251,8 @@ environment (a flag wins over its variable; empty counts as unset):
   A2C_BLOB_INLINE_BUDGET --blob-inline-budget  A2C_BLOB_CHUNK_BYTES --blob-chunk-bytes
   A2C_BLOB_MAX_BYTES   --blob-max-bytes A2C_BLOB_SPOOL_DIR  --blob-spool-dir
   A2C_BLOB_SPOOL_MAX_BYTES --blob-spool-max-bytes  A2C_BLOB_TTL --blob-ttl
+  A2C_SKILLS_DIR       --skills-dir     A2C_SKILLS_INSTALL_DIR --skills-install-dir
+  A2C_NO_USER_SKILLS   --no-user-skills
 
 exit status: 0 stopped, 1 refused by or cannot reach the Server (run) / problems found
 (check), 2 usage error (bad flag, environment value or configuration), 3 protocol version
@@ -286,12 +339,22 @@ def build_parser() -> argparse.ArgumentParser:
             type=_checked(convert, field),
             help=f"{text} (env {env})",
         )
-    check = sub.add_parser("check", help="start the MCP servers locally and lint their windows")
-    check.add_argument("--config", required=True, help="config JSON file")
-    check.add_argument(
-        "--timeout",
-        type=_checked(positive_seconds, "seconds"),
-        default=30.0,
-        help="start timeout per server in seconds, more than 0 (default 30)",
+    add_skill_flags(run)
+    check = sub.add_parser(
+        "check", help="start the MCP servers locally and lint their windows and skills"
     )
+    skills = sub.add_parser(
+        "skills",
+        help="start the MCP servers locally and list the skills an Agent would be offered "
+        "(and every refused package with why)",
+    )
+    for local in (check, skills):
+        local.add_argument("--config", required=True, help="config JSON file")
+        local.add_argument(
+            "--timeout",
+            type=_checked(positive_seconds, "seconds"),
+            default=30.0,
+            help="start timeout per server in seconds, more than 0 (default 30)",
+        )
+    add_skill_flags(skills)
     return parser

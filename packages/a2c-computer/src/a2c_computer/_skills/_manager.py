@@ -158,6 +158,7 @@ class SkillManager:
         self._digests: dict[tuple[str, int, int], str] = {}
         self._dirty = False
         self._started = False
+        self._refusals: dict[str, tuple[str, ...]] = {}
         if blobs is not None:
             blobs.register_kind(BLOB_KIND, self._resolve_blob)
 
@@ -197,6 +198,7 @@ class SkillManager:
             refusals += self.catalog.replace(USER_ORIGIN, skills)
         for refusal in refusals:
             logger.error("user skill refused: %s", refusal)
+        self._refusals[USER_ORIGIN] = tuple(refusals)
         self._changed()
 
     async def _poll_user_folder(self) -> None:
@@ -226,6 +228,7 @@ class SkillManager:
         async with self._lock:
             self.catalog.forget(server_name)
             self._fingerprints.pop(server_name, None)
+            self._refusals.pop(server_name, None)
         self._changed()
 
     async def resources_changed(self, server: SkillSource) -> None:
@@ -244,6 +247,7 @@ class SkillManager:
             resources = await server.list_all("resources/list", "resources")
         except Exception as exc:
             logger.error("MCP server %s: listing skills failed: %s", server.name, exc)
+            self._refusals[server.name] = (f"listing skills failed: {exc}",)
             return
         roots = skill_roots(resources)
         fingerprint = tuple(root.fingerprint for root in roots)
@@ -258,16 +262,19 @@ class SkillManager:
             self._changed()
             return
         skills = []
+        problems: list[str] = []
         for root in roots:
             try:
                 skills.append(await self._stage_one(server, root, resources))
             except StagingError as exc:
                 logger.error("MCP server %s: skill %s refused: %s", server.name, root.uri, exc)
+                problems.append(f"{root.uri}: {exc}")
         async with self._lock:
             refusals = self.catalog.replace(server.name, skills)
             self._fingerprints[server.name] = fingerprint
         for refusal in refusals:
             logger.error("skill refused: %s", refusal)
+        self._refusals[server.name] = tuple(problems + refusals)
         self._changed()
 
     async def _stage_one(
@@ -310,6 +317,15 @@ class SkillManager:
                 await self._on_change()
             except Exception as exc:
                 logger.warning("announcing a skill change failed: %s", exc)
+
+    def refusals(self) -> dict[str, tuple[str, ...]]:
+        """Why packages were refused at the last staging of each source (the user folder
+        under :data:`USER_ORIGIN`, MCP servers under their name); empty tuples omitted.
+
+        The same messages are logged at ERROR; this keeps them for ``a2c-computer skills``
+        and ``check``. They are never sent to an Agent.
+        """
+        return {origin: found for origin, found in self._refusals.items() if found}
 
     # ------------------------------------------------------------- serving
 
