@@ -11,7 +11,7 @@ import contextlib
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
 import httpx
@@ -41,13 +41,13 @@ def rss_bytes(pid: int) -> int:
 
 
 @contextlib.asynccontextmanager
-async def server(kind: str) -> AsyncIterator[tuple[str, int]]:
-    """Start the server of ``kind`` ("raw" or "a2c"); yield its URL and pid."""
+async def server(kind: str, extra: Sequence[str] = ()) -> AsyncIterator[tuple[str, int]]:
+    """Start the server of ``kind`` ("raw" or "a2c", plus ``extra`` flags); yield URL, pid."""
     port = free_port()
     if kind == "raw":
         argv = [sys.executable, str(HERE / "raw_relay.py"), str(port)]
     else:
-        argv = [bin_path("a2c-server"), "--port", str(port), "--log-level", "WARNING"]
+        argv = [bin_path("a2c-server"), "--port", str(port), "--log-level", "WARNING", *extra]
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:

@@ -26,32 +26,16 @@ import statistics
 import subprocess
 import sys
 import uuid
-from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
 import socketio
-from _benchkit import _wait_listening, cpu_seconds, join
+from _benchkit import cpu_seconds, join, server
 from bench_server_cpu import drive
 
-from a2c_testkit.processes import bin_path, free_port
 from a2c_testkit.redis_server import RedisServer, redis_server
 
 HERE = Path(__file__).resolve().parent
 SETUPS = ("memory", "redis 1 node", "redis 2 nodes")
-
-
-@contextlib.asynccontextmanager
-async def node(extra: Sequence[str]) -> AsyncIterator[tuple[str, int]]:
-    port = free_port()
-    argv = [bin_path("a2c-server"), "--port", str(port), "--log-level", "WARNING", *extra]
-    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        await _wait_listening(url, proc)
-        yield url, proc.pid
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 async def measure(setup: str, redis: RedisServer, calls: int, in_flight: int) -> tuple[float, ...]:
@@ -61,7 +45,9 @@ async def measure(setup: str, redis: RedisServer, calls: int, in_flight: int) ->
     count = 2 if setup == "redis 2 nodes" else 1
     async with contextlib.AsyncExitStack() as stack:
         nodes = [
-            await stack.enter_async_context(node([*args, "--node-id", f"n{i}"] if args else []))
+            await stack.enter_async_context(
+                server("a2c", [*args, "--node-id", f"n{i}"] if args else [])
+            )
             for i in range(count)
         ]
         agent_url, computer_url = nodes[0][0], nodes[-1][0]
