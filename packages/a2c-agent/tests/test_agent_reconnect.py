@@ -11,6 +11,7 @@ from a2c_protocol import Event, Role
 from a2c_server import AuthRequest, Identity
 from a2c_testkit.scripted_computer import ScriptedComputer, scripted_tool
 from a2c_testkit.server import running_server
+from a2c_testkit.triangle import eventually
 
 OFFICE = "office-1"
 WAIT = 30.0
@@ -126,3 +127,62 @@ async def test_refusal_while_reconnecting_ends_the_agent(refusal, caplog):
         assert [n async for n in stream] == []  # streams end with the agent
     await agent.close()
     assert agent.state is AgentState.CLOSED
+
+
+class FlakyAuth:
+    """An auth provider that crashes (the Server answers 500) until ``healthy`` is set."""
+
+    def __init__(self) -> None:
+        self.healthy = asyncio.Event()
+        self.crashes = 0
+
+    async def authenticate(self, request: AuthRequest) -> Identity:
+        if not self.healthy.is_set():
+            self.crashes += 1
+            raise RuntimeError("auth backend down")
+        return Identity(subject=request.role.value)
+
+
+async def test_a_5xx_refusal_while_reconnecting_is_retried():
+    """A failing auth provider is not a verdict on this client: keep trying."""
+    back = asyncio.Event()
+    async with running_server() as first:
+        port = first.port
+        agent = AsyncAgent(first.url, name="agent-1", reconnect_delay=0.1, reconnect_max_delay=0.2)
+        agent.add_state_listener(
+            lambda old, new: (
+                old is AgentState.RECONNECTING and new is AgentState.CONNECTED and back.set()
+            )
+        )
+        await agent.open()
+        await agent.join_office(OFFICE)
+    auth = FlakyAuth()
+    try:
+        async with running_server(auth=auth, port=port):
+            # Refused with 500 at least twice, and still trying.
+            await eventually(lambda: auth.crashes >= 2 or agent.state is AgentState.CLOSED)
+            assert agent.state is AgentState.RECONNECTING, agent.last_error
+            auth.healthy.set()
+            await asyncio.wait_for(back.wait(), WAIT)
+            assert agent.office_id == OFFICE and agent.last_error is None
+    finally:
+        await agent.close()
+
+
+def test_which_refusals_are_final():
+    from a2c_agent._connection import handshake_refusal, refusal_is_final
+    from a2c_protocol import InternalError, ProtocolVersionError, RemoteError, UnauthorizedError
+
+    assert refusal_is_final(UnauthorizedError("Authentication failed"))
+    assert refusal_is_final(RemoteError("nope", code=403))
+    assert refusal_is_final(ProtocolVersionError("v", server_version="0.3.0",
+                            client_version="0.2.3", min_supported="0.3.0",
+                            max_supported="0.3.0"))  # fmt: skip
+    assert not refusal_is_final(InternalError("auth backend down"))
+    # An HTTP error without an A2C body (a proxy) is a connection problem, retried.
+    from a2c_agent import AgentConnectionError
+
+    assert isinstance(handshake_refusal(502, {}, b"<html>Bad Gateway</html>"), AgentConnectionError)
+    body = b'{"code": 401, "message": "Authentication failed"}'
+    assert isinstance(handshake_refusal(401, {}, body), UnauthorizedError)
+    assert handshake_refusal(200, {}, b"") is None

@@ -73,6 +73,7 @@ from ._connection import (
     check_transports,
     handshake_probe_url,
     handshake_refusal,
+    refusal_is_final,
     versioned_url,
 )
 from ._exceptions import (
@@ -867,8 +868,11 @@ class AsyncAgent:
                 try:
                     await self._open_transport()
                 except RemoteError as exc:
-                    # The Server itself answered with a flat ErrorPayload (a refused token,
-                    # a refused version): asking again cannot change its mind.
+                    # The Server's verdict on this client (a refused token, a refused
+                    # version): asking again cannot change its mind.
+                    if not refusal_is_final(exc):
+                        logger.info("reconnect attempt failed: %s", exc)
+                        continue
                     if not isinstance(exc, ProtocolVersionError):  # that one is logged already
                         logger.error("the server refused to reconnect; giving up: %s", exc)
                     self._last_error = exc

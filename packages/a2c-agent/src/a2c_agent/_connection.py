@@ -11,10 +11,12 @@ Rules:
   cannot be overridden.
 * A refused handshake is diagnosed with one plain GET of the Engine.IO polling handshake
   URL, whose HTTP 400 body is authoritative (C4).
-* A refusal that carries the Server's flat ErrorPayload (a refused token, a refused
-  version) is final: it is a :class:`RemoteError` and is never retried. An HTTP error
-  without one (a proxy's 502 while the Server restarts) is an
-  :class:`AgentConnectionError`, which reconnects retry.
+* A refusal that carries the Server's flat ErrorPayload (a refused token 401, a refused
+  version 4008, 403, ...) is final: it is a :class:`RemoteError` and reconnects stop. Two
+  kinds are retried: a 5xx payload (the Server or its auth provider failed, not a verdict
+  on this client; the Computer judges it the same way) and an HTTP error without an A2C
+  body (a proxy's 502 while the Server restarts), which is an
+  :class:`AgentConnectionError`.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from a2c_protocol import (
     A2CError,
     ProtocolVersionError,
+    RemoteError,
     Role,
     error_from_handshake_response,
     remote_error_of,
@@ -42,6 +45,7 @@ __all__ = [
     "check_transports",
     "handshake_probe_url",
     "handshake_refusal",
+    "refusal_is_final",
     "versioned_url",
 ]
 
@@ -117,3 +121,8 @@ def _carries_payload(body: bytes) -> bool:
         return remote_error_of(json.loads(body)) is not None
     except ValueError:  # also UnicodeDecodeError
         return False
+
+
+def refusal_is_final(error: RemoteError) -> bool:
+    """Whether a refused (re)connect must not be tried again (see the module rules)."""
+    return isinstance(error, ProtocolVersionError) or not 500 <= error.code < 1000
