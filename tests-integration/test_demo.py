@@ -20,7 +20,10 @@ SECTIONS = [
     "6. Resources of MCP server 'desk'",
     "7. A live desktop update",
     "received notify:update_desktop for computer='demo-box'",
-    "8. A refused handshake",
+    "8. Skills of demo-box",
+    "mcp:desk:desk-notes",
+    "# Desk notes",
+    "9. A refused handshake",
     "ProtocolVersionError: server 0.2.3, client 0.1.0, accepts 0.2.0..0.2.999",
     "Done",
 ]

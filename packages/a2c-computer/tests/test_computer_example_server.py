@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from a2c_computer import Computer
+from a2c_computer import Computer, SkillSettings
 from a2c_protocol import Event
 
 
@@ -57,3 +57,15 @@ async def test_example_clock_ticks_send_updates(recorder: Any) -> None:
     async with Computer(example(tick=0.2), name="box") as computer:
         computer.add_update_listener(recorder)
         await recorder.wait_count(Event.UPDATE_DESKTOP, 2)
+
+
+async def test_example_publishes_one_skill_in_resources_mode(tmp_path: Any) -> None:
+    settings = SkillSettings(install_dir=tmp_path / "staged", user_dir=None)
+    async with Computer(example(), name="box", skills=settings) as computer:
+        (ref,) = computer.skills.skills()
+        assert (ref.name, ref.source, ref.version) == ("mcp:desk:desk-notes", "mcp:desk", "1.0.0")
+        assert ref.allowed_tools == ["note_add", "notes_clear"]
+        md = await computer.skills.read("mcp:desk:desk-notes", None, "r")
+        assert md.body is not None and md.body.startswith("# Desk notes")
+        tools = await computer.skills.read("mcp:desk:desk-notes", "references/tools.md", "r")
+        assert tools.body is not None and "note_add" in tools.body

@@ -3,8 +3,8 @@
 It starts a Server (unless ``--server`` names a running one), a Computer hosting the example
 MCP server that ships with ``a2c-computer`` (a real stdio subprocess), and an Agent, then
 walks through the protocol: handshake, office members, tools, a tool call, the desktop,
-resource pages, a live desktop update and a refused handshake. Everything it started is
-stopped before it exits.
+resource pages, a live desktop update, the Computer's skills and a refused handshake.
+Everything it started is stopped (and everything it staged removed) before it exits.
 """
 
 from __future__ import annotations
@@ -16,16 +16,18 @@ import json
 import logging
 import socket
 import sys
+import tempfile
 import textwrap
 import uuid
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import httpx
 import uvicorn
 
 from a2c_agent import AsyncAgent, result_text
-from a2c_computer import Computer
+from a2c_computer import Computer, SkillSettings
 from a2c_protocol import (
     PROTOCOL_VERSION,
     Event,
@@ -117,8 +119,15 @@ async def run_demo(server_url: str | None = None) -> None:
 
         agent = await stack.enter_async_context(AsyncAgent(server_url, name="demo-agent"))
         await agent.join_office(office)
+        # Skills of the example MCP server are staged into a throw-away directory; the
+        # user's own skill folder is left out so the tour shows the same on every machine.
+        staged = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="a2c-demo-")))
         computer = Computer(
-            _computer_config(), name=COMPUTER, server_url=server_url, office_id=office
+            _computer_config(),
+            name=COMPUTER,
+            server_url=server_url,
+            office_id=office,
+            skills=SkillSettings(install_dir=staged / "skills", user_dir=None),
         )
         await stack.enter_async_context(computer)
         await _wait_for(lambda: agent.tools.get(COMPUTER), 60, "the Computer's tools")
@@ -171,7 +180,22 @@ async def run_demo(server_url: str | None = None) -> None:
         for entry in desktop:
             print(f"      {entry.splitlines()[0]}")
 
-        _say("8. A refused handshake (HTTP 400 + code 4008)")
+        _say(f"8. Skills of {COMPUTER} (client:get_skills, client:get_skill)")
+        skills = await agent.get_skills(COMPUTER)
+        async with asyncio.timeout(60):  # staged right after the MCP server's tools
+            while not skills:
+                await asyncio.sleep(0.1)
+                skills = await agent.get_skills(COMPUTER)
+        for skill in skills:
+            print(f"    {skill.name:<22} source={skill.source} version={skill.version or '-'}")
+            print(f"      {skill.description}")
+        chosen = skills[0]
+        skill_md = await agent.get_skill(COMPUTER, chosen.name)
+        print(f"    {chosen.name} SKILL.md ({skill_md.size} bytes, sha256 checked, "
+              "frontmatter removed by the Computer):")  # fmt: skip
+        print(_indent(skill_md.text().rstrip()))
+
+        _say("9. A refused handshake (HTTP 400 + code 4008)")
         async with httpx.AsyncClient() as http:
             response = await http.get(
                 f"{server_url}/socket.io/",

@@ -16,6 +16,11 @@ Windows (metadata in ``annotations`` / ``_meta``, never in the URI):
 
 Tools: ``note_add``, ``notes_clear``, ``panel_open``, ``panel_close``, ``roll_dice``, and
 ``wait`` (sleeps ``seconds``; shows timeouts and cancellation).
+
+Skill (protocol 0.2.1, ``resources`` staging mode): ``skill://org.a2c.example.desk/desk-notes``
+with ``_meta.source: "resources"``; its files are the sub-resources under that URI
+(``SKILL.md`` and ``references/tools.md``), which the Computer reads and stages. A Computer
+offers it to Agents as ``mcp:desk:desk-notes``.
 """
 
 from __future__ import annotations
@@ -36,6 +41,21 @@ from pydantic import AnyUrl
 HOST = "org.a2c.example.desk"
 CLOCK = f"window://{HOST}/clock"
 NOTES = f"window://{HOST}/notes"
+SKILL = f"skill://{HOST}/desk-notes"
+#: The skill's files (relative path -> text), served as sub-resources of ``SKILL``.
+SKILL_FILES = {
+    "SKILL.md": (
+        "---\nname: desk-notes\n"
+        "description: Keep a shared note list on the desk and show it as a window.\n"
+        "allowed-tools: [note_add, notes_clear]\n---\n"
+        "# Desk notes\n\nAdd a note with `note_add`; it appears in the notes window.\n"
+        "Clear them with `notes_clear`. Details: references/tools.md.\n"
+    ),
+    "references/tools.md": (
+        '# Tools\n\n- `note_add {"text": ...}` appends a note.\n'
+        "- `notes_clear {}` removes every note.\n"
+    ),
+}
 
 
 class Desk:
@@ -59,6 +79,18 @@ class Desk:
 
         items = [window(CLOCK, "Clock", 0.2), window(NOTES, "Notes", 0.8)]
         items += [window(f"{_panel_uri(p)}", f"Panel {p}", 0.5) for p in sorted(self.panels)]
+        items.append(
+            types.Resource(
+                uri=AnyUrl(SKILL),
+                name="desk-notes",
+                annotations=types.Annotations(audience=["assistant"]),
+                _meta={"source": "resources", "version": "1.0.0"},
+            )
+        )
+        items += [
+            types.Resource(uri=AnyUrl(f"{SKILL}/{path}"), name=path, mimeType="text/markdown")
+            for path in SKILL_FILES
+        ]
         return items
 
     def read(self, uri: str) -> str:
@@ -69,6 +101,8 @@ class Desk:
         for name, body in self.panels.items():
             if uri == _panel_uri(name):
                 return body
+        if uri.startswith(f"{SKILL}/") and uri[len(SKILL) + 1 :] in SKILL_FILES:
+            return SKILL_FILES[uri[len(SKILL) + 1 :]]
         raise ValueError(f"unknown resource {uri}")
 
     async def updated(self, uri: str) -> None:
