@@ -39,8 +39,9 @@ MAX_CELL_LINES: Final = 4
 MIN_COLUMN: Final = 8
 _GAP: Final = "  "
 
-#: ``meta`` keys under which a Computer may name the MCP server that owns a tool.
-OWNER_META_KEYS: Final = ("a2c_mcp_server", "mcp_server")
+#: The ``meta`` key under which the Computer names the MCP server that owns a tool. Only
+#: the ``a2c_`` namespace is ours: other keys are the MCP server's own ``_meta``.
+OWNER_META_KEY: Final = "a2c_mcp_server"
 
 
 def _cell(value: object) -> str:
@@ -147,12 +148,8 @@ def _call(data: Mapping[str, Any]) -> str:
 
 def owning_server(tool: Mapping[str, Any]) -> str | None:
     """The MCP server that owns a tool, when the Computer says so in the tool's ``meta``."""
-    meta = tool.get("meta") or {}
-    for key in OWNER_META_KEYS:
-        value = meta.get(key)
-        if isinstance(value, str) and value:
-            return value
-    return None
+    value = (tool.get("meta") or {}).get(OWNER_META_KEY)
+    return value if isinstance(value, str) and value else None
 
 
 def _priority(resource: A2CResource) -> str:
