@@ -182,6 +182,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     # Bind before announcing, so that --port 0 shows the port actually picked. A failed
     # bind (port in use) is logged by uvicorn and exits 3 without a traceback.
     sock = config.bind_socket()
+    # Listen now: a client that reads the banner and connects at once is queued until the
+    # app starts, instead of being refused.
+    sock.listen(config.backlog)
     announce(settings, banner(settings, int(sock.getsockname()[1])))
     server.run(sockets=[sock])
 
