@@ -314,10 +314,10 @@ async def test_server_routing_agent_disconnect_mid_call_is_dropped_quietly(
 
 async def test_server_routing_handler_bug_is_a_flat_500(caplog: pytest.LogCaptureFixture) -> None:
     class BuggyStore(MemoryStateStore):
-        async def sid_of(self, name: str) -> str | None:
+        async def member_named(self, name: str) -> Member | None:
             if name == "boom":
                 raise RuntimeError("simulated bug")
-            return await super().sid_of(name)
+            return await super().member_named(name)
 
         async def office_members(self, office_id: str) -> list[Member]:
             raise RuntimeError("simulated bug")

@@ -416,8 +416,7 @@ class SmcpNamespace:
             else:
                 wait = self._settings.forward_timeout
             sender = await self._store.get(sid)
-            target_sid = await self._store.sid_of(req.computer)
-            target = await self._store.get(target_sid) if target_sid is not None else None
+            target = await self._store.member_named(req.computer)
             refusal = check_route(sender, event.value, req.agent, req.computer, target)
             if refusal is not None or target is None:
                 if refusal is None:  # pragma: no cover - check_route refuses a missing target

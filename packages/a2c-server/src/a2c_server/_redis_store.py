@@ -123,6 +123,14 @@ end
 return out
 """
 
+# ARGV[1]: a name. Returns the record of the session holding it, or nil.
+_NAMED: Final = """
+local p = KEYS[1]
+local sid = redis.call('GET', p..':name:'..ARGV[1])
+if not sid then return false end
+return redis.call('GET', p..':session:'..sid)
+"""
+
 # ARGV: node, incarnation, ttl ms, epoch candidate. Refreshes the node's heartbeat key and
 # returns {was the key still ours (1/0), the registry epoch, was the node reaped (1/0)}.
 _HEARTBEAT: Final = """
@@ -233,6 +241,7 @@ class RedisStateStore:
         self._put = client.register_script(_PUT)
         self._remove = client.register_script(_REMOVE)
         self._members = client.register_script(_MEMBERS)
+        self._named = client.register_script(_NAMED)
         self._heartbeat = client.register_script(_HEARTBEAT)
         self._reap_dead = client.register_script(_REAP_DEAD)
         self._reap_self = client.register_script(_REAP_SELF)
@@ -271,6 +280,10 @@ class RedisStateStore:
     async def sid_of(self, name: str) -> str | None:
         owner: str | None = await self._run(lambda: self.client.get(f"{self._p}:name:{name}"))
         return owner
+
+    async def member_named(self, name: str) -> Member | None:
+        record = await self._run(lambda: self._named(self._keys, [name]))
+        return _decode(record) if record else None
 
     async def office_agent(self, office_id: str) -> str | None:
         agent: str | None = await self._run(lambda: self.client.get(f"{self._p}:agent:{office_id}"))

@@ -55,6 +55,10 @@ class StateStore(Protocol):
         """The sid registered under ``name``."""
         ...
 
+    async def member_named(self, name: str) -> Member | None:
+        """The session registered under ``name`` (one lookup: the routing hot path)."""
+        ...
+
     async def office_agent(self, office_id: str) -> str | None:
         """The sid of the Agent in ``office_id``, if any."""
         ...
@@ -96,6 +100,10 @@ class MemoryStateStore:
 
     async def sid_of(self, name: str) -> str | None:
         return self._names.get(name)
+
+    async def member_named(self, name: str) -> Member | None:
+        sid = self._names.get(name)
+        return self._sessions.get(sid) if sid is not None else None
 
     async def office_agent(self, office_id: str) -> str | None:
         return self._agents.get(office_id)
