@@ -263,9 +263,10 @@ class SkillManager:
             return
         skills = []
         problems: list[str] = []
+        taken: set[str] = set()
         for root in roots:
             try:
-                skills.append(await self._stage_one(server, root, resources))
+                skills.append(await self._stage_one(server, root, resources, taken))
             except StagingError as exc:
                 logger.error("MCP server %s: skill %s refused: %s", server.name, root.uri, exc)
                 problems.append(f"{root.uri}: {exc}")
@@ -278,7 +279,11 @@ class SkillManager:
         self._changed()
 
     async def _stage_one(
-        self, server: SkillSource, root: SkillRoot, resources: Sequence[Mapping[str, Any]]
+        self,
+        server: SkillSource,
+        root: SkillRoot,
+        resources: Sequence[Mapping[str, Any]],
+        taken: set[str],
     ) -> Skill:
         async def read(uri: str) -> Sequence[Mapping[str, Any]]:
             result = await server.request("resources/read", {"uri": uri}, timeout=30)
@@ -292,6 +297,7 @@ class SkillManager:
             read,
             self.settings.install_dir,
             limits=self.settings.limits,
+            taken=taken,
         )
 
     # ----------------------------------------------------------- announcing

@@ -263,8 +263,14 @@ async def stage_mcp_skill(
     *,
     limits: ArchiveLimits,
     download_timeout: float = 30.0,
+    taken: set[str] | None = None,
 ) -> Skill:
-    """Stage one skill of MCP server ``server`` under ``install``; :class:`StagingError`."""
+    """Stage one skill of MCP server ``server`` under ``install``; :class:`StagingError`.
+
+    ``taken`` holds the frontmatter names already staged in this pass over the server: a
+    later package with one of them is refused *before* it is moved into place, so it can
+    never overwrite the files of the skill that came first (the one that stays listed).
+    """
     parent = install / "mcp" / normalize_server_segment(server)
     work = parent / f".staging-{uuid.uuid4().hex}"
     try:
@@ -274,13 +280,13 @@ async def stage_mcp_skill(
             await _fetch_archive(root.meta, work, limits, download_timeout)
         else:
             await _read_resources(root, resources, read, work, limits)
-        final, front = await asyncio.to_thread(_finish, work, parent)
+        final, front = await asyncio.to_thread(_finish, work, parent, taken)
     finally:
         await asyncio.to_thread(shutil.rmtree, work, ignore_errors=True)
     return Skill.from_mcp(server, final, front, root.uri, root.version)
 
 
-def _finish(work: Path, parent: Path) -> tuple[Path, SkillFrontmatter]:
+def _finish(work: Path, parent: Path, taken: set[str] | None) -> tuple[Path, SkillFrontmatter]:
     skill_md = work / SKILL_MD
     if not skill_md.is_file():
         raise StagingError(f"the package has no {SKILL_MD}")
@@ -288,6 +294,10 @@ def _finish(work: Path, parent: Path) -> tuple[Path, SkillFrontmatter]:
         front, _ = parse_skill_md(skill_md.read_bytes())
     except ValueError as exc:
         raise StagingError(str(exc)) from None
+    if taken is not None:
+        if front.name in taken:
+            raise StagingError(f"a skill named {front.name!r} came first on this server")
+        taken.add(front.name)
     final = parent / front.name
     _swap_in(work, final)
     return final, front
