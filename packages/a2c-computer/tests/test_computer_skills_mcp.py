@@ -6,10 +6,8 @@ import asyncio
 import functools
 import hashlib
 import http.server
-import io
 import os
 import signal
-import tarfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +19,7 @@ from a2c_computer import Computer, SkillSettings
 from a2c_protocol import Event, SkillNotFoundError
 from a2c_testkit.mcp_servers import stdio_server_config
 from a2c_testkit.mcp_servers.skills import ASSET_BYTES, INLINE_FILES
+from a2c_testkit.skill_packages import tar_gz
 
 
 def package(folder: Path, name: str, description: str) -> Path:
@@ -31,13 +30,6 @@ def package(folder: Path, name: str, description: str) -> Path:
     )
     (root / "references" / "notes.txt").write_text(f"notes of {name}\n")
     return root
-
-
-def tar_gz(root: Path) -> bytes:
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
-        archive.add(root, arcname=root.name)
-    return buffer.getvalue()
 
 
 @pytest.fixture
