@@ -187,9 +187,11 @@ async def test_multinode_redis_outage_answers_503_and_recovers(
             c1 = await joined(stack, n1, "computer", "c1", "o1")
             echo_computer(c1)
             late = await stack.enter_async_context(connect_raw(n1, "computer"))
+            leaver = await joined(stack, n1, "computer", "c2", "o1")
             assert (await alice.call(Event.TOOL_CALL, CALL))["content"][0]["text"] == "pong"  # type: ignore[index]
 
             private_redis.stop()
+            await leaver.sio.disconnect()  # its leave cannot be recorded nor broadcast now
             answer = await alice.call(Event.TOOL_CALL, CALL)
             assert isinstance(answer, dict)
             assert (answer["code"], answer["details"]) == (503, {"reason": "registry_unavailable"})
@@ -210,6 +212,11 @@ async def test_multinode_redis_outage_answers_503_and_recovers(
                 return isinstance(reply, dict) and reply.get("content") is not None
 
             await eventually(served, "routed calls work again")
+            # The office hears of c2 once the registry is back.
+            assert await alice.next_notification(Event.NOTIFY_LEAVE_OFFICE, timeout=60) == (
+                Event.NOTIFY_LEAVE_OFFICE,
+                {"office_id": "o1", "computer": "c2"},
+            )
             # Nothing half-written: c9 never joined, alice and c1 are back, exactly.
             members = await store_of(n1).office_members("o1")
             assert sorted((m.name, m.role) for m in members) == [

@@ -58,13 +58,16 @@ class NodeLiveness:
         ttl: float,
         broadcast: BroadcastFn,
         leave_room: LeaveRoomFn,
+        channel: str = "socketio",
     ) -> None:
+        self.channel = channel
         self.store = store
         self.ttl = ttl
         self._broadcast = broadcast
         self._leave_room = leave_room
         self._task: asyncio.Task[None] | None = None
         self._stopping = asyncio.Event()
+        self._announcing: set[asyncio.Task[None]] = set()
         #: False while the last heartbeat could not reach Redis.
         self.redis_ok = False
         self.epoch: str | None = None
@@ -82,6 +85,8 @@ class NodeLiveness:
 
     async def stop(self) -> None:
         self._stopping.set()
+        for task in list(self._announcing):
+            task.cancel()
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -134,6 +139,8 @@ class NodeLiveness:
         try:
             gone = await self.store.stored_local_sids() - local.keys()
             removed = [m for sid in gone if (m := await self.store.remove(sid)) is not None]
+            seen = {m.sid for m in removed}
+            removed += [m for m in self.store.take_unannounced() if m.sid not in seen]
             restored: list[Member] = []
             evicted: list[Member] = []
             for member in local.values():
@@ -155,15 +162,36 @@ class NodeLiveness:
                 name=member.name, office=member.office_id)  # fmt: skip
             if member.office_id is not None:
                 await self._leave_room(member.sid, member.office_id)
-        await self._broadcast(_leave_notices([*removed, *evicted]))
+        notices = _leave_notices([*removed, *evicted])
         if announce:
-            await self._broadcast(
-                tuple(
-                    enter_notice(m, m.office_id, m.name)
-                    for m in restored
-                    if m.office_id is not None and m.name is not None
-                )
+            notices += tuple(
+                enter_notice(m, m.office_id, m.name)
+                for m in restored
+                if m.office_id is not None and m.name is not None
             )
+        if notices:
+            # Other nodes may still be re-subscribing to the Socket.IO channel after the
+            # outage, and a message published before they listen is lost: wait for them.
+            task = asyncio.get_running_loop().create_task(self._announce(notices))
+            self._announcing.add(task)
+            task.add_done_callback(self._announcing.discard)
+
+    async def _announce(self, notices: tuple[Broadcast, ...]) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.ttl
+        try:
+            while not await self.store.channel_heard_by_all(self.channel):
+                if loop.time() > deadline:
+                    log(_log, logging.WARNING, "announcing before every node listens again",
+                        node=self.store.node_id)  # fmt: skip
+                    break
+                await asyncio.sleep(0.1)
+        except StoreUnavailableError:
+            pass
+        try:
+            await self._broadcast(notices)
+        except Exception:
+            _log.exception("announcing resynced sessions failed node=%s", self.store.node_id)
 
 
 class RemoteCalls:

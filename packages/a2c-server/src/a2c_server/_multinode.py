@@ -100,8 +100,9 @@ class MultiNode:
     def bind(self, broadcast: BroadcastFn, leave_room: LeaveRoomFn) -> None:
         """Give liveness the namespace's way to tell offices about reaped sessions."""
         self.liveness = NodeLiveness(
-            self.store, ttl=self._ttl, broadcast=broadcast, leave_room=leave_room
-        )
+            self.store, ttl=self._ttl, broadcast=broadcast, leave_room=leave_room,
+            channel=self.manager.channel,
+        )  # fmt: skip
 
     async def start(self) -> None:
         if self.liveness is None:  # pragma: no cover - create_app binds

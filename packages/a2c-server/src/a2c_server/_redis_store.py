@@ -235,6 +235,7 @@ class RedisStateStore:
         self._keys = ["{" + prefix + "}"]
         self._p = self._keys[0]
         self._local: dict[str, Member] = {}
+        self._unannounced: dict[str, Member] = {}
         #: A write failed midway from this node's point of view: the registry may not
         #: match :meth:`local_sessions` until the next resync.
         self.dirty = False
@@ -274,7 +275,12 @@ class RedisStateStore:
     async def remove(self, sid: str) -> Member | None:
         # Forget locally first: if Redis is down the next resync drops the stale record.
         local = self._local.pop(sid, None)
-        record = await self._run(lambda: self._remove(self._keys, [sid]), write=True)
+        try:
+            record = await self._run(lambda: self._remove(self._keys, [sid]), write=True)
+        except StoreUnavailableError:
+            if local is not None:
+                self._unannounced[sid] = local  # its office hears of it after the outage
+            raise
         return _decode(record) if record else local
 
     async def sid_of(self, name: str) -> str | None:
@@ -306,6 +312,11 @@ class RedisStateStore:
 
     # -- node bookkeeping (used by a2c_server._liveness) -----------------------------
 
+    def take_unannounced(self) -> list[Member]:
+        """Sessions that left while Redis was down (their offices were not told yet)."""
+        members, self._unannounced = list(self._unannounced.values()), {}
+        return members
+
     def local_sessions(self) -> dict[str, Member]:
         """The sessions this node hosts, as it knows them."""
         return dict(self._local)
@@ -335,6 +346,19 @@ class RedisStateStore:
     async def retire(self) -> None:
         """Leave the registry on a clean shutdown (sessions were removed one by one)."""
         await self._run(lambda: self._reap_self(self._keys, [self.node_id]))
+
+    async def channel_heard_by_all(self, channel: str) -> bool:
+        """Whether every registered node listens on the Socket.IO ``channel`` right now."""
+
+        async def ask() -> bool:
+            async with self.client.pipeline(transaction=False) as pipe:
+                pipe.pubsub_numsub(channel)
+                pipe.scard(f"{self._p}:nodes")
+                numsub, nodes = await pipe.execute()
+            return int(numsub[0][1]) >= int(nodes)
+
+        heard: bool = await self._run(ask)
+        return heard
 
     async def sessions_exist(self, sids: Iterable[str]) -> tuple[str | None, list[bool]]:
         """(the registry epoch, whether each sid is registered), in one round trip."""
