@@ -18,6 +18,7 @@ from a2c_agent import (
 )
 from a2c_protocol import CallToolResult, Event
 from a2c_testkit.scripted_computer import scripted_tool
+from a2c_testkit.scripted_skills import PNG, SKILLS, script_skills
 
 OFFICE = "office-1"
 
@@ -94,6 +95,8 @@ def test_sync_agent_needs_open_and_keeps_signatures():
         "get_resources",
         "call_tool",
         "list_room",
+        "get_skills",
+        "get_skill",
     ):
         assert inspect.signature(getattr(SyncAgent, name)) == inspect.signature(
             getattr(AsyncAgent, name)
@@ -122,3 +125,19 @@ async def test_sync_notifications_iterator(make_computer, server):
     await asyncio.wait_for(announced.wait(), 30)
     await computer.announce(Event.UPDATE_TOOL_LIST)
     assert await asyncio.wait_for(task, 30) == ("box-1", 1, 0)
+
+
+async def test_sync_agent_reads_skills(make_computer, server):
+    computer = await make_computer()
+    script_skills(computer, SKILLS)
+
+    def script() -> tuple[list[str], bytes, list[str]]:
+        with SyncAgent(server.url, name="sync-agent") as agent:
+            agent.join_office(OFFICE)
+            listed = [s.name for s in agent.get_skills("box-1")]
+            png = agent.get_skill("box-1", "log-triage", "assets/a.png").data
+            return listed, png, [s.name for s in agent.skills["box-1"]]
+
+    listed, png, cached = await asyncio.to_thread(script)
+    assert listed == cached == [s["name"] for s in SKILLS]
+    assert png == PNG

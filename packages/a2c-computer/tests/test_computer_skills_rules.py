@@ -16,6 +16,7 @@ from a2c_computer._skills import (
     ArchiveError,
     ArchiveLimits,
     SkillFileProblem,
+    StagingError,
     is_kebab,
     lex_skill_name,
     mcp_skill_name,
@@ -23,9 +24,11 @@ from a2c_computer._skills import (
     parse_skill_md,
     resolve_skill_file,
     server_segment_problem,
+    skill_roots,
     split_frontmatter,
     unpack_archive,
 )
+from a2c_computer._skills._stage import stage_mcp_skill
 from a2c_protocol import SkillResourceReason
 
 kebab = st.from_regex(r"[a-z0-9]{1,8}(-[a-z0-9]{1,8}){0,3}", fullmatch=True).filter(
@@ -317,3 +320,33 @@ def test_garbage_and_unknown_formats_are_refused(tmp_path: Path) -> None:
             unpack_archive(b"not an archive", fmt, tmp_path / fmt, ArchiveLimits())
     with pytest.raises(ArchiveError, match="archive_format"):
         unpack_archive(b"", "rar", tmp_path / "rar", ArchiveLimits())
+
+
+async def test_a_later_package_with_a_taken_name_never_overwrites_the_first(
+    tmp_path: Path,
+) -> None:
+    def mounted(folder: str, body: str) -> dict[str, object]:
+        root = tmp_path / folder
+        root.mkdir()
+        (root / "SKILL.md").write_text(f"---\nname: guide\ndescription: d\n---\n{body}\n")
+        return {
+            "uri": f"skill://org.example/{folder}",
+            "_meta": {"source": "mounted", "mount_dir": str(root)},
+        }
+
+    resources = [mounted("first", "# first"), mounted("second", "# second")]
+    first, second = skill_roots(resources)
+    taken: set[str] = set()
+
+    async def no_read(uri: str) -> list[dict[str, object]]:
+        return []
+
+    install = tmp_path / "install"
+    kept = await stage_mcp_skill(
+        "srv", first, resources, no_read, install, limits=ArchiveLimits(), taken=taken
+    )
+    with pytest.raises(StagingError, match="came first"):
+        await stage_mcp_skill(
+            "srv", second, resources, no_read, install, limits=ArchiveLimits(), taken=taken
+        )
+    assert (kept.root / "SKILL.md").read_text().endswith("# first\n")
