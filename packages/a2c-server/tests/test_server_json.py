@@ -37,6 +37,7 @@ def test_server_json_dumps_is_byte_identical_to_the_standard_library(value: Any)
 def test_server_json_covers_the_cases_orjson_writes_differently() -> None:
     cases: list[Any] = [
         {"text": "héllo 文字 \udcff"},  # non-ASCII and a lone surrogate
+        {"del": "a\x7fb"},  # DEL is ASCII, but the standard library escapes it
         {"priority": 1e-05, "small": 2.5e-07, "tiny": 5e-324},
         {"nan": math.nan, "inf": math.inf},
         {"big": 2**64, "neg": -(2**63) - 1},

@@ -2,13 +2,14 @@
 
 python-socketio encodes every packet it sends with ``json.dumps(data, separators=(",",
 ":"))``. orjson does that one to two orders of magnitude faster, but not always to the
-same text: it writes non-ASCII characters raw (the standard library escapes them),
+same text: it writes non-ASCII characters and DEL (0x7f) raw (the standard library
+escapes them),
 small negative exponents differently (``2.5e-7`` for ``2.5e-07``, ``0.00001`` for
 ``1e-05``), ``NaN``/``Infinity`` as ``null``, and it refuses integers beyond 64 bits.
 
 Peers must see exactly what the standard library would have sent, so :func:`dumps` keeps
 orjson's output only when none of those cases can be in it — pure ASCII, and none of the
-byte patterns ``e-``, ``0.0000`` and ``null`` (each a substring test at C speed; a false
+byte patterns ``e-``, ``0.0000``, ``null`` and DEL (each a substring test at C speed; a false
 alarm only costs the slower path) — and otherwise encodes again with the standard
 library. Decoding stays with the standard library: measured, orjson is no faster at the
 sizes the Server sees once the same guards are paid, and it silently turns integers
@@ -33,7 +34,7 @@ __all__ = ["FAST", "dumps", "loads"]
 FAST = orjson is not None
 
 _COMPACT = (",", ":")
-_UNSAFE = (b"e-", b"0.0000", b"null")
+_UNSAFE = (b"e-", b"0.0000", b"null", b"\x7f")
 
 loads = json.loads
 
