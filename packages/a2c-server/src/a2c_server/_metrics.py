@@ -10,7 +10,7 @@ tokens, arguments or results.
 from __future__ import annotations
 
 import enum
-from typing import Final
+from typing import Any, Final
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -96,6 +96,10 @@ class ServerMetrics:
         for role in Role:
             self.clients.labels(role.value)
         self._roles: dict[str, str] = {}
+        # labels() takes a lock and a dict lookup per call; routing is the hot path and
+        # its label sets are few (catalogue events x outcomes), so keep the children.
+        self._routed_children: dict[tuple[str, RouteOutcome], Any] = {}
+        self._seconds_children: dict[str, Any] = {}
 
     # -- hooks (called where the Server already logs) ---------------------------------
 
@@ -115,9 +119,17 @@ class ServerMetrics:
         self.joins.labels(role.value, "ok" if ok else "refused").inc()
 
     def route(self, event: str, outcome: RouteOutcome, seconds: float | None = None) -> None:
-        self.routed.labels(event, outcome.value).inc()
+        counter = self._routed_children.get((event, outcome))
+        if counter is None:
+            counter = self._routed_children[event, outcome] = self.routed.labels(
+                event, outcome.value
+            )
+        counter.inc()
         if seconds is not None:
-            self.route_seconds.labels(event).observe(seconds)
+            histogram = self._seconds_children.get(event)
+            if histogram is None:
+                histogram = self._seconds_children[event] = self.route_seconds.labels(event)
+            histogram.observe(seconds)
 
     def version_refused(self, transport: str) -> None:
         self.version_refusals.labels(transport).inc()

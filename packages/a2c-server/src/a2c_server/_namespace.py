@@ -448,33 +448,12 @@ class SmcpNamespace:
         gone = gone or remote
         if gone is None or gone.done():
             return self._computer_gone(sid, event, req_id, computer, started)
-        call = asyncio.ensure_future(
-            self._sio.call(event.value, data, to=target_sid, namespace=NAMESPACE, timeout=wait)
-        )
         expired = self._drain.expired()
+        answered = False
         try:
-            await asyncio.wait((call, gone, expired), return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            answered, left = call.done(), gone.done()
-            if not answered:
-                call.cancel()
-            if remote is not None and not remote.cancel():
-                problem = remote.exception()  # retrieved even when the answer came first
-                if problem is not None and not answered:
-                    raise problem  # StoreUnavailableError: the registry went away
-        if (not call.done() or call.cancelled()) and expired.done() and not left:
-            self._metrics.route(event.value, RouteOutcome.SHUTDOWN, time.monotonic() - started)
-            log(_log, logging.INFO, "call abandoned at shutdown", sid=sid, event=event.value,
-                req_id=req_id, computer=computer)  # fmt: skip
-            return _flat(
-                ErrorCode.INTERNAL_ERROR,
-                f"The Server shut down before Computer {computer!r} answered",
-                {"computer_name": computer, "reason": SHUTDOWN_REASON},
-            )
-        if not call.done() or call.cancelled():
-            return self._computer_gone(sid, event, req_id, computer, started)
-        try:
-            answer = call.result()
+            args = await self._sio.ask(event.value, data, to=target_sid, namespace=NAMESPACE,
+                                       timeout=wait, stop=(gone, expired))  # fmt: skip
+            answered = args is not None
         except socketio.exceptions.TimeoutError:
             self._metrics.route(event.value, RouteOutcome.TIMEOUT, time.monotonic() - started)
             log(_log, logging.INFO, "forward timed out", sid=sid, event=event.value,
@@ -484,6 +463,24 @@ class SmcpNamespace:
                 f"Computer {computer!r} did not answer within {wait:g} seconds",
                 {"computer_name": computer},
             )
+        finally:
+            if remote is not None and not remote.cancel():
+                problem = remote.exception()  # retrieved even when the answer came first
+                if problem is not None and not answered:
+                    raise problem  # StoreUnavailableError: the registry went away
+        if args is None:
+            if expired.done() and not gone.done():
+                self._metrics.route(event.value, RouteOutcome.SHUTDOWN,
+                                    time.monotonic() - started)  # fmt: skip
+                log(_log, logging.INFO, "call abandoned at shutdown", sid=sid, event=event.value,
+                    req_id=req_id, computer=computer)  # fmt: skip
+                return _flat(
+                    ErrorCode.INTERNAL_ERROR,
+                    f"The Server shut down before Computer {computer!r} answered",
+                    {"computer_name": computer, "reason": SHUTDOWN_REASON},
+                )
+            return self._computer_gone(sid, event, req_id, computer, started)
+        answer = args if len(args) > 1 else args[0] if args else None
         elapsed = time.monotonic() - started
         if sid not in self._gone:
             # The Agent left while its request was in flight: nobody can read an ack.

@@ -98,7 +98,7 @@ class SmcpSocketServer(socketio.AsyncServer):  # type: ignore[misc]
     * An Engine.IO session must be admitted to a namespace within ``admission_timeout``
       seconds, and one address may hold at most ``max_unadmitted_per_address`` sessions
       that are not admitted yet; a refused CONNECT closes the transport.
-    * :meth:`call` releases its ack callback when it times out or is cancelled.
+    * :meth:`call` and :meth:`ask` release their ack callback when they stop waiting.
     """
 
     def __init__(
@@ -278,25 +278,66 @@ class SmcpSocketServer(socketio.AsyncServer):  # type: ignore[misc]
         target = to or sid
         if target is None:
             raise ValueError("call() needs a target sid")
-        done = asyncio.Event()
-        answers: list[tuple[Any, ...]] = []
+        args = await self.ask(event, data, to=target, namespace=namespace, timeout=timeout,
+                              ignore_queue=ignore_queue)  # fmt: skip
+        if args is None:  # pragma: no cover - without stop futures only the ack ends it
+            raise socketio.exceptions.TimeoutError()
+        return args if len(args) > 1 else args[0] if args else None
+
+    async def ask(
+        self,
+        event: str,
+        data: Any,
+        *,
+        to: str,
+        namespace: str | None,
+        timeout: float,
+        stop: Collection[asyncio.Future[Any]] = (),
+        ignore_queue: bool = False,
+    ) -> tuple[Any, ...] | None:
+        """Emit ``event`` to ``to`` and wait for its ack: the ack's arguments, or None.
+
+        None means one of the ``stop`` futures finished first (the caller looks at which);
+        past ``timeout`` seconds it raises ``socketio.exceptions.TimeoutError``. Either
+        way the ack callback is forgotten. One future and one timer per call: the relay's
+        hot path, where ``call()`` inside a task would cost two tasks and a wait set.
+        """
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[tuple[Any, ...] | None] = loop.create_future()
+        timed_out = False
 
         def on_ack(*args: Any) -> None:
-            answers.append(args)
-            done.set()
+            if not waiter.done():
+                waiter.set_result(args)
 
-        await self.emit(event, data=data, room=target, namespace=namespace,
+        def wake(_: object = None) -> None:
+            if not waiter.done():
+                waiter.set_result(None)
+
+        def expire() -> None:
+            nonlocal timed_out
+            timed_out = True
+            wake()
+
+        await self.emit(event, data=data, room=to, namespace=namespace,
                         callback=on_ack, ignore_queue=ignore_queue)  # fmt: skip
+        timer = loop.call_later(timeout, expire)
+        for future in stop:
+            future.add_done_callback(wake)
         try:
-            await asyncio.wait_for(done.wait(), timeout)
-        except TimeoutError:
-            self._forget(target, on_ack)
-            raise socketio.exceptions.TimeoutError() from None
+            args = await waiter
         except BaseException:
-            self._forget(target, on_ack)
+            self._forget(to, on_ack)
             raise
-        args = answers[0]
-        return args if len(args) > 1 else args[0] if args else None
+        finally:
+            timer.cancel()
+            for future in stop:
+                future.remove_done_callback(wake)
+        if args is None:
+            self._forget(to, on_ack)
+            if timed_out:
+                raise socketio.exceptions.TimeoutError()
+        return args
 
     def _forget(self, sid: str, callback: Callable[..., None]) -> None:
         callbacks = self.manager.callbacks.get(sid)
