@@ -22,6 +22,9 @@ MAX_NESTING: Final = 64
 ID_FIELDS: Final = frozenset(
     {"req_id", "agent", "computer", "name", "office_id", "tool_name", "mcp_server", "role"}
 )
+_ID_ORDER: Final = tuple(sorted(ID_FIELDS))  # problems are reported in a stable order
+_SEQUENCES: Final = (list, tuple)
+_CONTAINERS: Final = (dict, list, tuple)
 
 
 def _depth_exceeds(value: Any, limit: int) -> bool:
@@ -31,13 +34,14 @@ def _depth_exceeds(value: Any, limit: int) -> bool:
         item, depth = stack.pop()
         if isinstance(item, dict):
             children: Any = item.values()
-        elif isinstance(item, list | tuple):
+        elif isinstance(item, _SEQUENCES):
             children = item
         else:
             continue
         if depth > limit:
             return True
-        stack.extend((child, depth + 1) for child in children)
+        # Scalars cannot nest: only containers are worth a place on the stack.
+        stack.extend((child, depth + 1) for child in children if isinstance(child, _CONTAINERS))
     return False
 
 
@@ -52,8 +56,8 @@ def payload_problems(args: list[Any], *, max_id_length: int) -> list[FieldError]
         return problems
     payload = args[0] if len(args) == 1 else None
     if isinstance(payload, dict):
-        for key in sorted(ID_FIELDS.intersection(k for k in payload if isinstance(k, str))):
-            value = payload[key]
+        for key in _ID_ORDER:
+            value = payload.get(key)
             if isinstance(value, str) and len(value) > max_id_length:
                 problems.append(FieldError(f"$.{key}", f"longer than {max_id_length} characters"))
     return problems
