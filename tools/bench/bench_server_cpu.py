@@ -13,25 +13,28 @@ and the machine's other work do not enter the figure. The reference is
 ``raw_relay.py``: a bare python-socketio relay under uvicorn with uvloop and httptools.
 
 Configurations are "in flight x offices": N concurrent callers in total, caller k driving
-office k mod M, so the office count changes while the concurrency does not. Each round
-measures the relay and ``a2c-server`` back to back; the table shows the median of the
-rounds' ratios.
+office k mod M, so the office count changes while the concurrency does not. Both servers
+run at once and the load alternates between them in batches (``--batch``, 100 calls), so
+the machine's other work falls on both alike; the table shows the median of the rounds'
+ratios.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import statistics
 import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
+import attrs
 import socketio
-from _benchkit import NAMESPACE, cpu_seconds, join, rss_bytes, server
+from _benchkit import NAMESPACE, cpu_seconds, join, server
 
 CONFIGS: tuple[tuple[int, int], ...] = ((1, 1), (32, 1), (1, 8), (32, 8))
 REPLY = {"content": [{"type": "text", "text": "hi"}], "isError": False}
@@ -82,62 +85,93 @@ async def drive(agents: Sequence[socketio.AsyncClient], calls: int, in_flight: i
     return time.perf_counter() - started
 
 
-async def measure(kind: str, configs: Sequence[tuple[int, int]], calls: int) -> dict[Any, Any]:
-    """CPU µs per call and calls/s of the server ``kind`` for each configuration."""
-    offices = max(m for _, m in configs)
-    results: dict[Any, Any] = {}
+@contextlib.asynccontextmanager
+async def running(kind: str, offices: int) -> AsyncIterator[Target]:
+    """A server of ``kind`` with ``offices`` offices, each with an Agent and a Computer."""
     async with server(kind) as (url, pid):
         computers = subprocess.Popen(
             [sys.executable, __file__, "--computers", url, kind, str(offices)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
         )
+        agents: list[socketio.AsyncClient] = []
         try:
             assert computers.stdout is not None and computers.stdin is not None
             line = await asyncio.get_running_loop().run_in_executor(None, computers.stdout.readline)
             if line.strip() != b"ready":
                 raise RuntimeError("the Computers' process did not start")
-            agents = []
             for index in range(offices):
                 agent = socketio.AsyncClient(reconnection=False, handle_sigint=False)
                 await join(agent, url, kind, "agent", f"agent-{index}", f"office-{index}")
                 agents.append(agent)
-            for in_flight, office_count in configs:
-                subset = agents[:office_count]
-                await drive(subset, 200, in_flight)  # warm-up
-                before = cpu_seconds(pid)
-                wall = await drive(subset, calls, in_flight)
-                used = cpu_seconds(pid) - before
-                results[(in_flight, office_count)] = (used / calls * 1e6, calls / wall)
-            results["rss"] = rss_bytes(pid)
+            yield Target(kind, pid, agents)
+        finally:
             for agent in agents:
                 await agent.disconnect()
-        finally:
             if computers.stdin is not None:
                 computers.stdin.close()
             computers.wait(timeout=30)
+
+
+@attrs.define
+class Target:
+    """One server under test and its load: CPU seconds, calls and wall time accumulated."""
+
+    kind: str
+    pid: int
+    agents: list[socketio.AsyncClient]
+    cpu: float = 0.0
+    calls: int = 0
+    wall: float = 0.0
+
+    async def batch(self, calls: int, in_flight: int, offices: int) -> None:
+        before = cpu_seconds(self.pid)
+        self.wall += await drive(self.agents[:offices], calls, in_flight)
+        self.cpu += cpu_seconds(self.pid) - before
+        self.calls += calls
+
+
+async def measure(calls: int, batch: int) -> dict[tuple[int, int], tuple[Target, Target]]:
+    """Both servers at once, the load alternating between them ``batch`` calls at a time.
+
+    Alternating in small batches pairs the samples: a burst of other work on the machine
+    lands on both servers instead of on whichever was being measured at the time.
+    """
+    offices = max(m for _, m in CONFIGS)
+    results: dict[tuple[int, int], tuple[Target, Target]] = {}
+    async with running("raw", offices) as raw, running("a2c", offices) as a2c:
+        for in_flight, office_count in CONFIGS:
+            pair = (Target("raw", raw.pid, raw.agents), Target("a2c", a2c.pid, a2c.agents))
+            for target in pair:
+                await drive(target.agents[:office_count], 200, in_flight)  # warm-up
+            for _ in range(max(1, calls // batch)):
+                for target in pair:
+                    await target.batch(batch, in_flight, office_count)
+            results[(in_flight, office_count)] = pair
     return results
 
 
-async def main_async(calls: int, rounds: int) -> None:
+async def main_async(calls: int, rounds: int, batch: int) -> None:
     ratios: dict[tuple[int, int], list[float]] = {c: [] for c in CONFIGS}
-    last: dict[str, dict[Any, Any]] = {}
+    last: dict[tuple[int, int], tuple[Target, Target]] = {}
     for round_index in range(rounds):
-        for kind in ("raw", "a2c"):
-            last[kind] = await measure(kind, CONFIGS, calls)
-        for config in CONFIGS:
-            ratios[config].append(last["a2c"][config][0] / last["raw"][config][0])
+        last = await measure(calls, batch)
+        for config, (raw, a2c) in last.items():
+            ratios[config].append((a2c.cpu / a2c.calls) / (raw.cpu / raw.calls))
         print(f"round {round_index + 1}/{rounds} done", file=sys.stderr)
-    print(f"{calls} calls per configuration, {rounds} rounds; server CPU µs per relayed call\n")
+    print(
+        f"{calls} calls per configuration and server, alternating in batches of {batch}, "
+        f"{rounds} rounds; server CPU µs per relayed call (last round) and the median ratio\n"
+    )
     header = f"{'in flight x offices':<22}{'raw µs':>9}{'a2c µs':>9}{'raw c/s':>9}{'a2c c/s':>9}"
     print(header + f"{'a2c/raw (median)':>19}")
     for config in CONFIGS:
-        raw_cpu, raw_rate = last["raw"][config]
-        a2c_cpu, a2c_rate = last["a2c"][config]
+        raw, a2c = last[config]
         label = f"{config[0]} x {config[1]}"
         median = statistics.median(ratios[config])
         spread = f"{min(ratios[config]):.2f}..{max(ratios[config]):.2f}"
-        print(f"{label:<22}{raw_cpu:>9.0f}{a2c_cpu:>9.0f}{raw_rate:>9.0f}{a2c_rate:>9.0f}"
+        print(f"{label:<22}{raw.cpu / raw.calls * 1e6:>9.0f}{a2c.cpu / a2c.calls * 1e6:>9.0f}"
+              f"{raw.calls / raw.wall:>9.0f}{a2c.calls / a2c.wall:>9.0f}"
               f"{median:>10.2f}x ({spread})")  # fmt: skip
 
 
@@ -149,8 +183,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--batch", type=int, default=100, help="calls per alternation")
     args = parser.parse_args()
-    asyncio.run(main_async(args.calls, args.rounds))
+    asyncio.run(main_async(args.calls, args.rounds, args.batch))
 
 
 if __name__ == "__main__":
