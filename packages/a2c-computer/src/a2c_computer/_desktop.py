@@ -129,6 +129,10 @@ def _text_blocks(contents: Sequence[Mapping[str, Any]], uri: object) -> list[str
 
     ``uri`` is only formatted when there is something to warn about.
     """
+    if len(contents) == 1:  # the usual window: one text block, no list comprehension
+        text = contents[0].get("text")
+        if isinstance(text, str):
+            return [text]
     texts = [text for item in contents if isinstance(text := item.get("text"), str)]
     blobs = len(contents) - len(texts)
     if blobs:
@@ -144,6 +148,9 @@ def render_window(uri: WindowURI, contents: Sequence[Mapping[str, Any]]) -> str:
 
 
 def _render(key: str, texts: Sequence[str]) -> str:
+    if len(texts) == 1:
+        text = texts[0]
+        return f"{key}\n\n{text}" if text else key
     body = "\n\n".join(t for t in texts if t)
     return f"{key}\n\n{body}" if body else key
 
@@ -177,8 +184,11 @@ def organize(
     if size is not None and size <= 0:
         return []
     # Each window's text blocks are extracted once, here: rendering reuses them (and a
-    # blob-only window is warned about once, not once per pass).
-    groups: dict[str, list[tuple[int, WindowInfo, list[str]]]] = {}
+    # blob-only window is warned about once, not once per pass). Entries sort as plain
+    # tuples: (-priority, enumeration position) is the order the rules ask for, and the
+    # position is unique, so the comparison never reaches the rest.
+    groups: dict[str, list[tuple[float, int, WindowInfo, list[str]]]] = {}
+    first_fullscreen: dict[str, tuple[float, int, WindowInfo, list[str]]] = {}
     for pos, (info, contents) in enumerate(windows):
         if window is not None and not _is_window(info, window):
             continue
@@ -187,7 +197,14 @@ def organize(
         texts = _text_blocks(contents, info.uri)
         if texts is None:
             continue
-        groups.setdefault(info.server, []).append((pos, info, texts))
+        entry = (-info.priority, pos, info, texts)
+        group = groups.get(info.server)
+        if group is None:
+            groups[info.server] = [entry]
+        else:
+            group.append(entry)
+        if info.fullscreen and info.server not in first_fullscreen:
+            first_fullscreen[info.server] = entry  # enumeration order: the first one wins
     order: list[str] = []
     for record in reversed(history):
         if record.server in groups and record.server not in order:
@@ -195,10 +212,9 @@ def organize(
     order += sorted(s for s in groups if s not in order)
     out: list[str] = []
     for server in order:
-        items = sorted(groups[server], key=lambda w: -w[1].priority)
-        full = [w for w in items if w[1].fullscreen]
-        chosen = [min(full, key=lambda w: w[0])] if full else items
-        for _, info, texts in chosen:
+        full = first_fullscreen.get(server)
+        chosen = [full] if full is not None else sorted(groups[server])
+        for _, _, info, texts in chosen:
             if size is not None and len(out) >= size:
                 return out
             out.append(_render(info.key, texts))
