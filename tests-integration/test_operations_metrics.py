@@ -101,7 +101,8 @@ async def test_metrics_of_server_and_computer_match_a_scripted_session(
     assert sample(server_text, "a2c_server_connected_clients", role="computer") == 1
     assert sample(server_text, "a2c_server_offices") == 1
     assert sample(server_text, "a2c_server_joins_total", role="agent", outcome="ok") == 1
-    assert sample(server_text, "a2c_server_joins_total", role="agent", outcome="refused") == 1
+    assert sample(server_text, "a2c_server_joins_total", role="agent", outcome="refused",
+                  reason="seat_taken") == 1  # fmt: skip
     assert sample(server_text, "a2c_server_joins_total", role="computer", outcome="ok") == 1
     assert sample(server_text, "a2c_server_version_refusals_total", transport="http") == 1
 

@@ -117,3 +117,20 @@ async def test_drain_answers_held_and_new_calls_and_counts_them(server: RunningS
                   event="client:tool_call", outcome="shutdown") == 2  # fmt: skip
     assert sample(text, "a2c_server_routed_request_duration_seconds_count",
                   event="client:tool_call") == 1  # fmt: skip
+
+
+async def test_join_refusals_are_counted_by_reason(server: RunningServer) -> None:
+    async with (
+        connect_raw(server, "agent", auth={"token": TOKEN}) as first,
+        connect_raw(server, "agent", auth={"token": TOKEN}) as second,
+    ):
+        assert await first.join("agent", "a1", "o1") == (True, None)
+        refused = await second.join("agent", "a2", "o1")
+        assert isinstance(refused, tuple) and refused[0] is False
+        malformed = await second.call("server:join_office", {"role": "agent"})
+        assert isinstance(malformed, tuple) and malformed[0] is False
+        text = await scrape(server)
+    joins = "a2c_server_joins_total"
+    assert sample(text, joins, role="agent", outcome="ok", reason="") == 1
+    assert sample(text, joins, role="agent", outcome="refused", reason="seat_taken") == 1
+    assert sample(text, joins, role="agent", outcome="refused", reason="invalid_payload") == 1

@@ -21,6 +21,7 @@ from a2c_server import Member, MemoryStateStore, Offices, StateConflictError
 from a2c_server._rules import (
     MAX_NAME_LENGTH,
     ROOM_HAS_AGENT,
+    JoinRefusal,
     check_cancel,
     check_list_room,
     check_route,
@@ -51,39 +52,39 @@ def join_req(role: Role, name: str, office: str) -> EnterOfficeReq:
 
 def test_server_rules_join_role_must_match_connected_role() -> None:
     d = decide_join(agent(), join_req(Role.COMPUTER, "x", "o"), name_owner=None, office_agent=None)
-    assert not d.ok
+    assert not d.ok and d.refusal is JoinRefusal.ROLE_MISMATCH
     assert d.reason is not None and d.reason.startswith("Role mismatch")
 
 
 @pytest.mark.parametrize("name", ["", "   ", "n" * (MAX_NAME_LENGTH + 1)])
 def test_server_rules_join_rejects_empty_or_huge_names(name: str) -> None:
     d = decide_join(agent(), join_req(Role.AGENT, name, "o"), name_owner=None, office_agent=None)
-    assert not d.ok
+    assert not d.ok and d.refusal is JoinRefusal.BAD_IDENTIFIER
 
 
 def test_server_rules_join_second_agent_is_refused() -> None:
     d = decide_join(
         agent("a2"), join_req(Role.AGENT, "bob", "o"), name_owner=None, office_agent="a1"
     )
-    assert (d.ok, d.reason) == (False, ROOM_HAS_AGENT)
+    assert (d.ok, d.reason, d.refusal) == (False, ROOM_HAS_AGENT, JoinRefusal.SEAT_TAKEN)
 
 
 def test_server_rules_join_same_office_again_is_idempotent() -> None:
     me = agent("a", "alice", "o")
     d = decide_join(me, join_req(Role.AGENT, "alice", "o"), name_owner="a", office_agent="a")
-    assert d.ok and not d.changed
+    assert d.ok and not d.changed and d.refusal is None
 
 
 def test_server_rules_join_same_office_with_another_name_is_refused() -> None:
     me = computer("c", "c1", "o")
     d = decide_join(me, join_req(Role.COMPUTER, "c2", "o"), name_owner=None, office_agent=None)
-    assert not d.ok
+    assert not d.ok and d.refusal is JoinRefusal.ALREADY_IN_OFFICE
 
 
 def test_server_rules_agent_must_leave_before_joining_another_office() -> None:
     me = agent("a", "alice", "o1")
     d = decide_join(me, join_req(Role.AGENT, "alice", "o2"), name_owner="a", office_agent=None)
-    assert not d.ok
+    assert not d.ok and d.refusal is JoinRefusal.AGENT_IN_OTHER_OFFICE
 
 
 def test_server_rules_computer_switching_office_leaves_the_old_one_first() -> None:
@@ -97,6 +98,7 @@ def test_server_rules_names_are_unique_in_the_namespace() -> None:
         computer("c2"), join_req(Role.COMPUTER, "c1", "o"), name_owner="c1sid", office_agent=None
     )
     assert not d.ok and d.reason is not None and "taken" in d.reason
+    assert d.refusal is JoinRefusal.NAME_TAKEN
 
 
 def test_server_rules_leave_only_your_own_office() -> None:

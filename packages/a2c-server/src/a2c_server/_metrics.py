@@ -72,8 +72,9 @@ class ServerMetrics:
             ["code"], registry=r,
         )  # fmt: skip
         self.joins = Counter(
-            "a2c_server_joins", "server:join_office requests by role and outcome (ok/refused)",
-            ["role", "outcome"], registry=r,
+            "a2c_server_joins",
+            "server:join_office requests by role, outcome (ok/refused) and refusal reason",
+            ["role", "outcome", "reason"], registry=r,
         )  # fmt: skip
         self.routed = Counter(
             "a2c_server_routed_requests", "Routed client:* requests by event and outcome",
@@ -115,8 +116,17 @@ class ServerMetrics:
     def connection_refused(self, code: int) -> None:
         self.connection_refusals.labels(str(int(code))).inc()
 
-    def join(self, role: Role, ok: bool) -> None:
-        self.joins.labels(role.value, "ok" if ok else "refused").inc()
+    def join(self, role: Role | str | None, refusal: str | None) -> None:
+        """One join request: ``refusal`` is None when it was accepted."""
+        label = role.value if isinstance(role, Role) else role or "unknown"
+        if refusal is None:
+            self.joins.labels(label, "ok", "").inc()
+        else:
+            self.joins.labels(label, "refused", refusal).inc()
+
+    def role_of(self, sid: str) -> str | None:
+        """The role ``sid`` connected as (None once it left or if it was refused)."""
+        return self._roles.get(sid)
 
     def route(self, event: str, outcome: RouteOutcome, seconds: float | None = None) -> None:
         counter = self._routed_children.get((event, outcome))

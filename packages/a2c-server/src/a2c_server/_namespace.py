@@ -45,6 +45,7 @@ from ._logs import log
 from ._metrics import RouteOutcome, ServerMetrics
 from ._offices import Broadcast, MembershipOutcome, Offices
 from ._rules import (
+    JoinRefusal,
     Member,
     Refusal,
     check_cancel,
@@ -260,12 +261,13 @@ class SmcpNamespace:
         try:
             req = from_wire(EnterOfficeReq, data)
         except InvalidPayloadError as exc:
+            self._metrics.join(self._metrics.role_of(sid), JoinRefusal.INVALID_PAYLOAD)
             return (False, str(exc))
         outcome = await self._offices.join(sid, req)
-        self._metrics.join(req.role, outcome.ok)
+        self._metrics.join(req.role, None if outcome.ok else outcome.refusal or "other")
         if not outcome.ok:
             log(_log, logging.INFO, "join refused", sid=sid, name=req.name,
-                office=req.office_id, reason=outcome.reason)  # fmt: skip
+                office=req.office_id, refusal=outcome.refusal, reason=outcome.reason)  # fmt: skip
             return outcome.ack
         try:
             await self._apply(sid, outcome)

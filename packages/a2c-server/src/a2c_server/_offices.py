@@ -27,7 +27,7 @@ from a2c_protocol import (
 )
 
 from ._exceptions import StateConflictError
-from ._rules import Member, decide_join, decide_leave
+from ._rules import JoinRefusal, Member, decide_join, decide_leave
 from ._store import StateStore
 
 __all__ = ["Broadcast", "MembershipOutcome", "Offices", "enter_notice", "leave_notice"]
@@ -57,6 +57,7 @@ class MembershipOutcome:
 
     ok: bool
     reason: str | None = None
+    refusal: JoinRefusal | None = None  # why a join was refused (bounded, for metrics)
     before_leave: tuple[Broadcast, ...] = ()
     left_office: str | None = None
     entered_office: str | None = None
@@ -129,7 +130,9 @@ class Offices:
         """
         member = await self.store.get(sid)
         if member is None:
-            return MembershipOutcome(ok=False, reason="Unknown session")
+            return MembershipOutcome(
+                ok=False, reason="Unknown session", refusal=JoinRefusal.UNKNOWN_SESSION
+            )
         decision = decide_join(
             member,
             req,
@@ -137,7 +140,7 @@ class Offices:
             office_agent=await self.store.office_agent(req.office_id),
         )
         if not decision.ok:
-            return MembershipOutcome(ok=False, reason=decision.reason)
+            return MembershipOutcome(ok=False, reason=decision.reason, refusal=decision.refusal)
         if not decision.changed:
             return MembershipOutcome(ok=True)
         joined = attrs.evolve(member, name=req.name, office_id=req.office_id)

@@ -36,6 +36,7 @@ Peers of another 0.2.x PATCH level (spec delta §3.2, §14)
 
 from __future__ import annotations
 
+import enum
 from typing import Final
 
 import attrs
@@ -46,6 +47,7 @@ __all__ = [
     "MAX_NAME_LENGTH",
     "ROOM_HAS_AGENT",
     "JoinDecision",
+    "JoinRefusal",
     "Member",
     "Refusal",
     "check_agent_request",
@@ -62,6 +64,23 @@ __all__ = [
 
 MAX_NAME_LENGTH: Final = 256
 ROOM_HAS_AGENT: Final = "Room already has an agent"
+
+
+class JoinRefusal(enum.StrEnum):
+    """Why a ``server:join_office`` was refused: a bounded name for logs and metrics.
+
+    The ack carries a human sentence (the protocol's join ack is ``(False, reason)``);
+    this is its machine-readable kind.
+    """
+
+    INVALID_PAYLOAD = "invalid_payload"
+    UNKNOWN_SESSION = "unknown_session"
+    ROLE_MISMATCH = "role_mismatch"
+    BAD_IDENTIFIER = "bad_identifier"
+    ALREADY_IN_OFFICE = "already_in_office"
+    AGENT_IN_OTHER_OFFICE = "agent_in_other_office"
+    NAME_TAKEN = "name_taken"
+    SEAT_TAKEN = "seat_taken"
 
 
 @attrs.frozen(kw_only=True)
@@ -89,6 +108,7 @@ class JoinDecision:
 
     ok: bool
     reason: str | None = None
+    refusal: JoinRefusal | None = None
     changed: bool = False
     leave_first: str | None = None
 
@@ -129,29 +149,34 @@ def decide_join(
     if req.role is not member.role:
         return JoinDecision(
             ok=False,
+            refusal=JoinRefusal.ROLE_MISMATCH,
             reason=f"Role mismatch: connected as {member.role.value}, "
             f"asked to join as {req.role.value}",
         )
     for label, value in (("name", req.name), ("office_id", req.office_id)):
         problem = _bad_identifier(label, value)
         if problem is not None:
-            return JoinDecision(ok=False, reason=problem)
+            return JoinDecision(ok=False, reason=problem, refusal=JoinRefusal.BAD_IDENTIFIER)
     if member.office_id == req.office_id:
         if member.name == req.name:
             return JoinDecision(ok=True, changed=False)
         return JoinDecision(
             ok=False,
+            refusal=JoinRefusal.ALREADY_IN_OFFICE,
             reason=f"Already in office {req.office_id!r} as {member.name!r}; leave it first",
         )
     if member.role is Role.AGENT and member.office_id is not None:
         return JoinDecision(
             ok=False,
+            refusal=JoinRefusal.AGENT_IN_OTHER_OFFICE,
             reason=f"Agent is already in office {member.office_id!r}; leave it first",
         )
     if name_owner is not None and name_owner != member.sid:
-        return JoinDecision(ok=False, reason=f"Name {req.name!r} is already taken")
+        return JoinDecision(
+            ok=False, reason=f"Name {req.name!r} is already taken", refusal=JoinRefusal.NAME_TAKEN
+        )
     if member.role is Role.AGENT and office_agent is not None and office_agent != member.sid:
-        return JoinDecision(ok=False, reason=ROOM_HAS_AGENT)
+        return JoinDecision(ok=False, reason=ROOM_HAS_AGENT, refusal=JoinRefusal.SEAT_TAKEN)
     return JoinDecision(ok=True, changed=True, leave_first=member.office_id)
 
 
