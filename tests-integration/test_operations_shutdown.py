@@ -33,8 +33,10 @@ from a2c_testkit.triangle import (
     write_scene,
 )
 
-SHORT = 4.0
-GRACE = 15.0
+# The short call must end inside the grace and the long one outlast it; the 6 s margin
+# covers a loaded machine, and every second of GRACE is spent twice by this module.
+SHORT = 2.0
+GRACE = 8.0
 
 
 def config(tmp_path: Path) -> Path:
