@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import inspect
 import threading
 
@@ -141,3 +142,23 @@ async def test_sync_agent_reads_skills(make_computer, server):
     listed, png, cached = await asyncio.to_thread(script)
     assert listed == cached == [s["name"] for s in SKILLS]
     assert png == PNG
+
+
+async def test_sync_agent_reads_a_blob_with_progress(make_computer, server):
+    computer = await make_computer()
+    script_skills(computer, SKILLS)
+
+    def script() -> tuple[bytes, int, bytes, list[tuple[int, int]]]:
+        seen: list[tuple[int, int]] = []
+        with SyncAgent(server.url, name="sync-agent") as agent:
+            agent.join_office(OFFICE)
+            first = agent.get_blob("box-1", "handle-1", offset=0)
+            blob = agent.read_blob(
+                "box-1", "handle-1", progress=lambda got, total: seen.append((got, total))
+            )
+            return base64.b64decode(first.blob), first.total_size, blob.data, seen
+
+    first, total, data, seen = await asyncio.to_thread(script)
+    assert data == PNG and total == len(PNG) and first == PNG[:500]
+    assert seen and seen[-1] == (len(PNG), len(PNG))
+    assert [got for got, _ in seen] == sorted(got for got, _ in seen)
