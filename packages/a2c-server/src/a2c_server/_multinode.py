@@ -1,7 +1,8 @@
 """Multi-node mode: the pieces ``create_app`` wires in when ``settings.redis_url`` is set.
 
 Socket.IO messages (room broadcasts, calls to a sid on another node and their acks) go
-through python-socketio's ``AsyncRedisManager``; the registry is a
+through python-socketio's ``AsyncRedisManager``, with a channel per node for what only one
+node needs; the registry is a
 :class:`~a2c_server._redis_store.RedisStateStore`; :mod:`a2c_server._liveness` keeps the
 nodes honest. Importing this module needs the ``redis`` package (extra ``a2c-server[redis]``).
 """
@@ -13,10 +14,13 @@ import contextlib
 import logging
 import socket
 import uuid
-from typing import Any
+from collections.abc import AsyncIterator, Callable
+from typing import Any, Final
 
 import socketio
+from redis import asyncio as aioredis
 
+from . import _json
 from ._exceptions import StoreUnavailableError
 from ._liveness import BroadcastFn, LeaveRoomFn, NodeLiveness, RemoteCalls
 from ._logs import log
@@ -26,6 +30,8 @@ from ._settings import ServerSettings
 __all__ = ["MultiNode", "check_redis", "default_node_id"]
 
 _log = logging.getLogger("a2c_server.multinode")
+
+_COMPACT: Final = (",", ":")  # the separators python-socketio's packets use (orjson's path)
 
 
 def default_node_id(settings: ServerSettings) -> str:
@@ -37,21 +43,53 @@ def default_node_id(settings: ServerSettings) -> str:
     return f"{socket.gethostname()}:{uuid.uuid4().hex[:8]}"
 
 
-class _RedisManager(socketio.AsyncRedisManager):  # type: ignore[misc]
-    """python-socketio's Redis manager, closing the clients it replaces on reconnect.
+def node_channel(channel: str, node_id: str) -> str:
+    """The channel only node ``node_id`` listens on (besides the shared ``channel``)."""
+    return f"{channel}:node:{node_id}"
 
-    After an outage it builds a new client and drops the old one unclosed; closing it
-    keeps a long-running node from leaking a connection per outage.
+
+class _RedisManager(socketio.AsyncRedisManager):  # type: ignore[misc]
+    """python-socketio's Redis manager with addressed channels.
+
+    Upstream publishes every message on one channel that every node receives and decodes:
+    a call to a sid on one node, the ack meant for the one node that made the call, even
+    the sender's own messages. Here each node also listens on its node channel
+    (:func:`node_channel`) and the manager's ``host_id`` is the node id, so
+
+    - an ack (``callback`` message) goes only to the node that made the call;
+    - a call to a sid hosted by another node goes only to that node when ``locate`` knows
+      which (the registry records it; no extra round trip);
+    - everything else (room broadcasts, disconnects, room changes) stays on the shared
+      channel, and so does a message whose node channel nobody hears (a node that is gone,
+      or one running a version without node channels): it is published again there.
+
+    An emit to a sid connected to this node skips Redis altogether. After an outage the
+    manager builds new clients and drops the old ones unclosed; closing them keeps a
+    long-running node from leaking a connection per outage.
     """
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(
+        self,
+        url: str,
+        *,
+        channel: str,
+        node_id: str,
+        locate: Callable[[str], str | None],
+        redis_options: dict[str, Any],
+    ) -> None:
+        super().__init__(url, channel=channel, redis_options=dict(redis_options))
+        # python-socketio addresses acks by host_id: make it the node id every node can
+        # derive a channel from.
+        self.host_id = node_id
+        self.node_channel = node_channel(channel, node_id)
+        self._locate = locate
+        self._publisher = aioredis.Redis.from_url(url, **redis_options)
         self._closing: set[asyncio.Task[None]] = set()
 
     async def emit(self, event: str, data: Any, namespace: str | None = None,
                    room: str | None = None, **kwargs: Any) -> Any:  # fmt: skip
         # An emit to one sid connected to this node (a forwarded call to a local Computer)
-        # needs no other node: skip the publish that every node would parse and drop.
+        # needs no other node: skip the publish.
         target = kwargs.get("to") or room
         ns = namespace or "/"
         if (
@@ -64,13 +102,92 @@ class _RedisManager(socketio.AsyncRedisManager):  # type: ignore[misc]
             return await super().emit(event, data, namespace=ns, room=target, **kwargs)
         return await super().emit(event, data, namespace=namespace, room=room, **kwargs)
 
+    def addressee(self, message: dict[str, Any]) -> str | None:
+        """The one other node ``message`` is for, when that is known; else None (shared)."""
+        method = message.get("method")
+        if method == "callback":
+            node = message.get("host_id")
+        elif (
+            method == "emit"
+            and message.get("callback") is not None
+            and message.get("skip_sid") is None
+            and isinstance(room := message.get("room"), str)
+        ):
+            node = self._locate(room)
+        else:
+            return None
+        return node if isinstance(node, str) and node != self.host_id else None
+
+    async def _publish(self, data: dict[str, Any]) -> None:
+        payload = _json.dumps(data, separators=_COMPACT)
+        node = self.addressee(data)
+        if node is not None:
+            heard = await self._send(node_channel(self.channel, node), payload)
+            if heard is None or heard > 0:
+                return  # delivered, or given up (logged)
+            log(_log, logging.DEBUG, "node channel not heard, using the shared channel",
+                node=node, method=data.get("method"))  # fmt: skip
+        await self._send(self.channel, payload)
+
+    async def _send(self, channel: str, payload: str) -> int | None:
+        """PUBLISH with one retry; the number of listeners, or None after giving up."""
+        for attempt in (1, 2):
+            try:
+                return int(await self._publisher.publish(channel, payload))
+            except Exception as exc:
+                if attempt == 1:
+                    log(_log, logging.WARNING, "cannot publish to Redis, retrying",
+                        channel=channel, reason=_cause(exc))  # fmt: skip
+                else:
+                    log(_log, logging.ERROR, "cannot publish to Redis, giving up: message lost",
+                        channel=channel, reason=_cause(exc))  # fmt: skip
+        return None
+
+    async def _listen(self) -> AsyncIterator[Any]:
+        # Upstream subscribes to the shared channel only and yields only its messages.
+        channels = (self.channel, self.node_channel)
+        wanted = {*channels, *(c.encode() for c in channels)}
+        retry = 1.0
+        while True:
+            try:
+                self._redis_connect()
+                await self.pubsub.subscribe(*channels)
+                retry = 1.0
+                async for message in self.pubsub.listen():
+                    if message.get("type") == "message" and message.get("channel") in wanted:
+                        yield message.get("data")
+            except Exception as exc:
+                log(_log, logging.ERROR, "cannot receive from Redis, retrying",
+                    reason=_cause(exc), retry_in=retry)  # fmt: skip
+                await asyncio.sleep(retry)
+                retry = min(retry * 2, 60.0)
+
     def _redis_connect(self) -> None:
         old = [c for c in (getattr(self, "pubsub", None), getattr(self, "redis", None)) if c]
         super()._redis_connect()
         for client in old:
-            task = asyncio.get_running_loop().create_task(_close_quietly(client))
-            self._closing.add(task)
-            task.add_done_callback(self._closing.discard)
+            self._close_later(client)
+
+    def _close_later(self, client: Any) -> None:
+        task = asyncio.get_running_loop().create_task(_close_quietly(client))
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+    async def aclose(self) -> None:
+        """Stop listening and close every client (``sio.shutdown()`` leaves them open)."""
+        listener = getattr(self, "thread", None)
+        if isinstance(listener, asyncio.Task):
+            listener.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await listener
+        for client in (getattr(self, "pubsub", None), getattr(self, "redis", None)):
+            if client is not None:
+                await client.aclose()
+        await self._publisher.aclose()
+
+
+def _cause(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 async def _close_quietly(client: Any) -> None:
@@ -85,13 +202,15 @@ class MultiNode:
         if settings.redis_url is None:  # pragma: no cover - create_app checks
             raise ValueError("MultiNode needs settings.redis_url")
         self.node_id = node_id
+        self.store = RedisStateStore(
+            connect_redis(settings.redis_url), prefix=settings.redis_prefix, node_id=node_id
+        )
         self.manager = _RedisManager(
             settings.redis_url,
             channel=f"{settings.redis_prefix}:socketio",
+            node_id=node_id,
+            locate=self.store.node_of,
             redis_options={"socket_connect_timeout": 5.0},
-        )
-        self.store = RedisStateStore(
-            connect_redis(settings.redis_url), prefix=settings.redis_prefix, node_id=node_id
         )
         self.remote = RemoteCalls(self.store)
         self._ttl = settings.node_ttl
@@ -115,17 +234,7 @@ class MultiNode:
         if self.liveness is not None:
             await self.liveness.stop()
         await self.store.client.aclose()
-        # sio.shutdown() leaves the manager's listener task and its connections running.
-        listener = getattr(self.manager, "thread", None)
-        if isinstance(listener, asyncio.Task):
-            listener.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await listener
-        pubsub, redis = getattr(self.manager, "pubsub", None), getattr(self.manager, "redis", None)
-        if pubsub is not None:
-            await pubsub.aclose()
-        if redis is not None:
-            await redis.aclose()
+        await self.manager.aclose()
 
     async def health(self) -> dict[str, Any]:
         """The multi-node part of ``/healthz``."""

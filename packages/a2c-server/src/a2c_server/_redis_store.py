@@ -37,6 +37,8 @@ __all__ = ["RedisStateStore", "connect_redis"]
 
 _UNAVAILABLE: Final = (RedisConnectionError, RedisTimeoutError, ReadOnlyError, OSError)
 _ROLES: Final = {role.value: role for role in Role}
+#: How many other nodes' sessions :meth:`RedisStateStore.node_of` remembers (oldest go first).
+_REMEMBERED_NODES: Final = 65536
 
 # Shared by every script: KEYS[1] is the key prefix ("{a2c}"). Records are JSON objects
 # {sid, role, v, name, office, node} with "" for "no name"/"no office" (cjson's null is
@@ -200,8 +202,10 @@ def _encode(member: Member, node: str) -> str:
     )
 
 
-def _decode(record: str) -> Member:
+def _decode(record: str, nodes: dict[str, str] | None = None) -> Member:
     data = json.loads(record)
+    if nodes is not None:
+        _remember(nodes, data["sid"], data["node"])
     return Member(
         sid=data["sid"],
         role=_ROLES[data["role"]],
@@ -209,6 +213,14 @@ def _decode(record: str) -> Member:
         name=data["name"] or None,
         office_id=data["office"] or None,
     )
+
+
+def _remember(nodes: dict[str, str], sid: str, node: str) -> None:
+    if sid in nodes:
+        return
+    if len(nodes) >= _REMEMBERED_NODES:
+        del nodes[next(iter(nodes))]
+    nodes[sid] = node
 
 
 @attrs.frozen
@@ -235,6 +247,9 @@ class RedisStateStore:
         self._keys = ["{" + prefix + "}"]
         self._p = self._keys[0]
         self._local: dict[str, Member] = {}
+        # Which node hosts a session seen in a record read here. A sid never moves to
+        # another node (a reconnect is a new sid), so an entry is never wrong, only stale.
+        self._nodes: dict[str, str] = {}
         self._unannounced: dict[str, Member] = {}
         #: A write failed midway from this node's point of view: the registry may not
         #: match :meth:`local_sessions` until the next resync.
@@ -262,7 +277,7 @@ class RedisStateStore:
         if local is not None:
             return local
         record = await self._run(lambda: self.client.get(f"{self._p}:session:{sid}"))
-        return _decode(record) if record else None
+        return _decode(record, self._nodes) if record else None
 
     async def put(self, member: Member) -> None:
         check_member_shape(member)
@@ -289,7 +304,7 @@ class RedisStateStore:
 
     async def member_named(self, name: str) -> Member | None:
         record = await self._run(lambda: self._named(self._keys, [name]))
-        return _decode(record) if record else None
+        return _decode(record, self._nodes) if record else None
 
     async def office_agent(self, office_id: str) -> str | None:
         agent: str | None = await self._run(lambda: self.client.get(f"{self._p}:agent:{office_id}"))
@@ -297,7 +312,7 @@ class RedisStateStore:
 
     async def office_members(self, office_id: str) -> list[Member]:
         records = await self._run(lambda: self._members(self._keys, [office_id]))
-        return sorted((_decode(r) for r in records), key=lambda m: m.sid)
+        return sorted((_decode(r, self._nodes) for r in records), key=lambda m: m.sid)
 
     async def stats(self) -> StoreStats:
         async def both() -> tuple[int, int]:
@@ -310,7 +325,16 @@ class RedisStateStore:
         sessions, offices = await self._run(both)
         return StoreStats(connections=sessions, offices=offices)
 
-    # -- node bookkeeping (used by a2c_server._liveness) -----------------------------
+    # -- node bookkeeping (used by a2c_server._liveness and _multinode) ---------------
+
+    def node_of(self, sid: str) -> str | None:
+        """The node hosting ``sid``, when this node hosts it or has read its record.
+
+        No round trip: the cross-node publisher uses it to address one node's channel.
+        """
+        if sid in self._local:
+            return self.node_id
+        return self._nodes.get(sid)
 
     def take_unannounced(self) -> list[Member]:
         """Sessions that left while Redis was down (their offices were not told yet)."""
