@@ -15,7 +15,7 @@ import logging
 import socket
 import uuid
 from collections.abc import AsyncIterator, Callable
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import socketio
 from redis import asyncio as aioredis
@@ -83,7 +83,7 @@ class _RedisManager(socketio.AsyncRedisManager):  # type: ignore[misc]
         self.host_id = node_id
         self.node_channel = node_channel(channel, node_id)
         self._locate = locate
-        self._publisher = Publisher(aioredis.Redis.from_url(url, **redis_options))
+        self._publisher = Publisher(RedisPyPublish(aioredis.Redis.from_url(url, **redis_options)))
         self._closing: set[asyncio.Task[None]] = set()
 
     async def emit(self, event: str, data: Any, namespace: str | None = None,
@@ -175,19 +175,45 @@ class _RedisManager(socketio.AsyncRedisManager):  # type: ignore[misc]
         await self._publisher.aclose()
 
 
+class PublishTransport(Protocol):
+    """Sends PUBLISH commands in order and returns each one's number of listeners."""
+
+    async def send(self, batch: list[tuple[str, str]]) -> list[int]: ...
+
+    async def aclose(self) -> None: ...
+
+
+class RedisPyPublish:
+    """PUBLISH through redis-py: one command alone, several in one pipeline."""
+
+    def __init__(self, client: aioredis.Redis) -> None:
+        self.client = client
+
+    async def send(self, batch: list[tuple[str, str]]) -> list[int]:
+        if len(batch) == 1:
+            return [int(await self.client.publish(*batch[0]))]
+        async with self.client.pipeline(transaction=False) as pipe:
+            for channel, payload in batch:
+                pipe.publish(channel, payload)
+            return [int(n) for n in await pipe.execute()]
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
+
 class Publisher:
     """PUBLISH in order, with what queued up meanwhile sent together in one round trip.
 
     A publish costs more CPU in the client than in Redis, and most of it is per round
-    trip: while one batch is on its way, later messages wait and then go as one pipeline
-    (one write, one read). Messages leave in the order they were queued, one batch at a
-    time, so the order per channel (and across channels) is kept. A failed batch is logged
+    trip: while one batch is on its way, later messages wait and then go as one write
+    (and one read). Messages leave in the order they were queued, one batch at a time,
+    so the order per channel (and across channels) is kept. A failed batch is logged
     with its cause and sent once more; if that fails too it is logged as lost, never
     dropped silently.
     """
 
-    def __init__(self, client: aioredis.Redis) -> None:
-        self.client = client
+    def __init__(self, transport: PublishTransport) -> None:
+        self.transport = transport
         self._queue: list[tuple[str, str, asyncio.Future[int | None]]] = []
         self._task: asyncio.Task[None] | None = None
 
@@ -216,17 +242,12 @@ class Publisher:
                     future.set_result(None)
 
     async def _send(self, batch: list[tuple[str, str, Any]]) -> list[int | None]:
+        messages = [(channel, payload) for channel, payload, _ in batch]
         for attempt in (1, 2):
             try:
-                if len(batch) == 1:
-                    channel, payload, _ = batch[0]
-                    return [int(await self.client.publish(channel, payload))]
-                async with self.client.pipeline(transaction=False) as pipe:
-                    for channel, payload, _ in batch:
-                        pipe.publish(channel, payload)
-                    return [int(n) for n in await pipe.execute()]
+                return list(await self.transport.send(messages))
             except Exception as exc:
-                channels = ",".join(sorted({channel for channel, _, _ in batch}))
+                channels = ",".join(sorted({channel for channel, _ in messages}))
                 if attempt == 1:
                     log(_log, logging.WARNING, "cannot publish to Redis, retrying",
                         messages=len(batch), channel=channels, reason=_cause(exc))  # fmt: skip
@@ -246,7 +267,7 @@ class Publisher:
         for _, _, future in pending:
             if not future.done():
                 future.set_result(None)
-        await self.client.aclose()
+        await self.transport.aclose()
 
 
 def _cause(exc: BaseException) -> str:
