@@ -18,7 +18,7 @@ from a2c_server import Member, ServerSettings
 from a2c_server._redis_store import RedisStateStore, connect_redis
 from a2c_server._rules import ROOM_HAS_AGENT
 from a2c_testkit.redis_server import RedisServer, redis_server
-from a2c_testkit.server import RawClient, RunningServer, connect_raw, running_nodes
+from a2c_testkit.server import RawClient, RunningServer, connect_raw, joined_raw, running_nodes
 
 SETTINGS = ServerSettings(tool_call_buffer=0.5, node_ttl=1.5)
 CALL = {"agent": "alice", "req_id": "r1", "computer": "c1", "tool_name": "echo",
@@ -44,14 +44,6 @@ async def eventually(check: Callable[[], Awaitable[bool]], what: str, timeout: f
         if loop.time() > deadline:
             raise AssertionError(f"not within {timeout} s: {what}")
         await asyncio.sleep(0.05)
-
-
-async def joined(
-    stack: AsyncExitStack, node: RunningServer, role: str, name: str, office: str
-) -> RawClient:
-    client = await stack.enter_async_context(connect_raw(node, role, transports=["websocket"]))
-    assert await client.join(role, name, office) == (True, None)
-    return client
 
 
 def echo_computer(client: RawClient) -> None:
@@ -91,7 +83,7 @@ async def test_multinode_fifty_agents_race_for_one_seat_exactly_one_wins(
 
 async def test_multinode_names_are_unique_across_nodes(nodes: RunningServer) -> None:
     async with AsyncExitStack() as stack:
-        await joined(stack, nodes.nodes[0], "computer", "twin", "o1")
+        await joined_raw(stack, nodes.nodes[0], "computer", "twin", "o1")
         other = await stack.enter_async_context(connect_raw(nodes.nodes[1], "computer"))
         assert await other.join("computer", "twin", "o2") == (
             False,
@@ -109,8 +101,8 @@ async def test_multinode_dead_node_is_reaped_once_and_its_pending_call_settles(
     )
     try:
         async with AsyncExitStack() as stack:
-            alice = await joined(stack, n0, "agent", "alice", "o1")
-            watcher = await joined(stack, n1, "computer", "c2", "o1")
+            alice = await joined_raw(stack, n0, "agent", "alice", "o1")
+            watcher = await joined_raw(stack, n1, "computer", "c2", "o1")
             await ghost.heartbeat(0.3)
             await ghost.put(Member(sid="ghost-sid", role=Role.COMPUTER, a2c_version="0.2.3",
                                    name="c1", office_id="o1"))  # fmt: skip
@@ -131,7 +123,7 @@ async def test_multinode_dead_node_is_reaped_once_and_its_pending_call_settles(
                 assert await store_of(node).reap_dead() == []
             assert await store_of(n0).sid_of("c1") is None
             # ...and the next notification anyone gets is the sentinel, not a second leave.
-            await joined(stack, n1, "computer", "c3", "o1")
+            await joined_raw(stack, n1, "computer", "c3", "o1")
             for client in (alice, watcher):
                 assert (await client.next_notification())[0] is Event.NOTIFY_ENTER_OFFICE
     finally:
@@ -152,7 +144,7 @@ async def test_multinode_restart_with_the_same_node_id_starts_clean(
         running_nodes(redis.url, settings, count=1, prefix=prefix) as first,
         AsyncExitStack() as stack,
     ):
-        await joined(stack, first, "computer", "c1", "o1")
+        await joined_raw(stack, first, "computer", "c1", "o1")
     # A crash would leave c1 behind; simulate it with a store write under the same id.
     stale = RedisStateStore(connect_redis(redis.url), prefix=prefix, node_id="node-0")
     try:
@@ -183,11 +175,11 @@ async def test_multinode_redis_outage_answers_503_and_recovers(
     async with running_nodes(private_redis.url, SETTINGS) as srv:
         n0, n1 = srv.nodes
         async with AsyncExitStack() as stack:
-            alice = await joined(stack, n0, "agent", "alice", "o1")
-            c1 = await joined(stack, n1, "computer", "c1", "o1")
+            alice = await joined_raw(stack, n0, "agent", "alice", "o1")
+            c1 = await joined_raw(stack, n1, "computer", "c1", "o1")
             echo_computer(c1)
             late = await stack.enter_async_context(connect_raw(n1, "computer"))
-            leaver = await joined(stack, n1, "computer", "c2", "o1")
+            leaver = await joined_raw(stack, n1, "computer", "c2", "o1")
             assert (await alice.call(Event.TOOL_CALL, CALL))["content"][0]["text"] == "pong"  # type: ignore[index]
 
             private_redis.stop()

@@ -26,7 +26,7 @@ from a2c_server import Member, ServerSettings
 from a2c_server._multinode import Publisher, _RedisManager, node_channel
 from a2c_server._redis_store import RedisStateStore, connect_redis
 from a2c_testkit.redis_server import RedisServer
-from a2c_testkit.server import RawClient, RunningServer, connect_raw, running_nodes
+from a2c_testkit.server import RunningServer, joined_raw, running_nodes
 
 SETTINGS = ServerSettings(tool_call_buffer=0.5, node_ttl=1.5)
 CALL = {"agent": "alice", "req_id": "r1", "computer": "c1", "tool_name": "echo",
@@ -241,14 +241,6 @@ class Spy:
         return [m["method"] for c, m in self.seen if c == channel]
 
 
-async def joined(
-    stack: AsyncExitStack, node: RunningServer, role: str, name: str, office: str
-) -> RawClient:
-    client = await stack.enter_async_context(connect_raw(node, role, transports=["websocket"]))
-    assert await client.join(role, name, office) == (True, None)
-    return client
-
-
 async def test_a_cross_node_call_and_its_ack_use_the_node_channels(
     nodes: RunningServer, redis: RedisServer
 ) -> None:
@@ -256,8 +248,8 @@ async def test_a_cross_node_call_and_its_ack_use_the_node_channels(
     prefix = n0.settings.redis_prefix
     shared = f"{prefix}:socketio"
     async with AsyncExitStack() as stack:
-        alice = await joined(stack, n0, "agent", "alice", "o1")
-        c1 = await joined(stack, n1, "computer", "c1", "o1")
+        alice = await joined_raw(stack, n0, "agent", "alice", "o1")
+        c1 = await joined_raw(stack, n1, "computer", "c1", "o1")
 
         async def answer(payload: Any) -> dict[str, Any]:
             return PONG
@@ -274,7 +266,7 @@ async def test_a_cross_node_call_and_its_ack_use_the_node_channels(
         assert spy.methods_on(node_channel(shared, "node-0")) == ["callback"]
         assert "emit" not in spy.methods_on(shared) and "callback" not in spy.methods_on(shared)
         # A broadcast still reaches every node on the shared channel.
-        await joined(stack, n1, "computer", "c2", "o1")
+        await joined_raw(stack, n1, "computer", "c2", "o1")
         assert (await alice.next_notification(Event.NOTIFY_ENTER_OFFICE))[1] == {
             "office_id": "o1",
             "computer": "c2",
@@ -295,7 +287,7 @@ async def test_a_call_to_a_node_nobody_hears_goes_on_the_shared_channel_instead(
         await ghost.put(Member(sid="ghost-sid", role=Role.COMPUTER, a2c_version="0.2.3",
                                name="c1", office_id="o1"))  # fmt: skip
         async with AsyncExitStack() as stack:
-            alice = await joined(stack, n0, "agent", "alice", "o1")
+            alice = await joined_raw(stack, n0, "agent", "alice", "o1")
             spy = await stack.enter_async_context(Spy(redis.url, [shared]))
             answer = await alice.call(Event.TOOL_CALL, {**CALL, "timeout": 1})
             assert isinstance(answer, dict) and answer["code"] == 408

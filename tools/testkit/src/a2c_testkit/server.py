@@ -39,6 +39,7 @@ __all__ = [
     "assert_registry_matches_rooms",
     "close_client",
     "connect_raw",
+    "joined_raw",
     "running_nodes",
     "running_server",
 ]
@@ -265,6 +266,15 @@ async def connect_raw(
         yield client
     finally:
         await close_client(sio)
+
+
+async def joined_raw(
+    stack: contextlib.AsyncExitStack, node: RunningServer, role: str, name: str, office: str
+) -> RawClient:
+    """A websocket :class:`RawClient` on ``node``, joined to ``office``, closed with ``stack``."""
+    client = await stack.enter_async_context(connect_raw(node, role, transports=["websocket"]))
+    assert await client.join(role, name, office) == (True, None)
+    return client
 
 
 async def close_client(sio: socketio.AsyncClient) -> None:
