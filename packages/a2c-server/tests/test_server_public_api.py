@@ -58,6 +58,7 @@ def test_server_testkit_helpers_are_exported() -> None:
         "assert_registry_matches_rooms",
         "close_client",
         "connect_raw",
+        "joined_raw",
         "running_nodes",
         "running_server",
     ]
