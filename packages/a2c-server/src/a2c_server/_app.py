@@ -17,7 +17,6 @@ import socketio
 
 from a2c_protocol import NAMESPACE, Event
 
-from . import _json
 from ._auth import AllowAllAuth, AuthProvider, SharedTokenAuth, is_loopback_host
 from ._consistency import registry_mismatches
 from ._exceptions import StoreUnavailableError
@@ -26,6 +25,7 @@ from ._metrics import METRICS_CONTENT_TYPE, ServerMetrics
 from ._namespace import SmcpNamespace
 from ._offices import Offices
 from ._oversize import OversizeWatch
+from ._packet import SmcpPacket
 from ._settings import ServerSettings
 from ._shutdown import Drain
 from ._sio import Limits, SmcpSocketServer
@@ -243,7 +243,7 @@ def create_app(
         ping_interval=settings.ping_interval,
         ping_timeout=settings.ping_timeout,
         cors_allowed_origins=list(settings.cors_allowed_origins) or None,
-        json=_json,
+        serializer=SmcpPacket,
         # Only /smcp: python-socketio would otherwise also admit anyone to "/".
         namespaces=[NAMESPACE],
         limits=Limits(

@@ -28,7 +28,7 @@ try:
 except ImportError:  # pragma: no cover - exercised where orjson has no wheel
     orjson = None  # type: ignore[assignment]
 
-__all__ = ["FAST", "dumps", "loads"]
+__all__ = ["FAST", "compact", "dumps", "loads"]
 
 #: True when orjson is in use for encoding.
 FAST = orjson is not None
@@ -38,21 +38,34 @@ _COMPACT = (",", ":")
 loads = json.loads
 
 
+def compact(obj: Any) -> str | None:
+    """``json.dumps(obj, separators=(",", ":"))`` when orjson writes it; None otherwise.
+
+    None means orjson cannot encode ``obj`` (bytes, integers beyond 64 bits, non-string
+    keys, unknown types) or its text might differ from the standard library's.
+    """
+    if not FAST:
+        return None
+    try:
+        out = orjson.dumps(obj)
+    except (TypeError, orjson.JSONEncodeError):
+        return None
+    # Spelled out rather than any(...): a generator per packet shows in profiles.
+    if (
+        out.isascii()
+        and b"e-" not in out
+        and b"0.0000" not in out
+        and b"null" not in out
+        and b"\x7f" not in out
+    ):
+        return out.decode("ascii")
+    return None
+
+
 def dumps(obj: Any, **kwargs: Any) -> str:
     """``json.dumps(obj, **kwargs)``, byte for byte; faster for compact packets."""
-    if orjson is not None and kwargs.get("separators") == _COMPACT and len(kwargs) == 1:
-        try:
-            out = orjson.dumps(obj)
-        except (TypeError, orjson.JSONEncodeError):
-            pass  # integers beyond 64 bits, non-string keys, unknown types
-        else:
-            # Spelled out rather than any(...): a generator per packet shows in profiles.
-            if (
-                out.isascii()
-                and b"e-" not in out
-                and b"0.0000" not in out
-                and b"null" not in out
-                and b"\x7f" not in out
-            ):
-                return out.decode("ascii")
+    if kwargs.get("separators") == _COMPACT and len(kwargs) == 1:
+        text = compact(obj)
+        if text is not None:
+            return text
     return json.dumps(obj, **kwargs)
