@@ -23,25 +23,24 @@ ID_FIELDS: Final = frozenset(
     {"req_id", "agent", "computer", "name", "office_id", "tool_name", "mcp_server", "role"}
 )
 _ID_ORDER: Final = tuple(sorted(ID_FIELDS))  # problems are reported in a stable order
-_SEQUENCES: Final = (list, tuple)
 _CONTAINERS: Final = (dict, list, tuple)
 
 
 def _depth_exceeds(value: Any, limit: int) -> bool:
-    # Iterative: the point is to survive inputs that would blow a recursive walk.
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            children: Any = item.values()
-        elif isinstance(item, _SEQUENCES):
-            children = item
-        else:
-            continue
+    # Iterative, one level at a time: the point is to survive inputs that would blow a
+    # recursive walk, and a level list costs less per container than a (node, depth) stack.
+    level = [value] if isinstance(value, _CONTAINERS) else []
+    depth = 1
+    while level:
         if depth > limit:
             return True
-        # Scalars cannot nest: only containers are worth a place on the stack.
-        stack.extend((child, depth + 1) for child in children if isinstance(child, _CONTAINERS))
+        below: list[Any] = []
+        for item in level:
+            # Scalars cannot nest: only containers go on to the next level.
+            children = item.values() if isinstance(item, dict) else item
+            below += [child for child in children if isinstance(child, _CONTAINERS)]
+        level = below
+        depth += 1
     return False
 
 
