@@ -10,6 +10,7 @@ response has started.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
@@ -25,6 +26,7 @@ _STARTS = frozenset(
 
 async def serve_engineio(sio: SmcpSocketServer, scope: Scope, receive: Receive, send: Send) -> None:
     """Hand one ASGI request to python-socketio, containing what it raises."""
+    websocket = scope.get("type") == "websocket"
     started = False
 
     async def tracking_send(message: Message) -> None:
@@ -33,7 +35,9 @@ async def serve_engineio(sio: SmcpSocketServer, scope: Scope, receive: Receive, 
         await send(message)
 
     try:
-        await sio.handle_request(scope, receive, tracking_send)
+        # A WebSocket can be closed whatever it has sent so far, so only HTTP needs to know
+        # whether a response started; its frames, the hot path, go to ``send`` unwrapped.
+        await sio.handle_request(scope, receive, send if websocket else tracking_send)
     except Exception as exc:
         query = bytes(scope.get("query_string", b"")).decode("latin-1")
         eio_sid = first_query_value(query, "sid")
@@ -43,7 +47,10 @@ async def serve_engineio(sio: SmcpSocketServer, scope: Scope, receive: Receive, 
         )  # fmt: skip
         if eio_sid is not None:
             await sio.close_transport(eio_sid)
-        if not started:
+        if websocket:
+            with contextlib.suppress(Exception):  # already closed by the client or the server
+                await _refuse(scope, send)
+        elif not started:
             await _refuse(scope, send)
 
 
