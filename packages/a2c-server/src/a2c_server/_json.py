@@ -21,19 +21,20 @@ Without orjson installed, this module is the standard library.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Final
 
 try:
     import orjson
 except ImportError:  # pragma: no cover - exercised where orjson has no wheel
     orjson = None  # type: ignore[assignment]
 
-__all__ = ["FAST", "compact", "dumps", "loads"]
+__all__ = ["COMPACT", "FAST", "compact", "dumps", "loads"]
 
 #: True when orjson is in use for encoding.
 FAST = orjson is not None
 
-_COMPACT = (",", ":")
+#: The separators python-socketio encodes its packets with (the only ones orjson serves).
+COMPACT: Final = (",", ":")
 
 loads = json.loads
 
@@ -64,7 +65,7 @@ def compact(obj: Any) -> str | None:
 
 def dumps(obj: Any, **kwargs: Any) -> str:
     """``json.dumps(obj, **kwargs)``, byte for byte; faster for compact packets."""
-    if kwargs.get("separators") == _COMPACT and len(kwargs) == 1:
+    if kwargs.get("separators") == COMPACT and len(kwargs) == 1:
         text = compact(obj)
         if text is not None:
             return text

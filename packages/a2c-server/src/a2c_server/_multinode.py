@@ -15,7 +15,7 @@ import logging
 import socket
 import uuid
 from collections.abc import AsyncIterator, Callable
-from typing import Any, Final, Protocol
+from typing import Any, Protocol
 
 import socketio
 from redis import asyncio as aioredis
@@ -30,8 +30,6 @@ from ._settings import ServerSettings
 __all__ = ["MultiNode", "check_redis", "default_node_id"]
 
 _log = logging.getLogger("a2c_server.multinode")
-
-_COMPACT: Final = (",", ":")  # the separators python-socketio's packets use (orjson's path)
 
 
 def default_node_id(settings: ServerSettings) -> str:
@@ -119,18 +117,15 @@ class _RedisManager(socketio.AsyncRedisManager):  # type: ignore[misc]
         return node if isinstance(node, str) and node != self.host_id else None
 
     async def _publish(self, data: dict[str, Any]) -> None:
-        payload = _json.dumps(data, separators=_COMPACT)
+        payload = _json.dumps(data, separators=_json.COMPACT)
         node = self.addressee(data)
         if node is not None:
-            heard = await self._send(node_channel(self.channel, node), payload)
+            heard = await self._publisher.publish(node_channel(self.channel, node), payload)
             if heard is None or heard > 0:
                 return  # delivered, or given up (logged)
             log(_log, logging.DEBUG, "node channel not heard, using the shared channel",
                 node=node, method=data.get("method"))  # fmt: skip
-        await self._send(self.channel, payload)
-
-    async def _send(self, channel: str, payload: str) -> int | None:
-        return await self._publisher.publish(channel, payload)
+        await self._publisher.publish(self.channel, payload)
 
     async def _listen(self) -> AsyncIterator[Any]:
         # Upstream subscribes to the shared channel only and yields only its messages.
