@@ -251,9 +251,13 @@ async def test_server_routing_computer_disconnect_settles_pending_calls_at_once(
     server: RunningServer,
 ) -> None:
     arrived = asyncio.Event()
+    pending = 0
 
     async def hang(data: Any) -> Any:
-        arrived.set()
+        nonlocal pending
+        pending += 1
+        if pending == 2:  # both calls are in flight at the Computer, not just the first
+            arrived.set()
         await asyncio.Event().wait()
 
     async with AsyncExitStack() as stack:

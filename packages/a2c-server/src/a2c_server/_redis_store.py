@@ -202,25 +202,17 @@ def _encode(member: Member, node: str) -> str:
     )
 
 
-def _decode(record: str, nodes: dict[str, str] | None = None) -> Member:
+def _decode(record: str) -> tuple[Member, str]:
+    """A session record: the member and the node hosting it."""
     data = json.loads(record)
-    if nodes is not None:
-        _remember(nodes, data["sid"], data["node"])
-    return Member(
+    member = Member(
         sid=data["sid"],
         role=_ROLES[data["role"]],
         a2c_version=data["v"],
         name=data["name"] or None,
         office_id=data["office"] or None,
     )
-
-
-def _remember(nodes: dict[str, str], sid: str, node: str) -> None:
-    if sid in nodes:
-        return
-    if len(nodes) >= _REMEMBERED_NODES:
-        del nodes[next(iter(nodes))]
-    nodes[sid] = node
+    return member, data["node"]
 
 
 @attrs.frozen
@@ -277,7 +269,7 @@ class RedisStateStore:
         if local is not None:
             return local
         record = await self._run(lambda: self.client.get(f"{self._p}:session:{sid}"))
-        return _decode(record, self._nodes) if record else None
+        return self._read(record) if record else None
 
     async def put(self, member: Member) -> None:
         check_member_shape(member)
@@ -296,7 +288,7 @@ class RedisStateStore:
             if local is not None:
                 self._unannounced[sid] = local  # its office hears of it after the outage
             raise
-        return _decode(record) if record else local
+        return _decode(record)[0] if record else local
 
     async def sid_of(self, name: str) -> str | None:
         owner: str | None = await self._run(lambda: self.client.get(f"{self._p}:name:{name}"))
@@ -304,7 +296,7 @@ class RedisStateStore:
 
     async def member_named(self, name: str) -> Member | None:
         record = await self._run(lambda: self._named(self._keys, [name]))
-        return _decode(record, self._nodes) if record else None
+        return self._read(record) if record else None
 
     async def office_agent(self, office_id: str) -> str | None:
         agent: str | None = await self._run(lambda: self.client.get(f"{self._p}:agent:{office_id}"))
@@ -312,7 +304,7 @@ class RedisStateStore:
 
     async def office_members(self, office_id: str) -> list[Member]:
         records = await self._run(lambda: self._members(self._keys, [office_id]))
-        return sorted((_decode(r, self._nodes) for r in records), key=lambda m: m.sid)
+        return sorted((self._read(r) for r in records), key=lambda m: m.sid)
 
     async def stats(self) -> StoreStats:
         async def both() -> tuple[int, int]:
@@ -324,6 +316,16 @@ class RedisStateStore:
 
         sessions, offices = await self._run(both)
         return StoreStats(connections=sessions, offices=offices)
+
+    def _read(self, record: str) -> Member:
+        """Decode a session record, remembering which node hosts it (see :meth:`node_of`)."""
+        member, node = _decode(record)
+        nodes = self._nodes
+        if member.sid not in nodes:
+            if len(nodes) >= _REMEMBERED_NODES:
+                del nodes[next(iter(nodes))]  # the oldest entry: dicts keep insertion order
+            nodes[member.sid] = node
+        return member
 
     # -- node bookkeeping (used by a2c_server._liveness and _multinode) ---------------
 
@@ -360,12 +362,12 @@ class RedisStateStore:
     async def reap_dead(self) -> list[Member]:
         """Drop the sessions of every node whose heartbeat expired (exactly once each)."""
         records = await self._run(lambda: self._reap_dead(self._keys, [self.node_id]))
-        return [_decode(r) for r in records]
+        return [_decode(r)[0] for r in records]
 
     async def reap_self(self) -> list[Member]:
         """Drop what an earlier process with this node id left in the registry."""
         records = await self._run(lambda: self._reap_self(self._keys, [self.node_id]))
-        return [_decode(r) for r in records]
+        return [_decode(r)[0] for r in records]
 
     async def retire(self) -> None:
         """Leave the registry on a clean shutdown (sessions were removed one by one)."""
