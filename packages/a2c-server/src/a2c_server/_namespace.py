@@ -57,7 +57,7 @@ from ._rules import (
 )
 from ._settings import ServerSettings
 from ._shutdown import SHUTDOWN_REASON, Drain
-from ._sio import is_connecting, is_disconnecting
+from ._sio import ack_value, is_connecting, is_disconnecting
 from ._unknown import UnknownEvents
 
 __all__ = ["SmcpNamespace"]
@@ -482,7 +482,7 @@ class SmcpNamespace:
                     {"computer_name": computer, "reason": SHUTDOWN_REASON},
                 )
             return self._computer_gone(sid, event, req_id, computer, started)
-        answer = args if len(args) > 1 else args[0] if args else None
+        answer = ack_value(args)
         elapsed = time.monotonic() - started
         if sid not in self._gone:
             # The Agent left while its request was in flight: nobody can read an ack.

@@ -31,6 +31,7 @@ __all__ = [
     "RESERVED_EVENTS",
     "Limits",
     "SmcpSocketServer",
+    "ack_value",
     "is_connecting",
     "is_disconnecting",
     "screen_event",
@@ -282,7 +283,7 @@ class SmcpSocketServer(socketio.AsyncServer):  # type: ignore[misc]
                               ignore_queue=ignore_queue)  # fmt: skip
         if args is None:  # pragma: no cover - without stop futures only the ack ends it
             raise socketio.exceptions.TimeoutError()
-        return args if len(args) > 1 else args[0] if args else None
+        return ack_value(args)
 
     async def ask(
         self,
@@ -346,6 +347,11 @@ class SmcpSocketServer(socketio.AsyncServer):  # type: ignore[misc]
         for ack_id, registered in list(callbacks.items()):
             if registered is callback:
                 del callbacks[ack_id]
+
+
+def ack_value(args: tuple[Any, ...]) -> Any:
+    """What an ack's arguments stand for, as ``AsyncServer.call`` returns them."""
+    return args if len(args) > 1 else args[0] if args else None
 
 
 def _queued_bytes(queue: asyncio.Queue[Any]) -> int:
