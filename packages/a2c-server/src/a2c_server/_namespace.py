@@ -264,7 +264,7 @@ class SmcpNamespace:
             self._metrics.join(self._metrics.role_of(sid), JoinRefusal.INVALID_PAYLOAD)
             return (False, str(exc))
         outcome = await self._offices.join(sid, req)
-        self._metrics.join(req.role, None if outcome.ok else outcome.refusal or "other")
+        self._metrics.join(req.role, outcome.refusal)  # None exactly when it was accepted
         if not outcome.ok:
             log(_log, logging.INFO, "join refused", sid=sid, name=req.name,
                 office=req.office_id, refusal=outcome.refusal, reason=outcome.reason)  # fmt: skip
