@@ -4,7 +4,12 @@ owning MCP server of each tool, and rows that fit the terminal."""
 from __future__ import annotations
 
 import base64
+import io
 
+import pytest
+
+from a2c_agent import _cli_files
+from a2c_agent._cli_files import ProgressBar
 from a2c_agent._cli_render import content_lines, render_table, table
 
 PNG = base64.b64encode(b"\x89PNG" + b"\0" * 2044).decode()  # 2048 bytes
@@ -87,3 +92,28 @@ def test_config_table_has_a_status_column():
     # A Computer that does not name owners: only what the config says.
     unnamed = render_table("config", config, tools=[{"name": "read", "meta": {}}])
     assert unnamed.splitlines()[2].split() == ["fs", "stdio", "enabled"]
+
+
+def test_agent_cli_progress_bar_draws_throttles_and_always_draws_the_end(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = [100.0]
+    monkeypatch.setattr(_cli_files.time, "monotonic", lambda: clock[0])
+    out = io.StringIO()
+    bar = ProgressBar(out, width=10)
+    bar.update(1_000_000, 4_000_000)
+    assert out.getvalue() == "\r[##        ]  25.0%  1.0/4.0 MB"
+    clock[0] += 0.05  # within a tenth of a second: not redrawn
+    bar.update(2_000_000, 4_000_000)
+    assert out.getvalue().count("\r") == 1
+    clock[0] += 0.01  # the last update is drawn however soon it comes
+    bar.update(4_000_000, 4_000_000)
+    bar.finish()
+    assert out.getvalue().endswith("\r[##########] 100.0%  4.0/4.0 MB\n")
+
+
+def test_agent_cli_progress_bar_of_an_empty_blob_is_full() -> None:
+    out = io.StringIO()
+    bar = ProgressBar(out, width=4)
+    bar.update(0, 0)
+    assert out.getvalue() == "\r[####] 100.0%  0.0/0.0 MB"
