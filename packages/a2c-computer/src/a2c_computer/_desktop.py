@@ -140,7 +140,17 @@ def _text_blocks(contents: Sequence[Mapping[str, Any]], uri: object) -> list[str
 
 def render_window(uri: WindowURI, contents: Sequence[Mapping[str, Any]]) -> str:
     """One desktop entry: the normalized URI, then the non-empty text blocks."""
-    return _render(str(uri), _text_blocks(contents, uri) or [])
+    key = str(uri)
+    rendered = _rendered(key, contents, uri)
+    return key if rendered is None else rendered
+
+
+def _rendered(key: str, contents: Sequence[Mapping[str, Any]], uri: object) -> str | None:
+    """The entry for ``contents`` under ``key``; None when the window is blob-only."""
+    if len(contents) == 1 and isinstance(text := contents[0].get("text"), str):
+        return _render_one(key, text)  # the usual window: one text block, no list
+    texts = _text_blocks(contents, uri)
+    return None if texts is None else _render(key, texts)
 
 
 def _render(key: str, texts: Sequence[str]) -> str:
@@ -194,13 +204,9 @@ def organize(
             continue
         if not contents:
             continue
-        if len(contents) == 1 and isinstance(text := contents[0].get("text"), str):
-            rendered = _render_one(info.key, text)  # the usual window: one text block
-        else:
-            texts = _text_blocks(contents, info.uri)
-            if texts is None:
-                continue
-            rendered = _render(info.key, texts)
+        rendered = _rendered(info.key, contents, info.uri)
+        if rendered is None:
+            continue
         entry = (-info.priority, pos, rendered)
         group = groups.get(info.server)
         if group is None:
