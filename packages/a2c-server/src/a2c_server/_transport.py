@@ -19,10 +19,6 @@ from ._sio import SmcpSocketServer
 
 __all__ = ["serve_engineio"]
 
-_STARTS = frozenset(
-    {"http.response.start", "websocket.accept", "websocket.close", "websocket.http.response.start"}
-)
-
 
 async def serve_engineio(sio: SmcpSocketServer, scope: Scope, receive: Receive, send: Send) -> None:
     """Hand one ASGI request to python-socketio, containing what it raises."""
@@ -31,7 +27,7 @@ async def serve_engineio(sio: SmcpSocketServer, scope: Scope, receive: Receive, 
 
     async def tracking_send(message: Message) -> None:
         nonlocal started
-        started = started or message.get("type") in _STARTS
+        started = started or message.get("type") == "http.response.start"
         await send(message)
 
     try:
