@@ -19,11 +19,13 @@ from typing import Any
 import pytest
 import socketio
 from redis import asyncio as aioredis
+from redis.asyncio.connection import AbstractConnection
 from socketio.async_pubsub_manager import AsyncPubSubManager
 
 from a2c_protocol import NAMESPACE, Event, Role
 from a2c_server import Member, ServerSettings
-from a2c_server._multinode import Publisher, _RedisManager, node_channel
+from a2c_server._multinode import _RedisManager, node_channel
+from a2c_server._publish import Audience, Publisher, ReplylessPublish
 from a2c_server._redis_store import RedisStateStore, connect_redis
 from a2c_testkit.redis_server import RedisServer
 from a2c_testkit.server import RunningServer, joined_raw, running_nodes
@@ -63,20 +65,20 @@ def _manager(locate: dict[str, str] | None = None) -> _RedisManager:
 
 
 class Captured:
-    """Stands in for the publisher: records (channel, message) and answers ``heard``."""
+    """Stands in for the publisher: records (channel, message); node channels are ``heard``."""
 
-    def __init__(self, heard: int = 1) -> None:
+    def __init__(self, heard: bool = True) -> None:
         self.sent: list[tuple[str, dict[str, Any]]] = []
-        self.heard = heard
+        self.node_channels_heard = heard
 
-    def publish(self, channel: str, payload: str) -> asyncio.Future[int | None]:
+    async def heard(self, channel: str) -> bool:
+        return self.node_channels_heard
+
+    def publish(self, channel: str, payload: str) -> None:
         self.sent.append((channel, json.loads(payload)))
-        future: asyncio.Future[int | None] = asyncio.get_running_loop().create_future()
-        future.set_result(self.heard if ":node:" in channel else 2)
-        return future
 
 
-def _capture(manager: _RedisManager, heard: int = 1) -> Captured:
+def _capture(manager: _RedisManager, heard: bool = True) -> Captured:
     captured = Captured(heard)
     manager._publisher = captured  # type: ignore[assignment]
     return captured
@@ -118,12 +120,12 @@ async def test_broadcasts_and_unknown_sids_stay_on_the_shared_channel() -> None:
 async def test_a_node_channel_nobody_hears_falls_back_to_the_shared_channel() -> None:
     manager = _manager({"sid-b": "node-1"})
     socketio.AsyncServer(client_manager=manager)
-    captured = _capture(manager, heard=0)
+    captured = _capture(manager, heard=False)
     await manager.emit("client:tool_call", {}, namespace=NAMESPACE, to="sid-b",
                        callback=lambda *a: None)  # fmt: skip
-    channels = [channel for channel, _ in captured.sent]
-    assert channels == ["t:socketio:node:node-1", "t:socketio"]
-    assert captured.sent[0][1] == captured.sent[1][1]
+    ((channel, message),) = captured.sent
+    assert channel == "t:socketio"
+    assert (message["method"], message["room"]) == ("emit", "sid-b")
 
 
 async def test_redis_py_path_builds_its_clients_on_connect() -> None:
@@ -139,33 +141,44 @@ async def test_redis_py_path_builds_its_clients_on_connect() -> None:
 class FlakyTransport:
     """A publish transport that fails ``failures`` times, then records batches."""
 
-    def __init__(self, failures: int = 0) -> None:
+    def __init__(self, failures: int = 0, subscribers: int = 1) -> None:
         self.failures = failures
         self.batches: list[list[tuple[str, str]]] = []
+        self.counts = subscribers
+        self.asked: list[str] = []
         self.closed = False
 
-    async def send(self, batch: list[tuple[str, str]]) -> list[int]:
+    async def send(self, batch: list[tuple[str, str]]) -> None:
         await asyncio.sleep(0)
         if self.failures:
             self.failures -= 1
             raise ConnectionError("Redis went away")
         self.batches.append(batch)
-        return [1] * len(batch)
+
+    async def subscribers(self, channel: str) -> int:
+        self.asked.append(channel)
+        if self.failures:
+            raise ConnectionError("Redis went away")
+        return self.counts
 
     async def aclose(self) -> None:
         self.closed = True
 
+    @property
+    def sent(self) -> list[str]:
+        return [payload for batch in self.batches for _, payload in batch]
 
-async def test_publisher_sends_concurrent_publishes_together_in_order() -> None:
+
+async def test_publisher_writes_what_queued_meanwhile_together_in_order() -> None:
     transport = FlakyTransport()
     publisher = Publisher(transport)
-    results = await asyncio.gather(
-        *(publisher.publish("a" if i % 2 else "b", str(i)) for i in range(20))
-    )
-    assert results == [1] * 20
-    sent = [payload for batch in transport.batches for _, payload in batch]
-    assert sent == [str(i) for i in range(20)]
-    assert len(transport.batches) < 20
+    for i in range(20):
+        publisher.publish("a" if i % 2 else "b", str(i))
+        if i == 9:
+            await asyncio.sleep(0)  # the first flush starts with what is queued so far
+    await publisher.flushed()
+    assert transport.sent == [str(i) for i in range(20)]
+    assert len(transport.batches) == 2
     await publisher.aclose()
     assert transport.closed
 
@@ -174,27 +187,115 @@ async def test_publisher_retries_once_and_logs_the_cause(caplog: pytest.LogCaptu
     transport = FlakyTransport(failures=1)
     publisher = Publisher(transport)
     with caplog.at_level(logging.WARNING, logger="a2c_server.multinode"):
-        assert await publisher.publish("ch", "m") == 1
+        publisher.publish("ch", "m")
+        await publisher.flushed()
+    assert transport.sent == ["m"]
     (record,) = caplog.records
     assert record.levelno == logging.WARNING
     assert "retrying" in record.getMessage()
     assert "Redis went away" in record.getMessage()
 
 
-async def test_publisher_gives_up_loudly(caplog: pytest.LogCaptureFixture) -> None:
+async def test_publisher_gives_up_loudly_and_goes_on(caplog: pytest.LogCaptureFixture) -> None:
     transport = FlakyTransport(failures=2)
     publisher = Publisher(transport)
     with caplog.at_level(logging.WARNING, logger="a2c_server.multinode"):
-        assert await asyncio.gather(publisher.publish("ch", "m1"), publisher.publish("ch", "m2"))
+        publisher.publish("ch", "m1")
+        publisher.publish("ch", "m2")
+        await publisher.flushed()
     errors = [r for r in caplog.records if r.levelno == logging.ERROR]
     assert len(errors) == 1
     text = errors[0].getMessage()
     assert "giving up" in text and "messages=2" in text and "Redis went away" in text
+    publisher.publish("ch", "m3")  # the next message is not held back by the lost ones
+    await publisher.flushed()
+    assert transport.sent == ["m3"]
 
 
-async def test_publisher_gives_up_with_none_after_two_failures() -> None:
-    publisher = Publisher(FlakyTransport(failures=2))
-    assert await publisher.publish("ch", "m") is None
+async def test_publisher_close_lets_queued_messages_leave_first() -> None:
+    transport = FlakyTransport()
+    publisher = Publisher(transport)
+    publisher.publish("ch", "last words")
+    await publisher.aclose()
+    assert transport.sent == ["last words"] and transport.closed
+
+
+def test_audience_remembers_an_answer_for_its_ttl_only() -> None:
+    audience = Audience(ttl=1.0)
+    assert audience.heard("n1", now=10.0) is None
+    audience.learn("n1", 2, now=10.0)
+    audience.learn("n2", 0, now=10.0)
+    assert audience.heard("n1", now=10.9) is True
+    assert audience.heard("n2", now=10.9) is False
+    assert audience.heard("n1", now=11.0) is None
+
+
+async def test_publisher_asks_who_listens_once_per_ttl() -> None:
+    transport = FlakyTransport(subscribers=0)
+    publisher = Publisher(transport, audience=Audience(ttl=60.0))
+    assert [await publisher.heard("n1") for _ in range(3)] == [False, False, False]
+    assert transport.asked == ["n1"]
+
+
+async def test_publisher_assumes_a_channel_is_heard_when_redis_cannot_say() -> None:
+    # The publish that follows fails the same way, and that is where it is logged.
+    transport = FlakyTransport(failures=1, subscribers=0)
+    publisher = Publisher(transport)
+    assert await publisher.heard("n1") is True
+    transport.failures = 0
+    assert await publisher.heard("n1") is False  # the failure was not remembered
+
+
+# ------------------------------------------------------------- replyless publishing
+
+
+async def test_replyless_publish_delivers_counts_and_survives_a_killed_connection(
+    redis: RedisServer,
+) -> None:
+    listener = aioredis.Redis.from_url(redis.url)
+    pubsub = listener.pubsub(ignore_subscribe_messages=True)
+    transport = ReplylessPublish(redis.url)
+    try:
+        await pubsub.subscribe("ch")
+        assert await transport.subscribers("ch") == 1
+        assert await transport.subscribers("nobody") == 0
+
+        async def received(count: int) -> list[bytes]:
+            # get_message answers None for the (ignored) subscribe confirmation too.
+            got: list[bytes] = []
+            deadline = asyncio.get_running_loop().time() + 10.0
+            while len(got) < count and asyncio.get_running_loop().time() < deadline:
+                message = await pubsub.get_message(timeout=1.0)
+                if message is not None:
+                    got.append(message["data"])
+            return got
+
+        await transport.send([("ch", "one"), ("ch", "two")])
+        assert await received(2) == [b"one", b"two"]
+        # Redis closes the publisher's connection: the next batch goes on a new one.
+        name = "a2c-replyless-test"
+        await transport._conn.send_command("CLIENT", "SETNAME", name)
+        clients = await listener.client_list()
+        (victim,) = [c for c in clients if c.get("name") == name]
+        await listener.client_kill_filter(_id=victim["id"])
+        for _ in range(500):  # until the end of the stream reaches the publisher's reader
+            if transport._conn._reader.at_eof():
+                break
+            await asyncio.sleep(0.01)
+        await transport.send([("ch", "three")])
+        assert await received(1) == [b"three"]
+    finally:
+        await transport.aclose()
+        await pubsub.aclose()
+        await listener.aclose()
+
+
+def test_redis_py_connection_internals_the_replyless_publisher_reads() -> None:
+    # ReplylessPublish._connected checks the connection's stream reader for the end of
+    # the stream; redis-py has no public way to ask.
+    source = inspect.getsource(AbstractConnection)
+    assert "self._reader" in source
+    assert "def is_connected" in source
 
 
 # ------------------------------------------------------------- two real nodes on Redis
@@ -291,7 +392,7 @@ async def test_a_call_to_a_node_nobody_hears_goes_on_the_shared_channel_instead(
             spy = await stack.enter_async_context(Spy(redis.url, [shared]))
             answer = await alice.call(Event.TOOL_CALL, {**CALL, "timeout": 1})
             assert isinstance(answer, dict) and answer["code"] == 408
-            # Published on the ghost's channel first (nobody heard it), then shared.
+            # Nobody subscribes to the ghost's node channel: the call went on the shared one.
             rooms = [m.get("room") for c, m in spy.seen if c == shared and m["method"] == "emit"]
             assert "ghost-sid" in rooms
     finally:

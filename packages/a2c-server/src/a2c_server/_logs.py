@@ -22,7 +22,9 @@ from a2c_protocol import JsonLogFormatter, RedactingFilter, SecretRedactor
 if TYPE_CHECKING:
     from ._settings import ServerSettings
 
-__all__ = ["UTCFormatter", "announce", "configure_logging", "log", "uvicorn_log_level"]
+__all__ = [
+    "UTCFormatter", "announce", "cause", "configure_logging", "log", "uvicorn_log_level",
+]  # fmt: skip
 
 
 def _render(value: Any) -> str:
@@ -39,6 +41,11 @@ def log(logger: logging.Logger, level: int, message: str, **fields: Any) -> None
     context = {k: v for k, v in fields.items() if v is not None}
     suffix = " ".join(f"{k}={_render(v)}" for k, v in context.items())
     logger.log(level, f"{message} {suffix}" if suffix else message, extra={"a2c": context})
+
+
+def cause(exc: BaseException) -> str:
+    """``Type: message`` of ``exc`` for a log field (just the type when the message is empty)."""
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 class UTCFormatter(logging.Formatter):

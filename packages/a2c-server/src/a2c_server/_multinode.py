@@ -15,15 +15,15 @@ import logging
 import socket
 import uuid
 from collections.abc import AsyncIterator, Callable
-from typing import Any, Protocol
+from typing import Any
 
 import socketio
-from redis import asyncio as aioredis
 
 from . import _json
 from ._exceptions import StoreUnavailableError
 from ._liveness import BroadcastFn, LeaveRoomFn, NodeLiveness, RemoteCalls
-from ._logs import log
+from ._logs import cause, log
+from ._publish import Publisher, ReplylessPublish
 from ._redis_store import RedisStateStore, connect_redis
 from ._settings import ServerSettings
 
@@ -81,7 +81,7 @@ class _RedisManager(socketio.AsyncRedisManager):  # type: ignore[misc]
         self.host_id = node_id
         self.node_channel = node_channel(channel, node_id)
         self._locate = locate
-        self._publisher = Publisher(RedisPyPublish(aioredis.Redis.from_url(url, **redis_options)))
+        self._publisher = Publisher(ReplylessPublish(url, **redis_options))
         self._closing: set[asyncio.Task[None]] = set()
 
     async def emit(self, event: str, data: Any, namespace: str | None = None,
@@ -118,14 +118,15 @@ class _RedisManager(socketio.AsyncRedisManager):  # type: ignore[misc]
 
     async def _publish(self, data: dict[str, Any]) -> None:
         payload = _json.dumps(data, separators=_json.COMPACT)
+        channel = self.channel
         node = self.addressee(data)
         if node is not None:
-            heard = await self._publisher.publish(node_channel(self.channel, node), payload)
-            if heard is None or heard > 0:
-                return  # delivered, or given up (logged)
-            log(_log, logging.DEBUG, "node channel not heard, using the shared channel",
-                node=node, method=data.get("method"))  # fmt: skip
-        await self._publisher.publish(self.channel, payload)
+            if await self._publisher.heard(addressed := node_channel(self.channel, node)):
+                channel = addressed
+            else:
+                log(_log, logging.DEBUG, "node channel not heard, using the shared channel",
+                    node=node, method=data.get("method"))  # fmt: skip
+        self._publisher.publish(channel, payload)
 
     async def _listen(self) -> AsyncIterator[Any]:
         # Upstream subscribes to the shared channel only and yields only its messages.
@@ -142,7 +143,7 @@ class _RedisManager(socketio.AsyncRedisManager):  # type: ignore[misc]
                         yield message.get("data")
             except Exception as exc:
                 log(_log, logging.ERROR, "cannot receive from Redis, retrying",
-                    reason=_cause(exc), retry_in=retry)  # fmt: skip
+                    reason=cause(exc), retry_in=retry)  # fmt: skip
                 await asyncio.sleep(retry)
                 retry = min(retry * 2, 60.0)
 
@@ -168,105 +169,6 @@ class _RedisManager(socketio.AsyncRedisManager):  # type: ignore[misc]
             if client is not None:
                 await client.aclose()
         await self._publisher.aclose()
-
-
-class PublishTransport(Protocol):
-    """Sends PUBLISH commands in order and returns each one's number of listeners."""
-
-    async def send(self, batch: list[tuple[str, str]]) -> list[int]: ...
-
-    async def aclose(self) -> None: ...
-
-
-class RedisPyPublish:
-    """PUBLISH through redis-py: one command alone, several in one pipeline."""
-
-    def __init__(self, client: aioredis.Redis) -> None:
-        self.client = client
-
-    async def send(self, batch: list[tuple[str, str]]) -> list[int]:
-        if len(batch) == 1:
-            return [int(await self.client.publish(*batch[0]))]
-        async with self.client.pipeline(transaction=False) as pipe:
-            for channel, payload in batch:
-                pipe.publish(channel, payload)
-            return [int(n) for n in await pipe.execute()]
-
-    async def aclose(self) -> None:
-        await self.client.aclose()
-
-
-class Publisher:
-    """PUBLISH in order, with what queued up meanwhile sent together in one round trip.
-
-    A publish costs more CPU in the client than in Redis, and most of it is per round
-    trip: while one batch is on its way, later messages wait and then go as one write
-    (and one read). Messages leave in the order they were queued, one batch at a time,
-    so the order per channel (and across channels) is kept. A failed batch is logged
-    with its cause and sent once more; if that fails too it is logged as lost, never
-    dropped silently.
-    """
-
-    def __init__(self, transport: PublishTransport) -> None:
-        self.transport = transport
-        self._queue: list[tuple[str, str, asyncio.Future[int | None]]] = []
-        self._task: asyncio.Task[None] | None = None
-
-    def publish(self, channel: str, payload: str) -> asyncio.Future[int | None]:
-        """Queue one PUBLISH; the future gets how many listened, or None after giving up."""
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[int | None] = loop.create_future()
-        self._queue.append((channel, payload, future))
-        if self._task is None:
-            self._task = loop.create_task(self._drain())
-        return future
-
-    async def _drain(self) -> None:
-        batch: list[tuple[str, str, asyncio.Future[int | None]]] = []
-        try:
-            while self._queue:
-                batch, self._queue = self._queue, []
-                heard = await self._send(batch)
-                for (_, _, future), count in zip(batch, heard, strict=True):
-                    if not future.done():
-                        future.set_result(count)
-        finally:
-            self._task = None
-            for _, _, future in batch:  # cancelled mid-batch (aclose): nobody waits forever
-                if not future.done():
-                    future.set_result(None)
-
-    async def _send(self, batch: list[tuple[str, str, Any]]) -> list[int | None]:
-        messages = [(channel, payload) for channel, payload, _ in batch]
-        for attempt in (1, 2):
-            try:
-                return list(await self.transport.send(messages))
-            except Exception as exc:
-                channels = ",".join(sorted({channel for channel, _ in messages}))
-                if attempt == 1:
-                    log(_log, logging.WARNING, "cannot publish to Redis, retrying",
-                        messages=len(batch), channel=channels, reason=_cause(exc))  # fmt: skip
-                else:
-                    log(_log, logging.ERROR, "cannot publish to Redis, giving up: messages lost",
-                        messages=len(batch), channel=channels, reason=_cause(exc))  # fmt: skip
-        return [None] * len(batch)
-
-    async def aclose(self) -> None:
-        """Stop sending; whoever still waits gets None (nothing was sent)."""
-        task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-        pending, self._queue = self._queue, []
-        for _, _, future in pending:
-            if not future.done():
-                future.set_result(None)
-        await self.transport.aclose()
-
-
-def _cause(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 async def _close_quietly(client: Any) -> None:

@@ -1,0 +1,185 @@
+"""Publishing Socket.IO messages to Redis pub/sub, without waiting for Redis's answers.
+
+A round trip per PUBLISH (send, wait, wake up, parse the reply) was a large part of what a
+call crossing nodes cost over one node: it makes two publishes, one per direction. Redis's
+answer to PUBLISH is only the number of subscribers, and pub/sub delivery is at-most-once
+whatever that number says, so the publisher turns replies off on its own connection
+(``CLIENT REPLY OFF``) and writes what queued up in one go.
+
+What the count was used for (is anyone listening on a node's channel?) comes from
+``PUBSUB NUMSUB`` instead, asked once per channel and remembered briefly by
+:class:`Audience`. NUMSUB counts subscribers of that exact channel, so a monitoring
+``PSUBSCRIBE`` can no longer make a dead node's channel look heard.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any, Protocol
+
+from redis import asyncio as aioredis
+
+from ._logs import cause, log
+
+__all__ = ["Audience", "PublishTransport", "Publisher", "ReplylessPublish"]
+
+_log = logging.getLogger("a2c_server.multinode")
+
+AUDIENCE_TTL = 1.0
+"""Seconds a channel's subscriber count is trusted. A node that went away is heard for at
+most this long (its sessions went with it); a node that just came up, after this long."""
+
+FLUSH_TIMEOUT = 2.0
+"""Seconds :meth:`Publisher.aclose` lets queued messages leave before it gives up on them."""
+
+
+class Audience:
+    """Whether a channel has subscribers, as Redis last said, for ``ttl`` seconds. No I/O."""
+
+    def __init__(self, ttl: float = AUDIENCE_TTL) -> None:
+        self.ttl = ttl
+        self._known: dict[str, tuple[bool, float]] = {}
+
+    def heard(self, channel: str, now: float) -> bool | None:
+        """True or False while the last answer is fresh; None when Redis must be asked."""
+        known = self._known.get(channel)
+        if known is None or now - known[1] >= self.ttl:
+            return None
+        return known[0]
+
+    def learn(self, channel: str, subscribers: int, now: float) -> None:
+        self._known[channel] = (subscribers > 0, now)
+
+
+class PublishTransport(Protocol):
+    """Writes PUBLISH commands in order, and counts a channel's subscribers."""
+
+    async def send(self, batch: list[tuple[str, str]]) -> None: ...
+
+    async def subscribers(self, channel: str) -> int: ...
+
+    async def aclose(self) -> None: ...
+
+
+class ReplylessPublish:
+    """PUBLISH on a redis-py connection of its own with replies turned off.
+
+    Redis never writes to this connection, so anything readable on it means it was
+    closed: it is checked before each write, and a closed connection is opened again
+    (with ``CLIENT REPLY OFF`` again) instead of writing into a socket nobody reads.
+    """
+
+    def __init__(self, url: str, **options: Any) -> None:
+        self._pool = aioredis.ConnectionPool.from_url(url, **options)
+        self._client = aioredis.Redis(connection_pool=self._pool)
+        # The pool's class and settings (TLS, unix socket, auth), but not one of its connections.
+        self._conn: Any = self._pool.connection_class(**self._pool.connection_kwargs)
+
+    async def send(self, batch: list[tuple[str, str]]) -> None:
+        conn = await self._connected()
+        commands = conn.pack_commands([("PUBLISH", channel, payload) for channel, payload in batch])
+        await conn.send_packed_command(commands, check_health=False)
+
+    async def _connected(self) -> Any:
+        conn = self._conn
+        # redis-py has no public "was this connection closed by the peer" test; the
+        # stream reader sees the end of the stream as soon as Redis closes it.
+        reader = getattr(conn, "_reader", None)
+        if reader is not None and (reader.at_eof() or reader.exception() is not None):
+            await conn.disconnect()
+        if not conn.is_connected:
+            await conn.connect()
+            await conn.send_command("CLIENT", "REPLY", "OFF", check_health=False)
+        return conn
+
+    async def subscribers(self, channel: str) -> int:
+        ((_, count),) = await self._client.pubsub_numsub(channel)
+        return int(count)
+
+    async def aclose(self) -> None:
+        await self._conn.disconnect()
+        await self._client.aclose()
+        await self._pool.disconnect()
+
+
+class Publisher:
+    """PUBLISH in order, with what queued up meanwhile written together.
+
+    :meth:`publish` only queues: a flush writes the queue in one write, one batch at a time,
+    so the order per channel (and across channels) is kept. A batch that cannot be written
+    is logged with its cause and written once more; if that fails too it is logged as lost,
+    with how many messages and on which channels, never dropped silently.
+    """
+
+    def __init__(self, transport: PublishTransport, *, audience: Audience | None = None) -> None:
+        self.transport = transport
+        self.audience = audience or Audience()
+        self._queue: list[tuple[str, str]] = []
+        self._task: asyncio.Task[None] | None = None
+
+    def publish(self, channel: str, payload: str) -> None:
+        """Queue one PUBLISH; it leaves with the next flush."""
+        self._queue.append((channel, payload))
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._drain())
+
+    async def heard(self, channel: str) -> bool:
+        """Whether ``channel`` has a subscriber (asks Redis at most once per TTL).
+
+        When Redis cannot be asked, the answer is True: the publish that follows fails
+        the same way and is the one that logs it.
+        """
+        loop = asyncio.get_running_loop()
+        known = self.audience.heard(channel, loop.time())
+        if known is not None:
+            return known
+        try:
+            count = await self.transport.subscribers(channel)
+        except Exception:
+            return True
+        self.audience.learn(channel, count, loop.time())
+        return count > 0
+
+    async def flushed(self) -> None:
+        """Return once everything queued so far has been written (or given up on)."""
+        while self._task is not None:
+            await asyncio.shield(self._task)
+
+    async def _drain(self) -> None:
+        try:
+            while self._queue:
+                batch, self._queue = self._queue, []
+                await self._send(batch)
+        finally:
+            self._task = None
+
+    async def _send(self, batch: list[tuple[str, str]]) -> None:
+        for attempt in (1, 2):
+            try:
+                await self.transport.send(batch)
+                return
+            except Exception as exc:
+                channels = ",".join(sorted({channel for channel, _ in batch}))
+                if attempt == 1:
+                    log(_log, logging.WARNING, "cannot publish to Redis, retrying",
+                        messages=len(batch), channel=channels, reason=cause(exc))  # fmt: skip
+                else:
+                    log(_log, logging.ERROR, "cannot publish to Redis, giving up: messages lost",
+                        messages=len(batch), channel=channels, reason=cause(exc))  # fmt: skip
+
+    async def aclose(self) -> None:
+        """Let queued messages leave (for up to :data:`FLUSH_TIMEOUT`), then close."""
+        try:
+            await asyncio.wait_for(self.flushed(), FLUSH_TIMEOUT)
+        except TimeoutError:
+            log(_log, logging.ERROR, "cannot publish to Redis at shutdown: messages lost",
+                messages=len(self._queue) or None)  # fmt: skip
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._queue = []
+        await self.transport.aclose()
