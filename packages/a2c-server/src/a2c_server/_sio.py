@@ -26,6 +26,7 @@ from a2c_protocol import ErrorCode, ErrorPayload, InvalidPayloadError, to_wire
 
 from ._limits import DEFAULT_MAX_ID_LENGTH, payload_problems
 from ._noise import NoiseLog, library_logger
+from ._socket import make_lean
 
 __all__ = [
     "RESERVED_EVENTS",
@@ -208,6 +209,7 @@ class SmcpSocketServer(socketio.AsyncServer):  # type: ignore[misc]
                 peer=address, limit=self.limits.max_unadmitted_per_address,
             )  # fmt: skip
             return False
+        make_lean(self.eio.sockets.get(eio_sid))
         await super()._handle_eio_connect(eio_sid, environ)
         timer = asyncio.get_running_loop().call_later(
             self.limits.admission_timeout, self._admission_expired, eio_sid

@@ -1,0 +1,203 @@
+"""python-engineio's socket with a leaner WebSocket hot path.
+
+Per packet, python-engineio's WebSocket loop starts a task to read the next frame and
+waits for it through ``asyncio.wait_for``, and its writer waits for the next outgoing
+packet through ``wait_for`` again: two tasks, two timers and a few extra trips through
+the event loop for every packet in each direction, measured at 8-11 µs a packet here,
+which is more than the Server's own work on a relayed call. :class:`LeanSocket` reads and
+writes with plain awaits; the one thing those timeouts were for (a client that sends
+nothing at all for ``ping_interval + ping_timeout`` is dropped) is kept by
+:class:`Patience`, one timer per connection that is re-armed only when it fires.
+
+Everything else (long-polling, pings, closing) is python-engineio's own code; the upgrade
+from long-polling to WebSocket (the probe exchange) is done as upstream does it.
+:func:`make_lean` turns a socket python-engineio just made into a :class:`LeanSocket`;
+the library builds its sockets itself, with no hook for the class.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from engineio import exceptions, packet
+from engineio.async_socket import AsyncSocket
+
+__all__ = ["LeanSocket", "Patience", "make_lean"]
+
+
+class Patience:
+    """Cancels ``task`` once nothing was :meth:`seen` for ``seconds``. No per-call timer.
+
+    The timer fires at the earliest moment the wait could be over; if something was seen
+    meanwhile it is set again for the new deadline, so a busy connection costs a clock read
+    per packet and one timer callback per ``seconds``.
+    """
+
+    def __init__(self, task: asyncio.Task[Any], seconds: float) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.task = task
+        self.seconds = seconds
+        self.last = self.loop.time()
+        self.expired = False
+        self._handle = self.loop.call_at(self.last + seconds, self._check)
+
+    def seen(self) -> None:
+        self.last = self.loop.time()
+
+    def _check(self) -> None:
+        due = self.last + self.seconds
+        if self.loop.time() >= due:
+            self.expired = True
+            self.task.cancel()
+        else:
+            self._handle = self.loop.call_at(due, self._check)
+
+    def stop(self) -> None:
+        self._handle.cancel()
+
+
+class LeanSocket(AsyncSocket):  # type: ignore[misc]
+    """An Engine.IO socket whose WebSocket transport reads and writes without a task per packet."""
+
+    connected: bool  # set by python-engineio (untyped)
+    upgraded: bool
+
+    async def send(self, pkt: Any) -> None:
+        # Upstream awaits check_ping_timeout() and queue.put() for every packet; the
+        # check only has work to do while a ping is out or after close.
+        if (self.closed or self.last_ping) and not await self.check_ping_timeout():
+            return
+        self.queue.put_nowait(pkt)  # the queue is unbounded: put() never waits
+        logger = self.server.logger
+        if logger.isEnabledFor(logging.INFO):
+            logger.info("%s: Sending packet %s", self.sid, packet.packet_names[pkt.packet_type])
+
+    async def receive(self, pkt: Any) -> None:
+        server = self.server
+        handler = server.handlers.get("message")
+        if pkt.packet_type != packet.MESSAGE or handler is None or server.async_handlers:
+            await super().receive(pkt)
+            return
+        logger = server.logger
+        if logger.isEnabledFor(logging.INFO):
+            logger.info("%s: Received packet MESSAGE", self.sid)
+        # What upstream's _trigger_event does for an inline coroutine handler.
+        try:
+            await handler(self.sid, pkt.data)
+        except asyncio.CancelledError:
+            pass
+        except Exception:
+            logger.exception("message async handler error")
+
+    async def _websocket_handler(self, ws: Any) -> None:
+        if self.connected:
+            if not await self._upgrade(ws):
+                return
+        else:
+            self.connected = True
+            self.upgraded = True
+        writer = asyncio.ensure_future(self._write(ws))
+        self.server.logger.info("%s: Upgrade to websocket successful", self.sid)
+        task = asyncio.current_task()
+        assert task is not None
+        patience = Patience(task, self.server.ping_interval + self.server.ping_timeout)
+        limit = self.server.max_http_buffer_size
+        try:
+            while True:
+                try:
+                    data = await ws.wait()
+                except asyncio.CancelledError:
+                    if patience.expired:
+                        task.uncancel()
+                    break
+                except Exception:  # the client went away (upstream: any error ends the loop)
+                    break
+                if data is None or len(data) > limit:
+                    break
+                patience.seen()
+                # Outside the try, as upstream: an undecodable frame ends the request with
+                # the exception, and a2c_server._transport answers it.
+                pkt = packet.Packet(encoded_packet=data)
+                try:
+                    await self.receive(pkt)
+                except exceptions.UnknownPacketError:
+                    pass
+                except exceptions.SocketIsClosedError:
+                    self.server.logger.info("Receive error -- socket is closed")
+                    break
+                except asyncio.CancelledError:
+                    if patience.expired:
+                        task.uncancel()
+                    break
+                except Exception:
+                    self.server.logger.exception("Unknown receive error")
+        finally:
+            patience.stop()
+        self.queue.put_nowait(None)  # ends the writer
+        await writer
+        await self.close(wait=False, abort=True, reason=self.server.reason.TRANSPORT_CLOSE)
+
+    async def _upgrade(self, ws: Any) -> bool:
+        """The probe exchange that moves a long-polling session to this WebSocket."""
+        logger = self.server.logger
+        self.upgrading = True  # holds back long-poll sends meanwhile
+        try:
+            probe = packet.Packet(encoded_packet=await self._frame(ws))
+        except OSError:
+            self.upgrading = False
+            return False
+        if probe.packet_type != packet.PING or probe.data != "probe":
+            logger.info("%s: Failed websocket upgrade, no PING packet", self.sid)
+            self.upgrading = False
+            return False
+        await ws.send(packet.Packet(packet.PONG, data="probe").encode())
+        await self.queue.put(packet.Packet(packet.NOOP))  # ends the pending long-poll
+        try:
+            upgrade = packet.Packet(encoded_packet=await self._frame(ws))
+        except OSError:
+            self.upgrading = False
+            return False
+        self.upgrading = False
+        if upgrade.packet_type != packet.UPGRADE:
+            self.upgraded = False
+            logger.info("%s: Failed websocket upgrade, expected UPGRADE packet, received %s"
+                        " instead.", self.sid, upgrade.packet_type)  # fmt: skip
+            return False
+        self.upgraded = True
+        return True
+
+    async def _frame(self, ws: Any) -> Any:
+        data = await ws.wait()
+        if data and len(data) > self.server.max_http_buffer_size:
+            raise ValueError("packet is too large")
+        return data
+
+    async def _write(self, ws: Any) -> None:
+        queue = self.queue
+        while True:
+            pkt = await queue.get()
+            queue.task_done()
+            if pkt is None:
+                break
+            packets = [pkt]
+            while not queue.empty():  # what queued meanwhile goes out now, as upstream's poll
+                pkt = queue.get_nowait()
+                queue.task_done()
+                if pkt is None:
+                    queue.put_nowait(None)  # ends the loop after this batch
+                    break
+                packets.append(pkt)
+            try:
+                for pkt in packets:
+                    await ws.send(pkt.encode())
+            except (Exception, asyncio.CancelledError):
+                break
+        await ws.close()
+
+
+def make_lean(socket: Any) -> None:
+    """Give a socket python-engineio just created the lean WebSocket path."""
+    if type(socket) is AsyncSocket:
+        socket.__class__ = LeanSocket
