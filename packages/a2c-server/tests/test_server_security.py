@@ -395,6 +395,7 @@ async def test_security_empty_websocket_frame_logs_no_traceback(
     while single.app.sio.eio.sockets:
         assert loop.time() < deadline, "the Engine.IO session was kept"
         await asyncio.sleep(0.05)
+    assert any("undecodable WebSocket frame" in r.getMessage() for r in caplog.records)
     no_errors(caplog)
 
 

@@ -117,9 +117,16 @@ class LeanSocket(AsyncSocket):  # type: ignore[misc]
                 if data is None or len(data) > limit:
                     break
                 patience.seen()
-                # Outside the try, as upstream: an undecodable frame ends the request with
-                # the exception, and a2c_server._transport answers it.
-                pkt = packet.Packet(encoded_packet=data)
+                try:
+                    pkt = packet.Packet(encoded_packet=data)
+                except Exception as exc:
+                    # Upstream lets this escape the request and leaves the session (and
+                    # its writer) to the admission or ping timeout; it ends here instead.
+                    self.server.logger.warning(
+                        "%s: undecodable WebSocket frame, session closed (%s)",
+                        self.sid, type(exc).__name__,
+                    )  # fmt: skip
+                    break
                 try:
                     await self.receive(pkt)
                 except exceptions.UnknownPacketError:

@@ -1,8 +1,9 @@
 """The ASGI edge of Engine.IO: whatever a request does to python-engineio, no traceback.
 
-python-engineio lets some client-caused exceptions escape ``handle_request`` (an empty
-websocket frame, a polling POST for a session that just closed, a malformed packet
-header); the ASGI server then logs them at ERROR with a traceback and answers HTTP 500.
+python-engineio lets some client-caused exceptions escape ``handle_request`` (a polling
+POST for a session that just closed, a malformed packet header, an empty frame during the
+WebSocket upgrade probe; after it, :mod:`a2c_server._socket` ends the session itself);
+the ASGI server then logs them at ERROR with a traceback and answers HTTP 500.
 :func:`serve_engineio` turns each into one rate-limited WARNING, closes the Engine.IO
 session involved (its writer would otherwise stay parked) and answers a plain 400 when no
 response has started.
