@@ -139,20 +139,27 @@ async def test_redis_py_path_builds_its_clients_on_connect() -> None:
 
 
 class FlakyTransport:
-    """A publish transport that fails ``failures`` times, then records batches."""
+    """A publish transport that cannot connect ``failures`` times, and whose next
+    ``write_failures`` writes fail; it records the batches written."""
 
-    def __init__(self, failures: int = 0, subscribers: int = 1) -> None:
+    def __init__(self, failures: int = 0, subscribers: int = 1, write_failures: int = 0) -> None:
         self.failures = failures
+        self.write_failures = write_failures
         self.batches: list[list[tuple[str, str]]] = []
         self.counts = subscribers
         self.asked: list[str] = []
         self.closed = False
 
-    async def send(self, batch: list[tuple[str, str]]) -> None:
+    async def ready(self) -> None:
         await asyncio.sleep(0)
         if self.failures:
             self.failures -= 1
             raise ConnectionError("Redis went away")
+
+    async def send(self, batch: list[tuple[str, str]]) -> None:
+        if self.write_failures:
+            self.write_failures -= 1
+            raise ConnectionError("Connection reset by peer")
         self.batches.append(batch)
 
     async def subscribers(self, channel: str) -> int:
@@ -210,6 +217,24 @@ async def test_publisher_gives_up_loudly_and_goes_on(caplog: pytest.LogCaptureFi
     publisher.publish("ch", "m3")  # the next message is not held back by the lost ones
     await publisher.flushed()
     assert transport.sent == ["m3"]
+
+
+async def test_publisher_never_writes_a_batch_twice(caplog: pytest.LogCaptureFixture) -> None:
+    # A write that failed may have reached Redis in part: writing it again could deliver
+    # a tool call twice, so it is logged as possibly lost instead.
+    transport = FlakyTransport(write_failures=1)
+    publisher = Publisher(transport)
+    with caplog.at_level(logging.WARNING, logger="a2c_server.multinode"):
+        publisher.publish("ch", "call")
+        await publisher.flushed()
+    assert transport.sent == []
+    (record,) = caplog.records
+    assert record.levelno == logging.ERROR
+    text = record.getMessage()
+    assert "may be lost" in text and "messages=1" in text and "reset by peer" in text
+    publisher.publish("ch", "next")
+    await publisher.flushed()
+    assert transport.sent == ["next"]
 
 
 async def test_publisher_close_lets_queued_messages_leave_first() -> None:
@@ -270,6 +295,7 @@ async def test_replyless_publish_delivers_counts_and_survives_a_killed_connectio
                     got.append(message["data"])
             return got
 
+        await transport.ready()
         await transport.send([("ch", "one"), ("ch", "two")])
         assert await received(2) == [b"one", b"two"]
         # Redis closes the publisher's connection: the next batch goes on a new one.
@@ -282,6 +308,7 @@ async def test_replyless_publish_delivers_counts_and_survives_a_killed_connectio
             if transport._conn._reader.at_eof():
                 break
             await asyncio.sleep(0.01)
+        await transport.ready()
         await transport.send([("ch", "three")])
         assert await received(1) == [b"three"]
     finally:
@@ -291,7 +318,7 @@ async def test_replyless_publish_delivers_counts_and_survives_a_killed_connectio
 
 
 def test_redis_py_connection_internals_the_replyless_publisher_reads() -> None:
-    # ReplylessPublish._connected checks the connection's stream reader for the end of
+    # ReplylessPublish.ready checks the connection's stream reader for the end of
     # the stream; redis-py has no public way to ask.
     source = inspect.getsource(AbstractConnection)
     assert "self._reader" in source

@@ -56,7 +56,11 @@ class Audience:
 class PublishTransport(Protocol):
     """Writes PUBLISH commands in order, and counts a channel's subscribers."""
 
-    async def send(self, batch: list[tuple[str, str]]) -> None: ...
+    async def ready(self) -> None:
+        """Connect if needed. Raising here means nothing of the next batch was written."""
+
+    async def send(self, batch: list[tuple[str, str]]) -> None:
+        """Write ``batch`` (after :meth:`ready`). Raising here: part of it may have arrived."""
 
     async def subscribers(self, channel: str) -> int: ...
 
@@ -78,11 +82,15 @@ class ReplylessPublish:
         self._conn: Any = self._pool.connection_class(**self._pool.connection_kwargs)
 
     async def send(self, batch: list[tuple[str, str]]) -> None:
-        conn = await self._connected()
+        conn = self._conn
+        if not conn.is_connected:
+            # redis-py would reconnect by itself, without CLIENT REPLY OFF, and the
+            # replies would pile up unread.
+            raise ConnectionError("the publishing connection closed before the write")
         commands = conn.pack_commands([("PUBLISH", channel, payload) for channel, payload in batch])
         await conn.send_packed_command(commands, check_health=False)
 
-    async def _connected(self) -> Any:
+    async def ready(self) -> None:
         conn = self._conn
         # redis-py has no public "was this connection closed by the peer" test; the
         # stream reader sees the end of the stream as soon as Redis closes it.
@@ -92,7 +100,6 @@ class ReplylessPublish:
         if not conn.is_connected:
             await conn.connect()
             await conn.send_command("CLIENT", "REPLY", "OFF", check_health=False)
-        return conn
 
     async def subscribers(self, channel: str) -> int:
         ((_, count),) = await self._client.pubsub_numsub(channel)
@@ -108,9 +115,11 @@ class Publisher:
     """PUBLISH in order, with what queued up meanwhile written together.
 
     :meth:`publish` only queues: a flush writes the queue in one write, one batch at a time,
-    so the order per channel (and across channels) is kept. A batch that cannot be written
-    is logged with its cause and written once more; if that fails too it is logged as lost,
-    with how many messages and on which channels, never dropped silently.
+    so the order per channel (and across channels) is kept. When no connection can be made
+    (nothing was written) the batch is tried once more; a write that fails is not repeated,
+    since part of it may have reached Redis and a call delivered twice would run its tool
+    twice. Either way what is lost is logged at ERROR with how many messages, on which
+    channels and why, never dropped silently.
     """
 
     def __init__(self, transport: PublishTransport, *, audience: Audience | None = None) -> None:
@@ -156,18 +165,24 @@ class Publisher:
             self._task = None
 
     async def _send(self, batch: list[tuple[str, str]]) -> None:
+        channels = ",".join(sorted({channel for channel, _ in batch}))
         for attempt in (1, 2):
             try:
-                await self.transport.send(batch)
-                return
+                await self.transport.ready()
+                break
             except Exception as exc:
-                channels = ",".join(sorted({channel for channel, _ in batch}))
-                if attempt == 1:
-                    log(_log, logging.WARNING, "cannot publish to Redis, retrying",
-                        messages=len(batch), channel=channels, reason=cause(exc))  # fmt: skip
-                else:
+                if attempt == 2:
                     log(_log, logging.ERROR, "cannot publish to Redis, giving up: messages lost",
                         messages=len(batch), channel=channels, reason=cause(exc))  # fmt: skip
+                    return
+                log(_log, logging.WARNING, "cannot publish to Redis, retrying",
+                    messages=len(batch), channel=channels, reason=cause(exc))  # fmt: skip
+        try:
+            await self.transport.send(batch)
+        except Exception as exc:
+            log(_log, logging.ERROR, "publish to Redis failed midway: messages may be lost "
+                "(not sent again, part may have arrived)", messages=len(batch),
+                channel=channels, reason=cause(exc))  # fmt: skip
 
     async def aclose(self) -> None:
         """Let queued messages leave (for up to :data:`FLUSH_TIMEOUT`), then close."""
