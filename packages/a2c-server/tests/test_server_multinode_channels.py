@@ -190,14 +190,22 @@ async def test_publisher_writes_what_queued_meanwhile_together_in_order() -> Non
     assert transport.closed
 
 
-async def test_publisher_retries_once_and_logs_the_cause(caplog: pytest.LogCaptureFixture) -> None:
-    transport = FlakyTransport(failures=1)
+async def flush(
+    transport: FlakyTransport, caplog: pytest.LogCaptureFixture, *payloads: str
+) -> tuple[Publisher, list[logging.LogRecord]]:
+    """Publish ``payloads`` on one channel, wait for the flush; the publisher and the log."""
     publisher = Publisher(transport)
     with caplog.at_level(logging.WARNING, logger="a2c_server.multinode"):
-        publisher.publish("ch", "m")
+        for payload in payloads:
+            publisher.publish("ch", payload)
         await publisher.flushed()
+    return publisher, list(caplog.records)
+
+
+async def test_publisher_retries_once_and_logs_the_cause(caplog: pytest.LogCaptureFixture) -> None:
+    transport = FlakyTransport(failures=1)
+    _, (record,) = await flush(transport, caplog, "m")
     assert transport.sent == ["m"]
-    (record,) = caplog.records
     assert record.levelno == logging.WARNING
     assert "retrying" in record.getMessage()
     assert "Redis went away" in record.getMessage()
@@ -205,12 +213,8 @@ async def test_publisher_retries_once_and_logs_the_cause(caplog: pytest.LogCaptu
 
 async def test_publisher_gives_up_loudly_and_goes_on(caplog: pytest.LogCaptureFixture) -> None:
     transport = FlakyTransport(failures=2)
-    publisher = Publisher(transport)
-    with caplog.at_level(logging.WARNING, logger="a2c_server.multinode"):
-        publisher.publish("ch", "m1")
-        publisher.publish("ch", "m2")
-        await publisher.flushed()
-    errors = [r for r in caplog.records if r.levelno == logging.ERROR]
+    publisher, records = await flush(transport, caplog, "m1", "m2")
+    errors = [r for r in records if r.levelno == logging.ERROR]
     assert len(errors) == 1
     text = errors[0].getMessage()
     assert "giving up" in text and "messages=2" in text and "Redis went away" in text
@@ -223,12 +227,8 @@ async def test_publisher_never_writes_a_batch_twice(caplog: pytest.LogCaptureFix
     # A write that failed may have reached Redis in part: writing it again could deliver
     # a tool call twice, so it is logged as possibly lost instead.
     transport = FlakyTransport(write_failures=1)
-    publisher = Publisher(transport)
-    with caplog.at_level(logging.WARNING, logger="a2c_server.multinode"):
-        publisher.publish("ch", "call")
-        await publisher.flushed()
+    publisher, (record,) = await flush(transport, caplog, "call")
     assert transport.sent == []
-    (record,) = caplog.records
     assert record.levelno == logging.ERROR
     text = record.getMessage()
     assert "may be lost" in text and "messages=1" in text and "reset by peer" in text
