@@ -59,6 +59,51 @@ async def test_patience_cancels_the_reader_after_silence() -> None:
     assert patience.expired
 
 
+class FakeWebSocket:
+    """python-engineio's ASGI WebSocket, reduced to what the socket calls: ``frames`` are
+    read in order, then nothing ever arrives."""
+
+    def __init__(self, frames: list[str]) -> None:
+        self.frames = frames
+        self.sent: list[Any] = []
+        self.closed = False
+
+    async def wait(self) -> str:
+        if self.frames:
+            return self.frames.pop(0)
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+    async def send(self, data: Any) -> None:
+        self.sent.append(data)
+
+    async def close(self) -> None:
+        self.closed = True
+
+
+async def test_a_silent_session_ends_even_when_a_handler_swallows_the_cancel() -> None:
+    # python-engineio's inline handlers swallow CancelledError; the idle timer's cancel
+    # may land in one, and the session must end all the same.
+    eio = EngineServer(async_mode="asgi", async_handlers=False, ping_interval=0.05,
+                       ping_timeout=0.05)  # fmt: skip
+
+    async def on_message(sid: str, data: Any) -> None:
+        await asyncio.sleep(60)
+
+    eio.on("message", on_message)
+    socket = LeanSocket(eio, "s1")
+    ws = FakeWebSocket(["4hello"])
+    # asyncio.wait, not wait_for: the loop ends quietly when cancelled, as upstream's does,
+    # so a timeout that cancels it would pass for an end.
+    reader = asyncio.get_running_loop().create_task(socket._websocket_handler(ws))
+    try:
+        await asyncio.wait({reader}, timeout=10)
+        assert reader.done(), "the silent session was kept"
+    finally:
+        reader.cancel()
+    assert ws.closed and socket.closed
+
+
 # ------------------------------------------------------------ through real clients
 
 

@@ -140,6 +140,9 @@ class LeanSocket(AsyncSocket):  # type: ignore[misc]
                     break
                 except Exception:
                     self.server.logger.exception("Unknown receive error")
+                if patience.expired:  # a message handler swallowed the cancellation
+                    task.uncancel()
+                    break
         finally:
             patience.stop()
         self.queue.put_nowait(None)  # ends the writer
