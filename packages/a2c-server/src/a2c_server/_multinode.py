@@ -214,7 +214,7 @@ class MultiNode:
         await self.remote.stop()
         if self.liveness is not None:
             await self.liveness.stop()
-        await self.store.client.aclose()
+        await self.store.aclose()
         await self.manager.aclose()
 
     async def health(self) -> dict[str, Any]:

@@ -24,12 +24,13 @@ from redis import asyncio as aioredis
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import ReadOnlyError
+from redis.exceptions import NoScriptError, ReadOnlyError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from a2c_protocol import Role
 
 from ._exceptions import StateConflictError, StoreUnavailableError
+from ._mux import Multiplexer
 from ._rules import Member
 from ._store import StoreStats, check_member_shape
 
@@ -253,6 +254,14 @@ class RedisStateStore:
         self._heartbeat = client.register_script(_HEARTBEAT)
         self._reap_dead = client.register_script(_REAP_DEAD)
         self._reap_self = client.register_script(_REAP_SELF)
+        # The routing lookup of every call: concurrent ones share one connection.
+        timeout = client.connection_pool.connection_kwargs.get("socket_timeout") or 5.0
+        self._lookups = Multiplexer(client.connection_pool, timeout=timeout)
+
+    async def aclose(self) -> None:
+        """Close the client and the lookup connection."""
+        await self._lookups.aclose()
+        await self.client.aclose()
 
     async def _run(self, op: Callable[[], Awaitable[Any]], *, write: bool = False) -> Any:
         try:
@@ -295,8 +304,14 @@ class RedisStateStore:
         return owner
 
     async def member_named(self, name: str) -> Member | None:
-        record = await self._run(lambda: self._named(self._keys, [name]))
+        record = await self._run(lambda: self._lookup_named(name))
         return self._read(record) if record else None
+
+    async def _lookup_named(self, name: str) -> Any:
+        try:
+            return await self._lookups.execute("EVALSHA", self._named.sha, 1, self._p, name)
+        except NoScriptError:  # Redis restarted or its script cache was flushed
+            return await self._lookups.execute("EVAL", _NAMED, 1, self._p, name)
 
     async def office_agent(self, office_id: str) -> str | None:
         agent: str | None = await self._run(lambda: self.client.get(f"{self._p}:agent:{office_id}"))
