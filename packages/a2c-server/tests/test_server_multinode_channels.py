@@ -317,11 +317,12 @@ async def test_replyless_publish_delivers_counts_and_survives_a_killed_connectio
         await listener.aclose()
 
 
-def test_redis_py_connection_internals_the_replyless_publisher_reads() -> None:
+def test_redis_py_connection_internals_the_publisher_and_the_lookups_use() -> None:
     # ReplylessPublish.ready checks the connection's stream reader for the end of
-    # the stream; redis-py has no public way to ask.
+    # the stream, and _mux.Multiplexer writes to its stream writer without awaiting;
+    # redis-py has no public way to do either.
     source = inspect.getsource(AbstractConnection)
-    assert "self._reader" in source
+    assert "self._reader" in source and "self._writer" in source
     assert "def is_connected" in source
 
 
