@@ -31,67 +31,60 @@ async def admin(redis: RedisServer) -> AsyncIterator[aioredis.Redis]:
     await client.aclose()
 
 
-async def mux_of(client: aioredis.Redis, timeout: float = 5.0) -> Multiplexer:
-    return Multiplexer(client.connection_pool, timeout=timeout)
+@pytest.fixture
+async def mux(admin: aioredis.Redis) -> AsyncIterator[Multiplexer]:
+    multiplexer = Multiplexer(admin.connection_pool, timeout=5.0)
+    yield multiplexer
+    await multiplexer.aclose()
 
 
-async def test_concurrent_commands_each_get_their_own_reply(admin: aioredis.Redis) -> None:
+async def test_concurrent_commands_each_get_their_own_reply(
+    admin: aioredis.Redis, mux: Multiplexer
+) -> None:
     prefix = uuid.uuid4().hex
     await admin.mset({f"{prefix}:{i}": f"v{i}" for i in range(200)})
-    mux = await mux_of(admin)
-    try:
-        replies = await asyncio.gather(*(mux.execute("GET", f"{prefix}:{i}") for i in range(200)))
-        assert replies == [f"v{i}" for i in range(200)]
-    finally:
-        await mux.aclose()
+    replies = await asyncio.gather(*(mux.execute("GET", f"{prefix}:{i}") for i in range(200)))
+    assert replies == [f"v{i}" for i in range(200)]
 
 
-async def test_an_error_reply_fails_only_its_own_command(admin: aioredis.Redis) -> None:
+async def test_an_error_reply_fails_only_its_own_command(
+    admin: aioredis.Redis, mux: Multiplexer
+) -> None:
     key = uuid.uuid4().hex
     await admin.set(key, "text")
-    mux = await mux_of(admin)
-    try:
-        before, wrong, after = await asyncio.gather(
-            mux.execute("GET", key), mux.execute("INCR", key), mux.execute("GET", key),
-            return_exceptions=True,
-        )  # fmt: skip
-        assert (before, after) == ("text", "text")
-        assert isinstance(wrong, ResponseError)
-    finally:
-        await mux.aclose()
+    before, wrong, after = await asyncio.gather(
+        mux.execute("GET", key), mux.execute("INCR", key), mux.execute("GET", key),
+        return_exceptions=True,
+    )  # fmt: skip
+    assert (before, after) == ("text", "text")
+    assert isinstance(wrong, ResponseError)
 
 
-async def test_a_caller_that_gave_up_does_not_shift_the_replies(admin: aioredis.Redis) -> None:
+async def test_a_caller_that_gave_up_does_not_shift_the_replies(
+    admin: aioredis.Redis, mux: Multiplexer
+) -> None:
     key = uuid.uuid4().hex
     await admin.set(key, "mine")
-    mux = await mux_of(admin)
-    try:
-        await mux.execute("PING")  # connected: the next command is queued at once
-        abandoned = asyncio.get_running_loop().create_task(mux.execute("GET", "other"))
-        await asyncio.sleep(0)  # queued
-        abandoned.cancel()
-        assert await mux.execute("GET", key) == "mine"
-    finally:
-        await mux.aclose()
+    await mux.execute("PING")  # connected: the next command is queued at once
+    abandoned = asyncio.get_running_loop().create_task(mux.execute("GET", "other"))
+    await asyncio.sleep(0)  # queued
+    abandoned.cancel()
+    assert await mux.execute("GET", key) == "mine"
 
 
 async def test_a_killed_connection_fails_the_waiting_and_the_next_reconnects(
-    admin: aioredis.Redis,
+    admin: aioredis.Redis, mux: Multiplexer
 ) -> None:
-    mux = await mux_of(admin)
     name = f"mux-{uuid.uuid4().hex[:8]}"
-    try:
-        assert await mux.execute("CLIENT", "SETNAME", name) == "OK"
-        # BLPOP holds the connection's reply back until Redis drops the connection.
-        waiting = asyncio.get_running_loop().create_task(mux.execute("BLPOP", "nothing", 0))
-        await asyncio.sleep(0.1)
-        (victim,) = [c for c in await admin.client_list() if c.get("name") == name]
-        await admin.client_kill_filter(_id=victim["id"])
-        with pytest.raises(RedisConnectionError):
-            await asyncio.wait_for(waiting, 10)
-        assert await mux.execute("PING") == "PONG"  # raw replies: no redis-py callbacks
-    finally:
-        await mux.aclose()
+    assert await mux.execute("CLIENT", "SETNAME", name) == "OK"
+    # BLPOP holds the connection's reply back until Redis drops the connection.
+    waiting = asyncio.get_running_loop().create_task(mux.execute("BLPOP", "nothing", 0))
+    await asyncio.sleep(0.1)
+    (victim,) = [c for c in await admin.client_list() if c.get("name") == name]
+    await admin.client_kill_filter(_id=victim["id"])
+    with pytest.raises(RedisConnectionError):
+        await asyncio.wait_for(waiting, 10)
+    assert await mux.execute("PING") == "PONG"  # raw replies: no redis-py callbacks
 
 
 async def test_no_answer_in_time_fails_the_waiting_then_it_recovers(
@@ -99,7 +92,7 @@ async def test_no_answer_in_time_fails_the_waiting_then_it_recovers(
 ) -> None:
     key = uuid.uuid4().hex
     await admin.set(key, "back")
-    mux = await mux_of(admin, timeout=0.3)
+    mux = Multiplexer(admin.connection_pool, timeout=0.3)
     try:
         await mux.execute("PING")
         await admin.client_pause(2000)  # Redis holds every client's commands for 2 s
