@@ -103,51 +103,51 @@ class LeanSocket(AsyncSocket):  # type: ignore[misc]
         task = asyncio.current_task()
         assert task is not None
         patience = Patience(task, self.server.ping_interval + self.server.ping_timeout)
-        limit = self.server.max_http_buffer_size
         try:
-            while True:
+            while not patience.expired:
                 try:
-                    data = await ws.wait()
-                except asyncio.CancelledError:
-                    if patience.expired:
-                        task.uncancel()
-                    break
-                except Exception:  # the client went away (upstream: any error ends the loop)
-                    break
-                if data is None or len(data) > limit:
+                    data = await self._frame(ws)
+                except (Exception, asyncio.CancelledError):
+                    break  # the client went away or sent too much, or the wait was cancelled
+                if data is None:
                     break
                 patience.seen()
-                try:
-                    pkt = packet.Packet(encoded_packet=data)
-                except Exception as exc:
-                    # Upstream lets this escape the request and leaves the session (and
-                    # its writer) to the admission or ping timeout; it ends here instead.
-                    self.server.logger.warning(
-                        "%s: undecodable WebSocket frame, session closed (%s)",
-                        self.sid, type(exc).__name__,
-                    )  # fmt: skip
-                    break
-                try:
-                    await self.receive(pkt)
-                except exceptions.UnknownPacketError:
-                    pass
-                except exceptions.SocketIsClosedError:
-                    self.server.logger.info("Receive error -- socket is closed")
-                    break
-                except asyncio.CancelledError:
-                    if patience.expired:
-                        task.uncancel()
-                    break
-                except Exception:
-                    self.server.logger.exception("Unknown receive error")
-                if patience.expired:  # a message handler swallowed the cancellation
-                    task.uncancel()
+                if not await self._take(data):
                     break
         finally:
             patience.stop()
+            if patience.expired:
+                # The cancel was the idle timer's, whether it ended a wait or a message
+                # handler swallowed it (python-engineio's inline handlers do).
+                task.uncancel()
         self.queue.put_nowait(None)  # ends the writer
         await writer
         await self.close(wait=False, abort=True, reason=self.server.reason.TRANSPORT_CLOSE)
+
+    async def _take(self, data: Any) -> bool:
+        """Decode and handle one frame; False ends the session."""
+        try:
+            pkt = packet.Packet(encoded_packet=data)
+        except Exception as exc:
+            # Upstream lets this escape the request and leaves the session (and its
+            # writer) to the admission or ping timeout; it ends here instead.
+            self.server.logger.warning(
+                "%s: undecodable WebSocket frame, session closed (%s)",
+                self.sid, type(exc).__name__,
+            )  # fmt: skip
+            return False
+        try:
+            await self.receive(pkt)
+        except exceptions.UnknownPacketError:
+            pass
+        except exceptions.SocketIsClosedError:
+            self.server.logger.info("Receive error -- socket is closed")
+            return False
+        except asyncio.CancelledError:
+            return False
+        except Exception:
+            self.server.logger.exception("Unknown receive error")
+        return True
 
     async def _upgrade(self, ws: Any) -> bool:
         """The probe exchange that moves a long-polling session to this WebSocket."""
