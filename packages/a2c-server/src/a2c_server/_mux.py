@@ -26,6 +26,8 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from ._logs import cause
+
 __all__ = ["Multiplexer"]
 
 
@@ -121,7 +123,7 @@ class Multiplexer:
     def _fail(self, exc: BaseException) -> None:
         """End every waiting command with ``exc``; the next command reconnects."""
         if not isinstance(exc, RedisConnectionError | RedisTimeoutError):
-            exc = RedisConnectionError(f"{type(exc).__name__}: {exc}")
+            exc = RedisConnectionError(cause(exc))
         waiting, self._waiting = self._waiting, collections.deque()
         self._outbox = []
         for future, _ in waiting:

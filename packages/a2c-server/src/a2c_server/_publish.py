@@ -165,24 +165,21 @@ class Publisher:
             self._task = None
 
     async def _send(self, batch: list[tuple[str, str]]) -> None:
-        channels = ",".join(sorted({channel for channel, _ in batch}))
         for attempt in (1, 2):
             try:
                 await self.transport.ready()
                 break
             except Exception as exc:
                 if attempt == 2:
-                    log(_log, logging.ERROR, "cannot publish to Redis, giving up: messages lost",
-                        messages=len(batch), channel=channels, reason=cause(exc))  # fmt: skip
+                    _report(logging.ERROR, "cannot publish to Redis, giving up: messages lost",
+                            batch, exc)  # fmt: skip
                     return
-                log(_log, logging.WARNING, "cannot publish to Redis, retrying",
-                    messages=len(batch), channel=channels, reason=cause(exc))  # fmt: skip
+                _report(logging.WARNING, "cannot publish to Redis, retrying", batch, exc)
         try:
             await self.transport.send(batch)
         except Exception as exc:
-            log(_log, logging.ERROR, "publish to Redis failed midway: messages may be lost "
-                "(not sent again, part may have arrived)", messages=len(batch),
-                channel=channels, reason=cause(exc))  # fmt: skip
+            _report(logging.ERROR, "publish to Redis failed midway: messages may be lost "
+                    "(not sent again, part may have arrived)", batch, exc)  # fmt: skip
 
     async def aclose(self) -> None:
         """Let queued messages leave (for up to :data:`FLUSH_TIMEOUT`), then close."""
@@ -198,3 +195,9 @@ class Publisher:
                 await task
         self._queue = []
         await self.transport.aclose()
+
+
+def _report(level: int, message: str, batch: list[tuple[str, str]], exc: Exception) -> None:
+    """Log a publishing problem with the batch's size, its channels and the cause."""
+    channels = ",".join(sorted({channel for channel, _ in batch}))
+    log(_log, level, message, messages=len(batch), channel=channels, reason=cause(exc))
