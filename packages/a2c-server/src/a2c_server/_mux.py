@@ -43,7 +43,6 @@ class Multiplexer:
         self.timeout = timeout
         self._waiting: collections.deque[tuple[asyncio.Future[Any], float]] = collections.deque()
         self._outbox: list[tuple[Any, ...]] = []
-        self._flushing = False
         self._reader: asyncio.Task[None] | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._lock = asyncio.Lock()
@@ -55,11 +54,10 @@ class Multiplexer:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
         now = loop.time()
+        if not self._outbox:  # the first command of this loop turn: one flush takes them all
+            loop.call_soon(self._flush)
         self._waiting.append((future, now))
         self._outbox.append(args)
-        if not self._flushing:
-            self._flushing = True
-            loop.call_soon(self._flush)
         if self._timer is None:
             self._timer = loop.call_at(now + self.timeout, self._check)
         return await future
@@ -73,7 +71,6 @@ class Multiplexer:
             self._reader = asyncio.get_running_loop().create_task(self._read())
 
     def _flush(self) -> None:
-        self._flushing = False
         commands, self._outbox = self._outbox, []
         if not commands:
             return
