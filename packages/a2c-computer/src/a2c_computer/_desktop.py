@@ -148,20 +148,13 @@ def render_window(uri: WindowURI, contents: Sequence[Mapping[str, Any]]) -> str:
 def _rendered(key: str, contents: Sequence[Mapping[str, Any]], uri: object) -> str | None:
     """The entry for ``contents`` under ``key``; None when the window is blob-only."""
     if len(contents) == 1 and isinstance(text := contents[0].get("text"), str):
-        return _render_one(key, text)  # the usual window: one text block, no list
+        return _entry(key, text)  # the usual window: one text block, no list
     texts = _text_blocks(contents, uri)
-    return None if texts is None else _render(key, texts)
+    return None if texts is None else _entry(key, "\n\n".join(t for t in texts if t))
 
 
-def _render(key: str, texts: Sequence[str]) -> str:
-    if len(texts) == 1:
-        return _render_one(key, texts[0])
-    body = "\n\n".join(t for t in texts if t)
+def _entry(key: str, body: str) -> str:
     return f"{key}\n\n{body}" if body else key
-
-
-def _render_one(key: str, text: str) -> str:
-    return f"{key}\n\n{text}" if text else key
 
 
 def _is_window(info: WindowInfo, window: str) -> bool:
