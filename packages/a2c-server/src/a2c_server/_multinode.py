@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import socket
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -129,7 +130,9 @@ class _RedisManager(socketio.AsyncRedisManager):  # type: ignore[misc]
         self._publisher.publish(channel, payload)
 
     async def _listen(self) -> AsyncIterator[Any]:
-        # Upstream subscribes to the shared channel only and yields only its messages.
+        # Upstream subscribes to the shared channel only. Messages are read with the
+        # connection's own read_response: PubSub.listen() wraps each one in retry, timing,
+        # observability and dict-building layers that cost more than decoding the message.
         channels = (self.channel, self.node_channel)
         wanted = {*channels, *(c.encode() for c in channels)}
         retry = 1.0
@@ -138,9 +141,11 @@ class _RedisManager(socketio.AsyncRedisManager):  # type: ignore[misc]
                 self._redis_connect()
                 await self.pubsub.subscribe(*channels)
                 retry = 1.0
-                async for message in self.pubsub.listen():
-                    if message.get("type") == "message" and message.get("channel") in wanted:
-                        yield message.get("data")
+                connection = self.pubsub.connection
+                while True:
+                    reply = await connection.read_response(timeout=math.inf)
+                    if _is_message(reply) and reply[1] in wanted:
+                        yield reply[2]
             except Exception as exc:
                 log(_log, logging.ERROR, "cannot receive from Redis, retrying",
                     reason=cause(exc), retry_in=retry)  # fmt: skip
@@ -171,6 +176,14 @@ class _RedisManager(socketio.AsyncRedisManager):  # type: ignore[misc]
         await self._publisher.aclose()
 
 
+def _is_message(reply: Any) -> bool:
+    """Whether a pub/sub reply is a published message (not a subscribe confirmation)."""
+    return isinstance(reply, list) and len(reply) == 3 and reply[0] in _MESSAGE
+
+
+_MESSAGE = (b"message", "message")
+
+
 async def _close_quietly(client: Any) -> None:
     with contextlib.suppress(Exception):
         await client.aclose()
@@ -191,7 +204,9 @@ class MultiNode:
             channel=f"{settings.redis_prefix}:socketio",
             node_id=node_id,
             locate=self.store.node_of,
-            redis_options={"socket_connect_timeout": 5.0},
+            # RESP2: pub/sub messages arrive as plain replies, not as push notifications
+            # that redis-py's parser logs (building their text) one by one.
+            redis_options={"socket_connect_timeout": 5.0, "protocol": 2},
         )
         self.remote = RemoteCalls(self.store)
         self._ttl = settings.node_ttl
