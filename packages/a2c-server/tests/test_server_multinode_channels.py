@@ -92,7 +92,8 @@ async def test_upstream_emit_with_a_callback_publishes_a_message_we_can_address(
                        callback=lambda *a: None)  # fmt: skip
     ((channel, message),) = captured.sent
     assert channel == "t:socketio:node:node-1"
-    assert {"method", "room", "skip_sid", "callback", "host_id"} <= message.keys()
+    assert {"method", "room", "callback", "host_id"} <= message.keys()
+    assert "skip_sid" not in message  # None fields stay out: receivers read them with .get()
     assert (message["method"], message["room"], message["host_id"]) == ("emit", "sid-b", "node-0")
     assert message["callback"] is not None
 

@@ -118,7 +118,10 @@ class _RedisManager(socketio.AsyncRedisManager):  # type: ignore[misc]
         return node if isinstance(node, str) and node != self.host_id else None
 
     async def _publish(self, data: dict[str, Any]) -> None:
-        payload = _json.dumps(data, separators=_json.COMPACT)
+        # Every receiver reads the envelope with .get(): a None field can stay out, and a
+        # "null" in the text sends the encoder down its slow exact path.
+        message = {key: value for key, value in data.items() if value is not None}
+        payload = _json.dumps(message, separators=_json.COMPACT)
         channel = self.channel
         node = self.addressee(data)
         if node is not None:
