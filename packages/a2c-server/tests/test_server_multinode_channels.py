@@ -98,6 +98,19 @@ async def test_upstream_emit_with_a_callback_publishes_a_message_we_can_address(
     assert message["callback"] is not None
 
 
+async def test_a_remote_call_with_bytes_takes_upstreams_binary_path() -> None:
+    manager = _manager({"sid-b": "node-1"})
+    socketio.AsyncServer(client_manager=manager)
+    captured = _capture(manager)
+    await manager.emit("client:x", {"blob": b"\x00\x01"}, namespace=NAMESPACE, to="sid-b",
+                       callback=lambda *a: None)  # fmt: skip
+    ((channel, message),) = captured.sent
+    assert channel == "t:socketio:node:node-1"
+    assert message["binary"] is True  # the bytes travel as upstream's attachments
+    # one callback registered: the fast path's is withdrawn before upstream's is made
+    assert [key for key in manager.callbacks["sid-b"] if key != 0] == [message["callback"][2]]
+
+
 async def test_upstream_ack_goes_back_on_the_origin_nodes_channel_only() -> None:
     manager = _manager()
     captured = _capture(manager)

@@ -87,19 +87,44 @@ class _RedisManager(socketio.AsyncRedisManager):  # type: ignore[misc]
 
     async def emit(self, event: str, data: Any, namespace: str | None = None,
                    room: str | None = None, **kwargs: Any) -> Any:  # fmt: skip
-        # An emit to one sid connected to this node (a forwarded call to a local Computer)
-        # needs no other node: skip the publish.
         target = kwargs.get("to") or room
         ns = namespace or "/"
-        if (
-            isinstance(target, str)
-            and kwargs.get("skip_sid") is None
-            and self.is_connected(target, ns)
-        ):
-            kwargs.pop("to", None)
-            kwargs["ignore_queue"] = True
-            return await super().emit(event, data, namespace=ns, room=target, **kwargs)
+        if isinstance(target, str) and kwargs.get("skip_sid") is None:
+            # An emit to one sid connected to this node (a forwarded call to a local
+            # Computer) needs no other node: skip the publish.
+            if self.is_connected(target, ns):
+                kwargs.pop("to", None)
+                kwargs["ignore_queue"] = True
+                return await super().emit(event, data, namespace=ns, room=target, **kwargs)
+            callback = kwargs.get("callback")
+            if callback is not None and not kwargs.get("ignore_queue"):
+                node = self._locate(target)
+                if node is not None and node != self.host_id:
+                    return await self._call_remote(event, data, ns, target, callback, node)
         return await super().emit(event, data, namespace=namespace, room=room, **kwargs)
+
+    async def _call_remote(self, event: str, data: Any, namespace: str, sid: str,
+                           callback: Callable[..., Any], node: str) -> None:  # fmt: skip
+        """Upstream's emit of a call to a sid on ``node``, without what it cannot need.
+
+        Upstream also delivers every emit locally (no participant here has this sid) and
+        walks the data for bytes in Python; here the encoder finds bytes by refusing
+        them, and such a call takes upstream's path, which carries them.
+        """
+        ack = self._generate_ack_id(sid, callback)
+        message = {
+            "method": "emit", "event": event,
+            "data": list(data) if isinstance(data, tuple) else [data], "binary": False,
+            "namespace": namespace, "room": sid, "callback": (sid, namespace, ack),
+            "host_id": self.host_id,
+        }  # fmt: skip
+        try:
+            payload = _json.dumps(message, separators=_json.COMPACT)
+        except TypeError:
+            del self.callbacks[sid][ack]
+            await super().emit(event, data, namespace=namespace, room=sid, callback=callback)
+            return
+        await self._send(payload, node, "emit")
 
     def addressee(self, message: dict[str, Any]) -> str | None:
         """The one other node ``message`` is for, when that is known; else None (shared)."""
@@ -122,14 +147,17 @@ class _RedisManager(socketio.AsyncRedisManager):  # type: ignore[misc]
         # "null" in the text sends the encoder down its slow exact path.
         message = {key: value for key, value in data.items() if value is not None}
         payload = _json.dumps(message, separators=_json.COMPACT)
+        await self._send(payload, self.addressee(data), data.get("method"))
+
+    async def _send(self, payload: str, node: str | None, method: Any) -> None:
+        """Publish on ``node``'s channel when someone hears it; else on the shared one."""
         channel = self.channel
-        node = self.addressee(data)
         if node is not None:
             if await self._publisher.heard(addressed := node_channel(self.channel, node)):
                 channel = addressed
             else:
                 log(_log, logging.DEBUG, "node channel not heard, using the shared channel",
-                    node=node, method=data.get("method"))  # fmt: skip
+                    node=node, method=method)  # fmt: skip
         self._publisher.publish(channel, payload)
 
     async def _listen(self) -> AsyncIterator[Any]:
