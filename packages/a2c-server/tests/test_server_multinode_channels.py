@@ -154,7 +154,8 @@ async def test_redis_py_path_builds_its_clients_on_connect() -> None:
 
 class FlakyTransport:
     """A publish transport that cannot connect ``failures`` times, and whose next
-    ``write_failures`` writes fail; it records the batches written."""
+    ``write_failures`` writes fail; it records the batches written. Like the real one, it
+    writes at once (``write_now``) only while nothing is failing."""
 
     def __init__(self, failures: int = 0, subscribers: int = 1, write_failures: int = 0) -> None:
         self.failures = failures
@@ -169,6 +170,12 @@ class FlakyTransport:
         if self.failures:
             self.failures -= 1
             raise ConnectionError("Redis went away")
+
+    def write_now(self, batch: list[tuple[str, str]]) -> bool:
+        if self.failures or self.write_failures:
+            return False
+        self.batches.append(batch)
+        return True
 
     async def send(self, batch: list[tuple[str, str]]) -> None:
         if self.write_failures:
@@ -309,8 +316,9 @@ async def test_replyless_publish_delivers_counts_and_survives_a_killed_connectio
                     got.append(message["data"])
             return got
 
+        assert transport.write_now([("ch", "zero")]) is False  # not connected: not written
         await transport.ready()
-        await transport.send([("ch", "one"), ("ch", "two")])
+        assert transport.write_now([("ch", "one"), ("ch", "two")]) is True
         assert await received(2) == [b"one", b"two"]
         # Redis closes the publisher's connection: the next batch goes on a new one.
         name = "a2c-replyless-test"
@@ -322,6 +330,7 @@ async def test_replyless_publish_delivers_counts_and_survives_a_killed_connectio
             if transport._conn._reader.at_eof():
                 break
             await asyncio.sleep(0.01)
+        assert transport.write_now([("ch", "into a closed socket")]) is False
         await transport.ready()
         await transport.send([("ch", "three")])
         assert await received(1) == [b"three"]

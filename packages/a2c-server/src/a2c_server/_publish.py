@@ -32,6 +32,9 @@ AUDIENCE_TTL = 1.0
 """Seconds a channel's subscriber count is trusted. A node that went away is heard for at
 most this long (its sessions went with it); a node that just came up, after this long."""
 
+WRITE_NOW_LIMIT = 1 << 20
+"""Bytes waiting in the connection's buffer past which a batch waits for it to drain."""
+
 FLUSH_TIMEOUT = 2.0
 """Seconds :meth:`Publisher.aclose` lets queued messages leave before it gives up on them."""
 
@@ -56,6 +59,12 @@ class Audience:
 
 class PublishTransport(Protocol):
     """Writes PUBLISH commands in order, and counts a channel's subscribers."""
+
+    def write_now(self, batch: list[tuple[str, str]]) -> bool:
+        """Write ``batch`` without waiting when the connection is open and keeping up.
+
+        False means nothing was written: the batch takes :meth:`ready` and :meth:`send`.
+        """
 
     async def ready(self) -> None:
         """Connect if needed. Raising here means nothing of the next batch was written."""
@@ -82,21 +91,30 @@ class ReplylessPublish:
         # The pool's class and settings (TLS, unix socket, auth), but not one of its connections.
         self._conn: Any = self._pool.connection_class(**self._pool.connection_kwargs)
 
+    def write_now(self, batch: list[tuple[str, str]]) -> bool:
+        conn = self._conn
+        writer = getattr(conn, "_writer", None)
+        if writer is None or not conn.is_connected or _closed_by_peer(conn):
+            return False
+        transport = writer.transport
+        if transport.is_closing() or transport.get_write_buffer_size() > WRITE_NOW_LIMIT:
+            return False
+        # The transport takes the bytes now (buffering what the socket does not): no
+        # task, no await, where the awaited write was a task per batch.
+        writer.writelines(_pack(conn, batch))
+        return True
+
     async def send(self, batch: list[tuple[str, str]]) -> None:
         conn = self._conn
         if not conn.is_connected:
             # redis-py would reconnect by itself, without CLIENT REPLY OFF, and the
             # replies would pile up unread.
             raise ConnectionError("the publishing connection closed before the write")
-        commands = conn.pack_commands([("PUBLISH", channel, payload) for channel, payload in batch])
-        await conn.send_packed_command(commands, check_health=False)
+        await conn.send_packed_command(_pack(conn, batch), check_health=False)
 
     async def ready(self) -> None:
         conn = self._conn
-        # redis-py has no public "was this connection closed by the peer" test; the
-        # stream reader sees the end of the stream as soon as Redis closes it.
-        reader = getattr(conn, "_reader", None)
-        if reader is not None and (reader.at_eof() or reader.exception() is not None):
+        if _closed_by_peer(conn):
             await conn.disconnect()
         if not conn.is_connected:
             await conn.connect()
@@ -112,15 +130,33 @@ class ReplylessPublish:
         await self._pool.disconnect()
 
 
+def _closed_by_peer(conn: Any) -> bool:
+    # redis-py has no public "was this connection closed by the peer" test; the stream
+    # reader sees the end of the stream as soon as Redis closes it.
+    reader = getattr(conn, "_reader", None)
+    return reader is not None and (reader.at_eof() or reader.exception() is not None)
+
+
+def _pack(conn: Any, batch: list[tuple[str, str]]) -> Any:
+    return conn.pack_commands([("PUBLISH", channel, payload) for channel, payload in batch])
+
+
+_MIDWAY = (
+    "publish to Redis failed midway: messages may be lost (not sent again, part may have arrived)"
+)
+
+
 class Publisher:
     """PUBLISH in order, with what queued up meanwhile written together.
 
-    :meth:`publish` only queues: a flush writes the queue in one write, one batch at a time,
-    so the order per channel (and across channels) is kept. When no connection can be made
-    (nothing was written) the batch is tried once more; a write that fails is not repeated,
-    since part of it may have reached Redis and a call delivered twice would run its tool
-    twice. Either way what is lost is logged at ERROR with how many messages, on which
-    channels and why, never dropped silently.
+    :meth:`publish` only queues: a flush at the end of the loop turn writes the queue in
+    one write, at once when the connection is open and keeping up, else in a task that
+    (re)connects first, one batch at a time, so the order per channel (and across
+    channels) is kept. When no connection can be made (nothing was written) the batch is
+    tried once more; a write that fails is not repeated, since part of it may have reached
+    Redis and a call delivered twice would run its tool twice. Either way what is lost is
+    logged at ERROR with how many messages, on which channels and why, never dropped
+    silently.
     """
 
     def __init__(self, transport: PublishTransport, *, audience: Audience | None = None) -> None:
@@ -131,9 +167,22 @@ class Publisher:
 
     def publish(self, channel: str, payload: str) -> None:
         """Queue one PUBLISH; it leaves with the next flush."""
+        if not self._queue and self._task is None:
+            asyncio.get_running_loop().call_soon(self._flush)
         self._queue.append((channel, payload))
-        if self._task is None:
-            self._task = asyncio.get_running_loop().create_task(self._drain())
+
+    def _flush(self) -> None:
+        if self._task is not None or not self._queue:
+            return  # the task takes the queue, or aclose() dropped it
+        batch, self._queue = self._queue, []
+        try:
+            if self.transport.write_now(batch):
+                return
+        except Exception as exc:
+            _report(logging.ERROR, _MIDWAY, batch, exc)
+            return
+        self._queue = batch
+        self._task = asyncio.get_running_loop().create_task(self._drain())
 
     async def heard(self, channel: str) -> bool:
         """Whether ``channel`` has a subscriber (asks Redis at most once per TTL).
@@ -155,8 +204,11 @@ class Publisher:
 
     async def flushed(self) -> None:
         """Return once everything queued so far has been written (or given up on)."""
-        while self._task is not None:
-            await asyncio.shield(self._task)
+        while self._queue or self._task is not None:
+            if self._task is None:
+                await asyncio.sleep(0)  # the flush is due at the end of this loop turn
+            else:
+                await asyncio.shield(self._task)
 
     async def _drain(self) -> None:
         try:
@@ -180,8 +232,7 @@ class Publisher:
         try:
             await self.transport.send(batch)
         except Exception as exc:
-            _report(logging.ERROR, "publish to Redis failed midway: messages may be lost "
-                    "(not sent again, part may have arrived)", batch, exc)  # fmt: skip
+            _report(logging.ERROR, _MIDWAY, batch, exc)
 
     async def aclose(self) -> None:
         """Let queued messages leave (for up to :data:`FLUSH_TIMEOUT`), then close."""
