@@ -349,6 +349,44 @@ def test_redis_py_connection_internals_the_publisher_and_the_lookups_use() -> No
     assert "def is_connected" in source
 
 
+@pytest.mark.parametrize("protocol", [2, 3])
+async def test_the_listener_yields_messages_of_both_channels_over_resp2_and_resp3(
+    redis: RedisServer, protocol: int
+) -> None:
+    # The manager asks for RESP2; a URL may still ask for RESP3, where messages are push
+    # notifications that read_response would otherwise skip.
+    url = f"{redis.url}?protocol={protocol}"
+    manager = _RedisManager(url, channel="p:socketio", node_id="node-0", locate={}.get,
+                            redis_options={})  # fmt: skip
+    publisher = aioredis.Redis.from_url(redis.url)
+    received: list[Any] = []
+
+    async def listen() -> None:
+        async for data in manager._listen():
+            received.append(data)
+
+    task = asyncio.get_running_loop().create_task(listen())
+    try:
+        for _ in range(500):  # until both subscriptions are in place
+            counts = dict(await publisher.pubsub_numsub("p:socketio", manager.node_channel))
+            if all(counts.values()):
+                break
+            await asyncio.sleep(0.01)
+        await publisher.publish("p:socketio:other", "not ours")
+        await publisher.publish(manager.node_channel, "to this node")
+        await publisher.publish("p:socketio", "to every node")
+        for _ in range(500):
+            if len(received) == 2:
+                break
+            await asyncio.sleep(0.01)
+        assert received == [b"to this node", b"to every node"]
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await manager.aclose()
+        await publisher.aclose()
+
+
 # ------------------------------------------------------------- two real nodes on Redis
 
 

@@ -174,7 +174,9 @@ class _RedisManager(socketio.AsyncRedisManager):  # type: ignore[misc]
                 retry = 1.0
                 connection = self.pubsub.connection
                 while True:
-                    reply = await connection.read_response(timeout=math.inf)
+                    # push_request: over RESP3 (a URL may ask for it) a message is a push
+                    # notification, which read_response otherwise skips.
+                    reply = await connection.read_response(timeout=math.inf, push_request=True)
                     if _is_message(reply) and reply[1] in wanted:
                         yield reply[2]
             except Exception as exc:
