@@ -18,6 +18,7 @@ import contextlib
 import itertools
 import uuid
 from collections.abc import AsyncIterator
+from typing import Any
 
 import attrs
 import socketio
@@ -42,6 +43,7 @@ __all__ = [
     "joined_raw",
     "running_nodes",
     "running_server",
+    "serving",
 ]
 
 _HOST = "127.0.0.1"
@@ -116,6 +118,35 @@ async def running_server(
     base = settings or ServerSettings()
     base = attrs.evolve(base, host=_HOST, port=port)
     app = create_app(base, auth=auth, store=store)
+    async with serving(
+        app, port=port, ws=ws, ws_max_size=base.max_message_bytes + 1024,
+        startup_timeout=startup_timeout,
+    ) as bound:  # fmt: skip
+        final = attrs.evolve(base, port=bound)
+        app.settings = final
+        yield RunningServer(
+            url=f"http://{_HOST}:{bound}",
+            port=bound,
+            socketio_path=final.socketio_path,
+            settings=final,
+            app=app,
+        )
+
+
+@contextlib.asynccontextmanager
+async def serving(
+    app: Any,
+    *,
+    port: int = 0,
+    ws: str = "auto",
+    ws_max_size: int = 16 * 1024 * 1024,
+    startup_timeout: float = 30.0,
+) -> AsyncIterator[int]:
+    """Serve the ASGI ``app`` under uvicorn on ``127.0.0.1:port``; yield the bound port.
+
+    Any ASGI app: the a2c Server (:func:`running_server`) or a stand-in peer built from
+    plain python-socketio, such as an older Server.
+    """
     config = uvicorn.Config(
         app,
         host=_HOST,
@@ -125,7 +156,7 @@ async def running_server(
         log_level="warning",
         access_log=False,
         ws=ws,
-        ws_max_size=base.max_message_bytes + 1024,
+        ws_max_size=ws_max_size,
         timeout_graceful_shutdown=2,
     )
     server = uvicorn.Server(config)
@@ -142,15 +173,7 @@ async def running_server(
             await asyncio.sleep(0.02)
         bound = _bound_port(server)
         await _wait_accepting(bound, task, deadline)
-        final = attrs.evolve(base, port=bound)
-        app.settings = final
-        yield RunningServer(
-            url=f"http://{_HOST}:{bound}",
-            port=bound,
-            socketio_path=final.socketio_path,
-            settings=final,
-            app=app,
-        )
+        yield bound
     finally:
         server.should_exit = True
         try:
