@@ -97,6 +97,7 @@ from ._rules import (
     decode_notification,
     decode_office_ack,
     tools_from_ret,
+    unanswered,
 )
 from ._skills import SkillFile, SkillsListener, SkillTracker, read_skill_file
 from ._types import AgentNotification, AgentTool, ResourcePage
@@ -950,7 +951,14 @@ class AsyncAgent:
 
     async def _ask(self, event: Event, payload: Any, response: type[T]) -> T:
         require_connected(self._state)
-        return decode_ack(event, response, await self._request(event, payload))
+        try:
+            args = await self._request(event, payload)
+        except AckTimeoutError as exc:
+            unsupported = unanswered(event, exc)
+            if unsupported is None:
+                raise
+            raise unsupported from exc
+        return decode_ack(event, response, args)
 
     def _fail_pending(self, error: Exception) -> None:
         for future in list(self._pending):

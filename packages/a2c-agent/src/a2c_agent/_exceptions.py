@@ -41,6 +41,7 @@ __all__ = [
     "BlobIntegrityError",
     "BlobLimitError",
     "ConnectionLostError",
+    "EventUnsupportedError",
     "InvalidResponseError",
     "JoinOfficeError",
     "LeaveOfficeError",
@@ -94,6 +95,32 @@ class AckTimeoutError(AgentError, TimeoutError):
         self.event = event
         self.timeout = timeout
         super().__init__(f"no answer to {event} within {timeout:g} s")
+
+
+class EventUnsupportedError(AgentError):
+    """A request newer than protocol 0.2.0 got no answer, or an empty one.
+
+    A Server or Computer of an older PATCH level does not implement it: a 0.2.0 Server
+    leaves ``client:get_skills`` unanswered, a 0.2.0 peer with class-based handlers acks it
+    with nothing. Every 0.2.x passes every 0.2.x version gate, so this is how it shows.
+    ``cause`` is ``"no_answer"`` (after ``timeout`` seconds) or ``"empty_answer"``;
+    ``since`` is the protocol version that added ``event``. A 0.2.1+ Server relaying an
+    old Computer's empty ack answers with a flat 404 naming the event instead.
+    """
+
+    def __init__(self, event: str, since: str, cause: str, timeout: float | None = None) -> None:
+        self.event = event
+        self.since = since
+        self.cause = cause
+        self.timeout = timeout
+        what = (
+            f"no answer to {event} within {timeout:g} s"
+            if timeout is not None
+            else f"an empty answer to {event}"
+        )
+        super().__init__(
+            f"{what}: the Server or the Computer may predate protocol {since}, which added {event}"
+        )
 
 
 class ToolCallTimeoutError(AgentError, TimeoutError):

@@ -6,6 +6,9 @@ Rules:
   flat ErrorPayload (top-level int ``code`` + str ``message``) it becomes the core's typed
   :class:`~a2c_protocol.RemoteError` (404, 403, 4103, 4104, 408, 400, 4014, 4015 …);
   otherwise it must decode into the response model, else :class:`InvalidResponseError`.
+* An event newer than protocol 0.2.0 (``EVENTS[event].since``) that gets no answer in
+  time or an empty ack raises :class:`EventUnsupportedError`: that is how a peer of an
+  older PATCH level shows (spec delta, compatibility matrix).
 * ``client:tool_call`` answers with a ``CallToolResult`` even for tool failures
   (``isError``); only protocol/routing failures arrive as an ErrorPayload.
 * ``server:join_office`` / ``server:leave_office`` answer with two values
@@ -36,7 +39,13 @@ from a2c_protocol import (
     remote_error_of,
 )
 
-from ._exceptions import InvalidResponseError, JoinOfficeError, LeaveOfficeError
+from ._exceptions import (
+    AckTimeoutError,
+    EventUnsupportedError,
+    InvalidResponseError,
+    JoinOfficeError,
+    LeaveOfficeError,
+)
 from ._types import AgentNotification, AgentTool
 
 __all__ = [
@@ -50,12 +59,33 @@ __all__ = [
     "decode_notification",
     "decode_office_ack",
     "tools_from_ret",
+    "unanswered",
 ]
 
 T = TypeVar("T")
 
 
+def _newer_than_0_2_0(event: Event) -> str | None:
+    """The version that added ``event``, when that is later than 0.2.0."""
+    spec = EVENTS.get(event)
+    return spec.since if spec is not None and spec.since != "0.2.0" else None
+
+
+def unanswered(event: Event, timeout: AckTimeoutError) -> EventUnsupportedError | None:
+    """For a request that got no answer in time: the error to raise instead, if any.
+
+    None for 0.2.0 events: their silence is a plain :class:`AckTimeoutError`.
+    """
+    since = _newer_than_0_2_0(event)
+    if since is None:
+        return None
+    return EventUnsupportedError(event.value, since, "no_answer", timeout.timeout)
+
+
 def _single(event: Event, args: Sequence[Any]) -> Any:
+    since = _newer_than_0_2_0(event)
+    if since is not None and (not args or (len(args) == 1 and args[0] is None)):
+        raise EventUnsupportedError(event.value, since, "empty_answer")
     if len(args) != 1:
         raise InvalidResponseError(f"{event.value} answer: expected one value, got {len(args)}")
     return args[0]
