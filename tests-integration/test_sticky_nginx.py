@@ -28,7 +28,11 @@ from a2c_testkit.server import connect_raw
 from a2c_testkit.triangle import ServerProcess, eventually, server_process
 
 CONFIG = Path(__file__).resolve().parents[1] / "docs" / "deploy" / "nginx-sticky.conf"
-CLIENT_ADDRESSES = [f"127.0.0.{i}" for i in range(2, 10)]
+# `hash $remote_addr consistent` places the nodes on its ring by address, and the nodes'
+# ports are new each run, so which client lands where changes too. With 8 clients all of
+# them landed on one node once (seen in a CI run; about 2 x 0.5^8 on an even ring); with 40
+# that is about 2 x 0.5^40.
+CLIENT_ADDRESSES = [f"127.0.0.{i}" for i in range(2, 42)]
 
 
 def _nginx() -> str:
