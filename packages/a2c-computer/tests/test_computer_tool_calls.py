@@ -17,6 +17,24 @@ def text_of(result: Any) -> str:
     return str(result.content[0]["text"])
 
 
+async def test_a_second_start_keeps_the_running_servers(servers: Any) -> None:
+    # A second start() used to launch every server again over the running one, leaving
+    # the first child process orphaned and still running.
+    async with Computer({"servers": {"desk": servers.desk("desk")}}, name="box") as computer:
+        first = text_of(await computer.call_tool("pid", {}))
+        await computer.start()
+        assert text_of(await computer.call_tool("pid", {})) == first
+    assert not _alive(int(first))  # stop() still reaches the one child there is
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
 async def test_success_alias_forbidden_unknown_and_disabled(servers: Any) -> None:
     config = {
         "servers": {

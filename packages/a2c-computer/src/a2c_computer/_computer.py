@@ -152,11 +152,18 @@ class ComputerCore:
     # -- lifecycle -----------------------------------------------------------
 
     async def start(self, *, wait: float | None = None) -> None:
-        """Start every enabled server; wait (up to ``wait`` s) for each first attempt."""
-        self._running = True
-        for name, config in self._config.servers.items():
-            if not config.disabled:
-                self._launch(name, config)
+        """Start every enabled server; wait (up to ``wait`` s) for each first attempt.
+
+        Starting a running Computer starts nothing more: it only waits like the first call.
+        """
+        if self._running:
+            # Launching again would replace each server's handle and orphan its process.
+            logger.debug("start() on a running Computer: its servers keep running")
+        else:
+            self._running = True
+            for name, config in self._config.servers.items():
+                if not config.disabled:
+                    self._launch(name, config)
         await self.wait_settled(wait if wait is not None else self._start_timeout + 5)
 
     async def wait_settled(self, timeout: float) -> None:
