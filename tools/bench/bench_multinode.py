@@ -11,7 +11,8 @@ Three setups, measured back to back in each round:
   crossing Redis pub/sub.
 
 The figure is the Server processes' own CPU (``/proc/<pid>/stat``) per call, summed over
-both nodes in the two-node setup; Redis's CPU is shown apart. Ratios are against
+both nodes in the two-node setup (each node's share is shown under the table); Redis's
+CPU is shown apart. Ratios are against
 ``memory`` in the same round (the table shows the median over rounds). The load side
 (plain python-socketio clients, Computers in their own process) is the one of
 ``bench_server_cpu.py``.
@@ -39,7 +40,7 @@ SETUPS = ("memory", "redis 1 node", "redis 2 nodes")
 
 
 async def measure(setup: str, redis: RedisServer, calls: int, in_flight: int) -> tuple[float, ...]:
-    """(server CPU µs per call, Redis CPU µs per call, calls/s) of ``setup``."""
+    """(server CPU µs per call, Redis CPU µs per call, calls/s, each node's µs) of ``setup``."""
     prefix = uuid.uuid4().hex[:8]
     args = [] if setup == "memory" else ["--redis", redis.url, "--redis-prefix", prefix]
     count = 2 if setup == "redis 2 nodes" else 1
@@ -69,14 +70,15 @@ async def measure(setup: str, redis: RedisServer, calls: int, in_flight: int) ->
             before = [cpu_seconds(pid) for pid in pids]
             redis_before = cpu_seconds(redis_pid)
             wall = await drive([agent], calls, in_flight)
-            used = sum(cpu_seconds(pid) - b for pid, b in zip(pids, before, strict=True))
+            per_node = [cpu_seconds(pid) - b for pid, b in zip(pids, before, strict=True)]
             redis_used = cpu_seconds(redis_pid) - redis_before
             await agent.disconnect()
         finally:
             if computers.stdin is not None:
                 computers.stdin.close()
             computers.wait(timeout=30)
-    return used / calls * 1e6, redis_used / calls * 1e6, calls / wall
+    shares = tuple(used / calls * 1e6 for used in per_node)
+    return (sum(shares), redis_used / calls * 1e6, calls / wall, *shares)
 
 
 async def main_async(calls: int, in_flight: int, rounds: int) -> None:
@@ -90,14 +92,19 @@ async def main_async(calls: int, in_flight: int, rounds: int) -> None:
     print(f"{'setup':<16}{'server µs':>11}{'redis µs':>10}{'calls/s':>9}{'x memory (median)':>20}")
     for setup in SETUPS:
         ratios = [r[0] / m[0] for r, m in zip(results[setup], results["memory"], strict=True)]
-        columns = zip(*results[setup], strict=True)
-        server_us, redis_us, rate = (statistics.median(col) for col in columns)
+        server_us, redis_us, rate = (
+            statistics.median(r[i] for r in results[setup]) for i in range(3)
+        )
         spread = f"{min(ratios):.2f}..{max(ratios):.2f}"
         print(f"{setup:<16}{server_us:>11.0f}{redis_us:>10.0f}{rate:>9.0f}"
               f"{statistics.median(ratios):>11.2f}x ({spread})")  # fmt: skip
     two = [r[0] / o[0] for r, o in zip(results["redis 2 nodes"], results["redis 1 node"],
                                        strict=True)]  # fmt: skip
-    print(f"\ncross-node / one redis node: {statistics.median(two):.2f}x (goal <= 1.5x)")
+    agent_side, computer_side = (
+        statistics.median(r[i] for r in results["redis 2 nodes"]) for i in (3, 4)
+    )
+    print(f"\ntwo nodes: Agent's node {agent_side:.0f} µs, Computer's node {computer_side:.0f} µs")
+    print(f"cross-node / one redis node: {statistics.median(two):.2f}x (goal <= 1.5x)")
 
 
 def main() -> None:
