@@ -130,3 +130,20 @@ async def test_skills_of_every_source_are_listed_read_and_follow_their_server(
         await until(lambda: [r.name for r in computer.skills.skills()] == ["log-triage"])
         await until(lambda: len(computer.skills.skills()) == 4)  # restarted: all published again
         await until(lambda: announced.count(Event.UPDATE_SKILLS) > seen)
+
+
+@pytest.mark.parametrize("server_name", ["s" * 65, "a-server-whose-name-is-far-too-long-" * 2])
+async def test_a_server_whose_name_makes_too_long_a_segment_registers_no_skill(
+    tmp_path: Path, server_name: str
+) -> None:
+    # mcp:<segment>:<skill> with a segment over 64 characters fails the lexer: listing such
+    # a skill would promise a name every client:get_skill refuses with 4016.
+    settings = SkillSettings(install_dir=tmp_path / "install", user_dir=tmp_path / "none")
+    server = stdio_server_config(server_name, "skills")
+    async with Computer(
+        {"servers": {server_name: server}}, name="box", skills=settings
+    ) as computer:
+        assert computer.server_states()[server_name].status == "ready"  # its tools still serve
+        assert computer.skills.skills() == []
+        (refusal,) = computer.skills.refusals()[server_name]
+        assert "at most 64" in refusal and "refused" in refusal

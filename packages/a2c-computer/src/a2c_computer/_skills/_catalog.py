@@ -24,7 +24,13 @@ import attrs
 from a2c_protocol import A2CSkillRef
 
 from ._frontmatter import SkillFrontmatter
-from ._names import USER_SOURCE, mcp_skill_name, mcp_source, normalize_server_segment
+from ._names import (
+    USER_SOURCE,
+    mcp_skill_name,
+    mcp_source,
+    normalize_server_segment,
+    server_segment_problem,
+)
 
 __all__ = ["USER_ORIGIN", "Skill", "SkillCatalog"]
 
@@ -91,6 +97,13 @@ class SkillCatalog:
         refusals: list[str] = []
         if origin != USER_ORIGIN:
             segment = normalize_server_segment(origin)
+            unusable = server_segment_problem(segment)
+            if unusable is not None:
+                # Names under it would fail the lexer: listed, yet every read a 4016.
+                self._origins.pop(origin, None)
+                return (
+                    [f"MCP server {origin!r}: {unusable}; its skills are refused"] if skills else []
+                )
             owner = self._segments.setdefault(segment, origin)
             if owner != origin:
                 self._origins.pop(origin, None)
