@@ -48,7 +48,10 @@ SENSITIVE_KEYS: Final = (
     "api_key",
     "apikey",
 )
-_KEYS_RE: Final = "|".join(re.escape(k) for k in sorted(SENSITIVE_KEYS, key=len, reverse=True))
+# api_key and api-key alike: command-line flags spell the keys with hyphens.
+_KEYS_RE: Final = "|".join(
+    re.escape(k).replace("_", "[-_]") for k in sorted(SENSITIVE_KEYS, key=len, reverse=True)
+)
 _URL_QUERY: Final = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s?#]*)[?#][^\s]*")
 _PAIR: Final = re.compile(rf"(?i)\b({_KEYS_RE})\b(\s*[=:]\s*|%3D)[^\s&;,]*")
 _BEARER: Final = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]+")
