@@ -169,10 +169,19 @@ async def test_bad_payload_is_400_and_another_computer_is_refused(servers: Any) 
 
 async def test_get_config_hides_secrets_and_follows_runtime_changes(servers: Any) -> None:
     secret_entry = servers.desk("desk", "--profile", "conformant")
-    secret_entry["server_parameters"]["env"] = {"DESK_TOKEN": "${input:desk_token}"}
+    secret_entry["server_parameters"]["env"] = {
+        "DESK_TOKEN": "${input:desk_token}",
+        "OPENAI_API_KEY": "sk-literal-key-in-the-config-0123456789",
+    }
     config = {
         "inputs": [
-            {"id": "desk_token", "type": "promptString", "description": "t", "password": True}
+            {
+                "id": "desk_token",
+                "type": "promptString",
+                "description": "t",
+                "password": True,
+                "default": "default-secret",
+            },
         ],
         "servers": {"desk": secret_entry},
     }
@@ -183,9 +192,11 @@ async def test_get_config_hides_secrets_and_follows_runtime_changes(servers: Any
     ):
         assert computer.server_states()["desk"].status == "ready"
         shown = await agent.ask(Event.GET_CONFIG, req_id="k1")
-        assert "top-secret-value" not in str(shown)
+        for secret in ("top-secret-value", "sk-literal", "default-secret"):
+            assert secret not in str(shown)
         assert shown["servers"]["desk"]["server_parameters"]["env"] == {
-            "DESK_TOKEN": "${input:desk_token}"
+            "DESK_TOKEN": "${input:desk_token}",  # a placeholder names the input: shown
+            "OPENAI_API_KEY": "[redacted]",
         }
         assert shown["inputs"][0]["id"] == "desk_token"
         updated = {**config, "servers": {**config["servers"], "plain": servers.plain()}}

@@ -55,6 +55,7 @@ from ._answers import fit_answer, tool_answer
 from ._blob_serve import serve_get_blob
 from ._blobs import BlobStore
 from ._computer import ComputerCore
+from ._config_view import agent_view
 from ._decisions import ConnectVerdict, judge_namespace_refusal, judge_refusal
 from ._exceptions import ComputerError, LinkError, ServerRefusedError
 from ._skills import SkillManager, serve_get_skill, serve_get_skills
@@ -407,7 +408,7 @@ class ComputerLink:
     async def _on_get_config(self, data: Any) -> Any:
         req = from_wire(GetComputerConfigReq, data)
         self._check_target(req.computer)
-        return to_wire(self._core.config)
+        return agent_view(to_wire(self._core.config))
 
     async def _on_get_blob(self, data: Any) -> Any:
         req = from_wire(GetBlobReq, data)

@@ -1,0 +1,87 @@
+"""What ``client:get_config`` shows an Agent: the config as written, minus secret values.
+
+Rules (spec delta 0.2.3: ``client:get_config`` MUST NOT show secrets, API keys, OAuth
+tokens, real environment values or credential-file contents; input definitions may appear,
+resolved values must not):
+
+* ``${input:…}`` placeholders stay as written: they name an input, not its value, and the
+  Computer never resolves them for this answer;
+* an ``env`` or ``headers`` value with no placeholder in it is replaced by
+  :data:`~a2c_protocol.REDACTED`: those are where credentials are written, and a literal
+  one cannot be told from a harmless one;
+* ``args``, ``url`` and ``cwd`` go through the Computer's text redaction (``token=…``
+  pairs, bearer and basic credentials, JWTs, long secrets, URL queries), and a URL's
+  password is masked;
+* a password input's ``default`` is masked.
+
+Pure: a JSON document in, a new one out.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Final
+from urllib.parse import urlsplit, urlunsplit
+
+from a2c_protocol import REDACTED
+
+from ._auth import redact_text
+from ._inputs import placeholder_ids
+
+__all__ = ["agent_view"]
+
+_MASKED_MAPS: Final = ("env", "headers")
+_TEXT: Final = ("url", "cwd")
+
+
+def agent_view(config: dict[str, Any]) -> dict[str, Any]:
+    """The wire form of a ``GetComputerConfigRet`` with its secret values masked."""
+    view = copy.deepcopy(config)
+    for server in (view.get("servers") or {}).values():
+        params = server.get("server_parameters") if isinstance(server, dict) else None
+        if isinstance(params, dict):
+            _mask_params(params)
+    for item in view.get("inputs") or ():
+        if isinstance(item, dict) and item.get("password") and item.get("default") is not None:
+            item["default"] = REDACTED
+    return view
+
+
+def _mask_params(params: dict[str, Any]) -> None:
+    for key in _MASKED_MAPS:
+        values = params.get(key)
+        if isinstance(values, dict):
+            params[key] = {name: _unless_placeholder(value) for name, value in values.items()}
+    if isinstance(params.get("args"), list):
+        params["args"] = [_text(arg) for arg in params["args"]]
+    for key in _TEXT:
+        if isinstance(params.get(key), str):
+            params[key] = _text(params[key])
+
+
+def _unless_placeholder(value: Any) -> Any:
+    return value if placeholder_ids(value) else REDACTED
+
+
+def _text(value: Any) -> Any:
+    if not isinstance(value, str):
+        return value
+    return redact_text(_without_password(value))
+
+
+def _without_password(text: str) -> str:
+    if "://" not in text or "@" not in text:
+        return text
+    try:
+        parts = urlsplit(text)
+    except ValueError:
+        return text
+    if parts.password is None:
+        return text
+    host = parts.hostname or ""
+    if ":" in host:  # an IPv6 literal: urlsplit dropped its brackets
+        host = f"[{host}]"
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    netloc = f"{parts.username or ''}:{REDACTED}@{host}"
+    return urlunsplit(parts._replace(netloc=netloc))
