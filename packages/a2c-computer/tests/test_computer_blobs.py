@@ -10,6 +10,7 @@ import stat
 import time
 from pathlib import Path
 
+import mcp.types
 import pytest
 
 from a2c_computer import BlobSettings, BlobStore, BlobTooLargeError, BlobUnavailableError
@@ -275,6 +276,16 @@ def test_offload_moves_only_large_binary_items(tmp_path: Path) -> None:
     assert "_meta" not in resource["resource"]
     assert store.read_chunk(image["_meta"]["a2c_blob_handle"], 0, 1).mime_type == "image/png"
     assert result.content[1]["data"] == b64(big)  # the input is not mutated
+    mcp.types.CallToolResult.model_validate(to_wire(out))  # still a valid MCP result
+
+
+def test_a_tool_failure_stays_an_error_without_blob_keys(tmp_path: Path) -> None:
+    store = make_store(tmp_path, inline_budget=100)
+    failed = CallToolResult(content=[{"type": "text", "text": "boom " * 100}], is_error=True)
+    out = offload_binaries(failed, store.settings.inline_budget, store.put_bytes)
+    assert out.is_error is True
+    assert "a2c_blob_handle" not in json.dumps(to_wire(out))
+    mcp.types.CallToolResult.model_validate(to_wire(out))
 
 
 def test_offload_leaves_small_results_identical(tmp_path: Path) -> None:
