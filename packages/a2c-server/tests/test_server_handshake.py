@@ -85,6 +85,21 @@ async def test_server_handshake_version_matrix_over_http(
         assert body["server_version"] == server_version
 
 
+@pytest.mark.parametrize(
+    ("client", "accepted"),
+    [("0.2.0", True), ("0.2.3", True), ("0.2.99", True), ("0.3.0", False), ("0.1.9", False)],
+)
+async def test_the_default_server_takes_every_0_2_patch_level(
+    server: RunningServer, client: str, accepted: bool
+) -> None:
+    # Every 0.2.x passes every 0.2.x gate: a newer PATCH than the Server's own too.
+    response = await polling(server, f"&a2c_version={client}")
+    if accepted:
+        assert response.status_code == 200 and response.text.startswith("0{")
+    else:
+        assert_4008(response, client)
+
+
 @pytest.mark.parametrize("query", ["", "&a2c_version=", "&other=1"])
 async def test_server_handshake_missing_version_is_400(server: RunningServer, query: str) -> None:
     response = await polling(server, query)
