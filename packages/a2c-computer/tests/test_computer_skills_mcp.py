@@ -147,3 +147,25 @@ async def test_a_server_whose_name_makes_too_long_a_segment_registers_no_skill(
         assert computer.skills.skills() == []
         (refusal,) = computer.skills.refusals()[server_name]
         assert "at most 64" in refusal and "refused" in refusal
+
+
+async def test_a_resource_updated_for_a_skill_restages_it_and_announces_once(
+    tmp_path: Path,
+) -> None:
+    settings = SkillSettings(
+        install_dir=tmp_path / "install", user_dir=tmp_path / "none", debounce=0.05
+    )
+    server = stdio_server_config("docs", "skills")
+    announced: list[Event] = []
+    async with Computer({"servers": {"docs": server}}, name="box", skills=settings) as computer:
+        computer.add_update_listener(announced.append)
+        (ref,) = computer.skills.skills()
+        assert (ref.name, ref.version) == ("mcp:docs:inline-guide", "1.0.0")
+        await asyncio.sleep(0.2)  # start-up announcements are over: count from here
+        before = announced.count(Event.UPDATE_SKILLS)
+        # The server changes the skill's version and sends resources/updated for its URI.
+        await computer.call_tool("bump", {"name": "inline-guide"})
+        await until(lambda: computer.skills.skills()[0].version == "1.0.1")
+        await until(lambda: announced.count(Event.UPDATE_SKILLS) == before + 1)
+        await asyncio.sleep(0.3)
+        assert announced.count(Event.UPDATE_SKILLS) == before + 1
