@@ -6,6 +6,7 @@ import asyncio
 import functools
 import hashlib
 import http.server
+import logging
 import os
 import signal
 import threading
@@ -169,3 +170,23 @@ async def test_a_resource_updated_for_a_skill_restages_it_and_announces_once(
         await until(lambda: announced.count(Event.UPDATE_SKILLS) == before + 1)
         await asyncio.sleep(0.3)
         assert announced.count(Event.UPDATE_SKILLS) == before + 1
+
+
+async def test_a_list_change_that_leaves_the_skills_alone_announces_nothing(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings = SkillSettings(
+        install_dir=tmp_path / "install", user_dir=tmp_path / "none", debounce=0.05
+    )
+    server = stdio_server_config("docs", "skills")
+    announced: list[Event] = []
+    async with Computer({"servers": {"docs": server}}, name="box", skills=settings) as computer:
+        computer.add_update_listener(announced.append)
+        await asyncio.sleep(0.2)  # start-up announcements are over: count from here
+        before = announced.count(Event.UPDATE_SKILLS)
+        with caplog.at_level(logging.DEBUG, logger="a2c_computer.skills"):
+            await computer.call_tool("touch", {})
+            await until(lambda: "skill set unchanged" in caplog.text)  # it was looked at
+            await asyncio.sleep(0.3)  # past the announcement debounce
+        assert announced.count(Event.UPDATE_SKILLS) == before
+        assert [r.name for r in computer.skills.skills()] == ["mcp:docs:inline-guide"]

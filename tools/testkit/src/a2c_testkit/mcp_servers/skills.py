@@ -11,7 +11,8 @@ Run: ``python -m a2c_testkit.mcp_servers.skills [--mounted DIR] [--archive URL .
 
 Tools: ``remove_skill`` (``{"name": ...}``: stop publishing it and send
 ``resources/list_changed``), ``bump`` (``{"name": ...}``: change its ``_meta.version`` and
-send ``resources/updated`` for its URI), ``pid``.
+send ``resources/updated`` for its URI), ``touch`` (send ``resources/list_changed`` with
+nothing changed), ``pid``.
 """
 
 from __future__ import annotations
@@ -53,6 +54,11 @@ _TOOLS = [
         "name": "bump",
         "description": "Change a skill's version (sends resources/updated).",
         "inputSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
+    },
+    {
+        "name": "touch",
+        "description": "Send resources/list_changed without changing anything.",
+        "inputSchema": {"type": "object"},
     },
     {"name": "pid", "description": "This server's process id.", "inputSchema": {"type": "object"}},
 ]
@@ -129,6 +135,9 @@ def build_server(args: argparse.Namespace) -> tuple[Server[Any, Any], Initializa
             skills[target]["_meta"]["version"] = "1.0.1"
             await session.send_resource_updated(skills[target]["uri"])
             return {"content": [{"type": "text", "text": f"bumped {target}"}], "isError": False}
+        if name == "touch":
+            await session.send_resource_list_changed()
+            return {"content": [{"type": "text", "text": "touched"}], "isError": False}
         if name == "pid":
             return {"content": [{"type": "text", "text": str(os.getpid())}], "isError": False}
         return {"content": [{"type": "text", "text": f"cannot {name} {target!r}"}], "isError": True}
