@@ -1,5 +1,7 @@
 """The public surface of a2c_agent is pinned: changing it must be deliberate."""
 
+import inspect
+
 import a2c_agent
 
 EXPECTED = [
@@ -118,3 +120,11 @@ def test_readme_examples_compile():
     assert len(blocks) >= 2
     for block in blocks:
         compile(block, str(readme), "exec")
+
+
+def test_requests_wait_at_least_30_s_by_default():
+    # Spec checklist: the ack wait for client:get_skill / client:get_blob is at least 30 s
+    # (a Computer staging a large file takes a while; a lost peer shows as a disconnect).
+    # SyncAgent takes AsyncAgent's options as they are.
+    default = inspect.signature(a2c_agent.AsyncAgent).parameters["request_timeout"].default
+    assert default >= 30
