@@ -20,6 +20,8 @@ from a2c_testkit.skill_packages import serving, tar_gz, write_package
 from a2c_testkit.triangle import deployment, eventually, write_config
 
 LOGO = bytes(range(256)) * 1200  # 300 KiB, binary: travels by blob handle in chunks
+# Frontmatter outside SKILL.md is content; placeholders are for the prompt layer to expand.
+GUIDE = b"---\nname: not-a-skill\n---\nRun ${TFROBOT_SKILL_DIR}/scripts/triage.sh\n"
 SERVER = "doc tools.v2"
 SEGMENT = "doc_tools_v2"
 
@@ -32,7 +34,8 @@ async def test_list_read_update_orphan_and_return(procs: Any, tmp_path: Path) ->
     user = tmp_path / "user"
     write_package(
         user, "log-triage", "Triage logs.",
-        files={"references/notes.txt": b"notes\n", "assets/logo.png": LOGO},
+        files={"references/notes.txt": b"notes\n", "assets/logo.png": LOGO,
+               "references/guide.md": GUIDE},
     )  # fmt: skip
     mounted = write_package(tmp_path / "mounts", "pdf-fill", "Fill PDFs.")
     archive = tar_gz(write_package(tmp_path / "src", "release-notes", "Release notes."))
@@ -71,6 +74,8 @@ async def test_list_read_update_orphan_and_return(procs: Any, tmp_path: Path) ->
             )
             logo = await agent.get_skill("box", "log-triage", "assets/logo.png")
             assert logo.data == LOGO and logo.mime_type == "image/png"
+            guide = await agent.get_skill("box", "log-triage", "references/guide.md")
+            assert guide.data == GUIDE  # served raw: frontmatter kept, placeholder unexpanded
             notes = await agent.get_skill("box", f"mcp:{SEGMENT}:release-notes", "SKILL.md")
             assert notes.text() == "# release-notes\n"
 
