@@ -61,4 +61,5 @@ def test_server_testkit_helpers_are_exported() -> None:
         "joined_raw",
         "running_nodes",
         "running_server",
+        "serving",
     ]
