@@ -13,7 +13,13 @@ from pathlib import Path
 import mcp.types
 import pytest
 
-from a2c_computer import BlobSettings, BlobStore, BlobTooLargeError, BlobUnavailableError
+from a2c_computer import (
+    BlobSettings,
+    BlobStore,
+    BlobTooLargeError,
+    BlobUnavailableError,
+    ComputerError,
+)
 from a2c_computer._answers import fit_answer, tool_answer
 from a2c_computer._blob_handles import HandleCodec
 from a2c_computer._sideband import (
@@ -81,6 +87,18 @@ def test_store_loosened_directory_is_tightened(tmp_path: Path) -> None:
     os.chmod(tmp_path / "box-1", 0o755)
     store = make_store(tmp_path)
     assert stat.S_IMODE(store.directory.stat().st_mode) == 0o700
+
+
+def test_a_spool_that_is_a_symlink_is_refused_and_its_target_left_alone(tmp_path: Path) -> None:
+    # The sweep deletes files in the spool: a spool pointing elsewhere would let it
+    # delete files outside the Computer's own area.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "victim.tmp").write_bytes(b"not the Computer's")
+    (tmp_path / "box-1").symlink_to(elsewhere)
+    with pytest.raises(ComputerError, match="not a plain directory"):
+        make_store(tmp_path)
+    assert (elsewhere / "victim.tmp").read_bytes() == b"not the Computer's"
 
 
 def test_store_default_directory_is_under_user_cache(
