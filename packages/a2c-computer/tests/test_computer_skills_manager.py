@@ -163,6 +163,32 @@ async def test_text_over_the_budget_and_non_utf8_text_go_by_handle(
     await manager.stop()
 
 
+async def test_the_inline_budget_edge_empty_text_and_a_tiny_binary(
+    tmp_path: Path, blobs: BlobStore
+) -> None:
+    root = write_skill(tmp_path / "user", "log-triage")
+    (root / "references" / "exact.md").write_text("x" * 4096)
+    (root / "references" / "over.md").write_text("x" * 4097)
+    (root / "references" / "empty.txt").write_bytes(b"")
+    (root / "assets" / "dot.png").write_bytes(PNG[:10])
+    manager = SkillManager(settings(tmp_path, inline_budget=4096), blobs=blobs)
+    await manager.start()
+    try:
+        exact = await manager.read("log-triage", "references/exact.md", "r")
+        over = await manager.read("log-triage", "references/over.md", "r")
+        empty = await manager.read("log-triage", "references/empty.txt", "r")
+        dot = await manager.read("log-triage", "assets/dot.png", "r")
+    finally:
+        await manager.stop()
+    assert exact.body == "x" * 4096 and exact.blob_handle is None
+    assert over.body is None and over.blob_handle and over.total_size == 4097
+    assert (empty.body, empty.total_size, empty.blob_handle) == ("", 0, None)
+    assert empty.sha256 == hashlib.sha256(b"").hexdigest()
+    # Binary goes by handle whatever its size.
+    assert dot.body is None and dot.blob_handle and dot.total_size == 10
+    assert blobs.read_chunk(dot.blob_handle, 0, 100).data == PNG[:10]
+
+
 async def test_a_file_that_vanishes_after_listing_is_not_found_and_its_handle_gone(
     tmp_path: Path, blobs: BlobStore
 ) -> None:
