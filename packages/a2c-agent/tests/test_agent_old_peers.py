@@ -91,18 +91,27 @@ async def old_server(request: pytest.FixtureRequest) -> AsyncIterator[tuple[str,
         yield request.param, f"http://127.0.0.1:{port}", calls
 
 
-async def test_new_events_are_reported_as_unsupported_once_each(
+@pytest.fixture
+async def joined(
     old_server: tuple[str, str, list[str]],
-) -> None:
+) -> AsyncIterator[tuple[str, AsyncAgent, list[str]]]:
+    """(stand-in style, an Agent in the office with a 0.5 s request timeout, events seen)."""
     style, url, calls = old_server
     async with AsyncAgent(url, name="agent-1", request_timeout=0.5) as agent:
         await agent.join_office(OFFICE)
-        with pytest.raises(EventUnsupportedError) as listed:
-            await agent.get_skills("box-1")
-        with pytest.raises(EventUnsupportedError) as read:
-            await agent.get_skill("box-1", "some-skill")
-        with pytest.raises(EventUnsupportedError) as pulled:
-            await agent.get_blob("box-1", "h1")
+        yield style, agent, calls
+
+
+async def test_new_events_are_reported_as_unsupported_once_each(
+    joined: tuple[str, AsyncAgent, list[str]],
+) -> None:
+    style, agent, calls = joined
+    with pytest.raises(EventUnsupportedError) as listed:
+        await agent.get_skills("box-1")
+    with pytest.raises(EventUnsupportedError) as read:
+        await agent.get_skill("box-1", "some-skill")
+    with pytest.raises(EventUnsupportedError) as pulled:
+        await agent.get_blob("box-1", "h1")
     errors = (listed.value, read.value, pulled.value)
     assert [e.event for e in errors] == ["client:get_skills", "client:get_skill", "client:get_blob"]
     assert {e.since for e in errors} == {"0.2.1"}
@@ -121,15 +130,13 @@ async def test_new_events_are_reported_as_unsupported_once_each(
 
 
 async def test_a_0_2_0_event_left_unanswered_is_still_a_plain_timeout(
-    old_server: tuple[str, str, list[str]],
+    joined: tuple[str, AsyncAgent, list[str]],
 ) -> None:
-    style, url, _ = old_server
-    async with AsyncAgent(url, name="agent-1", request_timeout=0.5) as agent:
-        await agent.join_office(OFFICE)
-        if style == "decorator":
-            with pytest.raises(AckTimeoutError) as timed_out:
-                await agent.get_tools("box-1")
-            assert not isinstance(timed_out.value, EventUnsupportedError)
-        else:
-            with pytest.raises(InvalidResponseError, match="expected one value, got 0"):
-                await agent.get_tools("box-1")
+    style, agent, _ = joined
+    if style == "decorator":
+        with pytest.raises(AckTimeoutError) as timed_out:
+            await agent.get_tools("box-1")
+        assert not isinstance(timed_out.value, EventUnsupportedError)
+    else:
+        with pytest.raises(InvalidResponseError, match="expected one value, got 0"):
+            await agent.get_tools("box-1")

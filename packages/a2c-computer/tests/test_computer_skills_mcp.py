@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import hashlib
 import http.server
@@ -10,7 +11,7 @@ import logging
 import os
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -150,9 +151,9 @@ async def test_a_server_whose_name_makes_too_long_a_segment_registers_no_skill(
         assert "at most 64" in refusal and "refused" in refusal
 
 
-async def test_a_resource_updated_for_a_skill_restages_it_and_announces_once(
-    tmp_path: Path,
-) -> None:
+@contextlib.asynccontextmanager
+async def docs_skills(tmp_path: Path) -> AsyncIterator[tuple[Computer, list[Event]]]:
+    """A Computer with the testkit skills server as ``docs``; announcements from now on."""
     settings = SkillSettings(
         install_dir=tmp_path / "install", user_dir=tmp_path / "none", debounce=0.05
     )
@@ -160,33 +161,32 @@ async def test_a_resource_updated_for_a_skill_restages_it_and_announces_once(
     announced: list[Event] = []
     async with Computer({"servers": {"docs": server}}, name="box", skills=settings) as computer:
         computer.add_update_listener(announced.append)
+        await asyncio.sleep(0.2)  # start-up announcements are over
+        announced.clear()
+        yield computer, announced
+
+
+async def test_a_resource_updated_for_a_skill_restages_it_and_announces_once(
+    tmp_path: Path,
+) -> None:
+    async with docs_skills(tmp_path) as (computer, announced):
         (ref,) = computer.skills.skills()
         assert (ref.name, ref.version) == ("mcp:docs:inline-guide", "1.0.0")
-        await asyncio.sleep(0.2)  # start-up announcements are over: count from here
-        before = announced.count(Event.UPDATE_SKILLS)
         # The server changes the skill's version and sends resources/updated for its URI.
         await computer.call_tool("bump", {"name": "inline-guide"})
         await until(lambda: computer.skills.skills()[0].version == "1.0.1")
-        await until(lambda: announced.count(Event.UPDATE_SKILLS) == before + 1)
+        await until(lambda: announced.count(Event.UPDATE_SKILLS) == 1)
         await asyncio.sleep(0.3)
-        assert announced.count(Event.UPDATE_SKILLS) == before + 1
+        assert announced.count(Event.UPDATE_SKILLS) == 1
 
 
 async def test_a_list_change_that_leaves_the_skills_alone_announces_nothing(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    settings = SkillSettings(
-        install_dir=tmp_path / "install", user_dir=tmp_path / "none", debounce=0.05
-    )
-    server = stdio_server_config("docs", "skills")
-    announced: list[Event] = []
-    async with Computer({"servers": {"docs": server}}, name="box", skills=settings) as computer:
-        computer.add_update_listener(announced.append)
-        await asyncio.sleep(0.2)  # start-up announcements are over: count from here
-        before = announced.count(Event.UPDATE_SKILLS)
+    async with docs_skills(tmp_path) as (computer, announced):
         with caplog.at_level(logging.DEBUG, logger="a2c_computer.skills"):
             await computer.call_tool("touch", {})
             await until(lambda: "skill set unchanged" in caplog.text)  # it was looked at
             await asyncio.sleep(0.3)  # past the announcement debounce
-        assert announced.count(Event.UPDATE_SKILLS) == before
+        assert announced.count(Event.UPDATE_SKILLS) == 0
         assert [r.name for r in computer.skills.skills()] == ["mcp:docs:inline-guide"]
