@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from a2c_computer import Computer, SkillSettings
+from a2c_computer import BlobUnavailableError, Computer, SkillSettings
 from a2c_protocol import Event, SkillNotFoundError
 from a2c_testkit.mcp_servers import stdio_server_config
 from a2c_testkit.mcp_servers.skills import ASSET_BYTES, INLINE_FILES
@@ -190,3 +190,34 @@ async def test_a_list_change_that_leaves_the_skills_alone_announces_nothing(
             await asyncio.sleep(0.3)  # past the announcement debounce
         assert announced.count(Event.UPDATE_SKILLS) == 0
         assert [r.name for r in computer.skills.skills()] == ["mcp:docs:inline-guide"]
+
+
+async def test_while_its_server_is_down_a_skill_is_unknown_and_its_handle_refused(
+    tmp_path: Path,
+) -> None:
+    # The server is killed and every restart fails until the flag file goes: the
+    # orphaned state lasts as long as the test needs it, whatever the machine's speed.
+    flag = tmp_path / "down"
+    settings = SkillSettings(
+        install_dir=tmp_path / "install", user_dir=tmp_path / "none", debounce=0.05
+    )
+    server = stdio_server_config("docs", "skills", "--down-while", str(flag))
+    name = "mcp:docs:inline-guide"
+    async with Computer({"servers": {"docs": server}}, name="box", skills=settings) as computer:
+        asset = await computer.skills.read(name, "assets/data.bin", "r")
+        assert asset.blob_handle
+        pid = int((await computer.call_tool("pid", {})).content[0]["text"])
+        flag.touch()
+        os.kill(pid, signal.SIGKILL)
+        await until(lambda: computer.skills.skills() == [])
+        with pytest.raises(SkillNotFoundError):
+            await computer.skills.read(name, None, "r")
+        with pytest.raises(BlobUnavailableError) as refused:
+            computer.blob_store.read_chunk(asset.blob_handle, 0, 16)
+        assert refused.value.reason in ("forbidden", "gone")
+        flag.unlink()  # the next restart succeeds: the skill and its file are back
+        await until(lambda: [r.name for r in computer.skills.skills()] == [name])
+        again = await computer.skills.read(name, "assets/data.bin", "r")
+        assert again.blob_handle
+        chunk = computer.blob_store.read_chunk(again.blob_handle, 0, len(ASSET_BYTES))
+        assert chunk.data == ASSET_BYTES

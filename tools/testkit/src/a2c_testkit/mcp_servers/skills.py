@@ -9,6 +9,8 @@ Run: ``python -m a2c_testkit.mcp_servers.skills [--mounted DIR] [--archive URL .
 - ``--archive URL --archive-name NAME [--archive-format tar.gz] [--archive-sha256 HEX]``:
   a package archive served over HTTP, published in ``archive`` mode.
 
+``--down-while PATH``: exit at start while ``PATH`` exists (a restart that keeps failing).
+
 Tools: ``remove_skill`` (``{"name": ...}``: stop publishing it and send
 ``resources/list_changed``), ``bump`` (``{"name": ...}``: change its ``_meta.version`` and
 send ``resources/updated`` for its URI), ``touch`` (send ``resources/list_changed`` with
@@ -164,7 +166,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--archive-name", default="archived-skill")
     parser.add_argument("--archive-format", default="tar.gz")
     parser.add_argument("--archive-sha256")
-    server, options = build_server(parser.parse_args(argv))
+    parser.add_argument("--down-while")
+    args = parser.parse_args(argv)
+    if args.down_while and os.path.exists(args.down_while):
+        raise SystemExit(f"{args.down_while} exists: staying down")
+    server, options = build_server(args)
     run_stdio(server, options)
 
 
