@@ -104,6 +104,7 @@ async def test_user_folder_skills_are_listed_and_read(tmp_path: Path, blobs: Blo
         ("a:b:c", None, InvalidSkillNameError, None),
         ("no-such-skill", None, SkillNotFoundError, None),
         ("mcp:srv:x", None, SkillNotFoundError, None),
+        ("mcp:skill", None, SkillNotFoundError, None),  # the marketplace form: unknown, 4014
         ("log-triage", "../pdf-fill/SKILL.md", SkillResourceError, SkillResourceReason.TRAVERSAL),
         ("log-triage", "/etc/passwd", SkillResourceError, SkillResourceReason.TRAVERSAL),
         ("log-triage", ".skillenv", SkillResourceError, SkillResourceReason.FORBIDDEN),

@@ -69,6 +69,13 @@ def test_every_synthesized_form_passes_the_lexer(plugin: str, skill: str) -> Non
     assert lex_skill_name(f"mcp:Srv_1:{skill}") is None
 
 
+@pytest.mark.parametrize("name", ["x", "a-1", "mcp:Doc_Tools-2:x", "mcp:skill", "claude-ai:x"])
+def test_the_spec_examples_pass_the_lexer(name: str) -> None:
+    # mcp:skill has two segments: the marketplace form, so an unknown one is a 4014 (not
+    # found), never a 4016 (malformed).
+    assert lex_skill_name(name) is None
+
+
 @pytest.mark.parametrize(
     "name",
     [
