@@ -118,6 +118,7 @@ async def test_get_desktop_with_size_and_window(make_computer, make_agent):
     assert await agent.get_desktop("box-1", window=uri) == [computer.desktops[0]]
     sent = computer.received(Event.GET_DESKTOP)
     assert sent[1]["desktop_size"] == 2 and sent[3]["window"] == "window://org.example.a/x"
+    assert sent[2]["window"] == "window://org.example.b"  # a string goes out as given
 
 
 @pytest.mark.parametrize(
