@@ -182,6 +182,20 @@ async def test_bad_payload_is_400_and_another_computer_is_refused(servers: Any) 
         assert (await agent.ask(Event.GET_TOOLS, req_id="x"))["req_id"] == "x"
 
 
+async def test_the_computer_answers_only_the_client_events(servers: Any) -> None:
+    # Spec checklist: no client:* event can mutate the Computer's management state. The
+    # link handles the eight client:* events and the cancel notification, nothing else
+    # (no server:* or management event an Agent could route to it).
+    async with office(servers) as (_, computer, _agent):
+        link = computer.link
+        assert link is not None and link._sio is not None
+        handled = set(link._sio.handlers[NAMESPACE])
+    client_events = {e.value for e in Event if e.value.startswith("client:")}
+    assert len(client_events) == 8
+    expected = client_events | {Event.NOTIFY_TOOL_CALL_CANCEL.value}
+    assert handled - {"connect", "disconnect", "connect_error"} == expected
+
+
 async def test_get_config_hides_secrets_and_follows_runtime_changes(servers: Any) -> None:
     secret_entry = servers.desk("desk", "--profile", "conformant")
     secret_entry["server_parameters"]["env"] = {
