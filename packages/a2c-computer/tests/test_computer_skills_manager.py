@@ -190,6 +190,28 @@ async def test_the_inline_budget_edge_empty_text_and_a_tiny_binary(
     assert blobs.read_chunk(dot.blob_handle, 0, 100).data == PNG[:10]
 
 
+async def test_a_handle_to_a_file_swapped_for_an_escaping_symlink_is_forbidden(
+    tmp_path: Path, blobs: BlobStore
+) -> None:
+    # A pull re-runs the sandbox: the handle was minted for a plain file, which was then
+    # replaced by a symlink leaving the package.
+    root = write_skill(tmp_path / "user", "log-triage")
+    outside = tmp_path / "outside.bin"
+    outside.write_bytes(b"not part of any skill")
+    manager = SkillManager(settings(tmp_path, poll_interval=3600), blobs=blobs)
+    await manager.start()
+    try:
+        flow = await manager.read("log-triage", "assets/flow.png", "r")
+        assert flow.blob_handle
+        (root / "assets" / "flow.png").unlink()
+        (root / "assets" / "flow.png").symlink_to(outside)
+        with pytest.raises(BlobUnavailableError) as refused:
+            blobs.read_chunk(flow.blob_handle, 0, 64)
+        assert refused.value.reason == "forbidden"
+    finally:
+        await manager.stop()
+
+
 async def test_a_file_that_vanishes_after_listing_is_not_found_and_its_handle_gone(
     tmp_path: Path, blobs: BlobStore
 ) -> None:

@@ -407,11 +407,15 @@ class SkillManager:
 
     def _resolve_blob(self, payload: bytes) -> BlobSource:
         # Every pull re-runs the lookup and the sandbox: a skill or file that went away
-        # since the handle was minted is "gone", never served from a stale path.
+        # since the handle was minted is "gone", never served from a stale path; one the
+        # sandbox now refuses (swapped for a symlink out of the package, say) "forbidden".
         try:
             name, rel_path = json.loads(payload)
             target, is_skill_md = self._locate(name, rel_path)
-        except (SkillNotFoundError, SkillResourceError, InvalidSkillNameError, ValueError):
+        except SkillResourceError as exc:
+            refused = exc.reason in (SkillResourceReason.TRAVERSAL, SkillResourceReason.FORBIDDEN)
+            raise BlobUnavailableError("forbidden" if refused else "gone") from None
+        except (SkillNotFoundError, InvalidSkillNameError, ValueError):
             raise BlobUnavailableError("gone") from None
         if is_skill_md:
             served = self._load(name, rel_path)
