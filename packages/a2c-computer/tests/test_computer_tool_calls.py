@@ -27,6 +27,19 @@ async def test_a_second_start_keeps_the_running_servers(servers: Any) -> None:
     assert not _alive(int(first))  # stop() still reaches the one child there is
 
 
+async def test_a_stopped_computer_stops_twice_quietly_and_runs_nothing(servers: Any) -> None:
+    # Spec checklist (runtime contract): a second shutdown is idempotent and no new work
+    # is accepted after stop.
+    computer = Computer({"servers": {"desk": servers.desk("desk")}}, name="box")
+    await computer.__aenter__()
+    pid = int(text_of(await computer.call_tool("pid", {})))
+    await computer.__aexit__(None, None, None)
+    await computer.__aexit__(None, None, None)
+    refused = await asyncio.wait_for(computer.call_tool("pid", {}), 10)
+    assert refused.is_error and refused.meta is not None and refused.meta["error_code"] == 4001
+    assert not _alive(pid)
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
