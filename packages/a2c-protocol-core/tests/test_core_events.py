@@ -97,3 +97,9 @@ def test_no_event_name_literal_outside_the_registry() -> None:
             if pattern.search(line):
                 offenders.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
     assert not offenders, "use a2c_protocol.Event members instead:\n" + "\n".join(offenders)
+
+
+def test_events_a_patch_added_are_the_ones_a_0_2_0_peer_may_not_know() -> None:
+    added = {e.value for e in Event if EVENTS[e].added_in_patch}
+    assert added == {e.value for e in Event if EVENTS[e].since != "0.2.0"}
+    assert "client:get_skills" in added and "client:get_tools" not in added

@@ -66,9 +66,9 @@ T = TypeVar("T")
 
 
 def _newer_than_0_2_0(event: Event) -> str | None:
-    """The version that added ``event``, when that is later than 0.2.0."""
+    """The version that added ``event``, when a PATCH release did (0.2.1 and later)."""
     spec = EVENTS.get(event)
-    return spec.since if spec is not None and spec.since != "0.2.0" else None
+    return spec.since if spec is not None and spec.added_in_patch else None
 
 
 def unanswered(event: Event, timeout: AckTimeoutError) -> EventUnsupportedError | None:

@@ -118,6 +118,12 @@ class EventSpec:
     def kind(self) -> EventKind:
         return EventKind(self.event.value.split(":", 1)[0])
 
+    @property
+    def added_in_patch(self) -> bool:
+        """Whether a PATCH release added the event, so a peer of the MINOR's first release
+        (0.2.0) may not know it: its silence or empty ack then means "not implemented"."""
+        return not self.since.endswith(".0")
+
 
 _AGENT = frozenset({Role.AGENT})
 _COMPUTER = frozenset({Role.COMPUTER})

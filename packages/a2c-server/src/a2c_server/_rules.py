@@ -279,7 +279,7 @@ def unsupported_event_refusal(event: Event, computer: str, answer: object) -> Re
     (python-socketio acks an unhandled event with no arguments); for 0.2.0 events it is a
     broken Computer, which the caller reports as such.
     """
-    if answer is not None or EVENTS[event].since == "0.2.0":
+    if answer is not None or not EVENTS[event].added_in_patch:
         return None
     return Refusal(
         code=ErrorCode.NOT_FOUND,
