@@ -98,8 +98,8 @@ class _RedisManager(socketio.AsyncRedisManager):  # type: ignore[misc]
                 return await super().emit(event, data, namespace=ns, room=target, **kwargs)
             callback = kwargs.get("callback")
             if callback is not None and not kwargs.get("ignore_queue"):
-                node = self._locate(target)
-                if node is not None and node != self.host_id:
+                node = self._other_node(self._locate(target))
+                if node is not None:
                     return await self._call_remote(event, data, ns, target, callback, node)
         return await super().emit(event, data, namespace=namespace, room=room, **kwargs)
 
@@ -140,6 +140,10 @@ class _RedisManager(socketio.AsyncRedisManager):  # type: ignore[misc]
             node = self._locate(room)
         else:
             return None
+        return self._other_node(node)
+
+    def _other_node(self, node: object) -> str | None:
+        """``node`` when it names a node other than this one; else None."""
         return node if isinstance(node, str) and node != self.host_id else None
 
     async def _publish(self, data: dict[str, Any]) -> None:
