@@ -155,21 +155,16 @@ class LeanSocket(AsyncSocket):  # type: ignore[misc]
         self.upgrading = True  # holds back long-poll sends meanwhile
         try:
             probe = packet.Packet(encoded_packet=await self._frame(ws))
-        except OSError:
-            self.upgrading = False
-            return False
-        if probe.packet_type != packet.PING or probe.data != "probe":
-            logger.info("%s: Failed websocket upgrade, no PING packet", self.sid)
-            self.upgrading = False
-            return False
-        await ws.send(packet.Packet(packet.PONG, data="probe").encode())
-        await self.queue.put(packet.Packet(packet.NOOP))  # ends the pending long-poll
-        try:
+            if probe.packet_type != packet.PING or probe.data != "probe":
+                logger.info("%s: Failed websocket upgrade, no PING packet", self.sid)
+                return False
+            await ws.send(packet.Packet(packet.PONG, data="probe").encode())
+            await self.queue.put(packet.Packet(packet.NOOP))  # ends the pending long-poll
             upgrade = packet.Packet(encoded_packet=await self._frame(ws))
         except OSError:
-            self.upgrading = False
             return False
-        self.upgrading = False
+        finally:
+            self.upgrading = False
         if upgrade.packet_type != packet.UPGRADE:
             self.upgraded = False
             logger.info("%s: Failed websocket upgrade, expected UPGRADE packet, received %s"
