@@ -78,10 +78,5 @@ def _without_password(text: str) -> str:
         return text
     if parts.password is None:
         return text
-    host = parts.hostname or ""
-    if ":" in host:  # an IPv6 literal: urlsplit dropped its brackets
-        host = f"[{host}]"
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    netloc = f"{parts.username or ''}:{REDACTED}@{host}"
-    return urlunsplit(parts._replace(netloc=netloc))
+    host = parts.netloc.rpartition("@")[2]  # as written: brackets and port kept
+    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:{REDACTED}@{host}"))
