@@ -155,7 +155,11 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
     blob.add_argument("computer")
     blob.add_argument("handle")
     blob.add_argument(
-        "-o", "--output", required=True, help="file to write (its directory must exist)"
+        "-o",
+        "--output",
+        required=True,
+        metavar="FILE",
+        help="file to write (its directory must exist)",
     )
     blob.add_argument("--overwrite", action="store_true", help="replace FILE if it exists")
     skills = commands.add_parser("skills", help="list a Computer's skills")
@@ -167,7 +171,7 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
     skill.add_argument("name", help="the skill name exactly as 'skills' lists it")
     skill.add_argument("rel_path", nargs="?", default="SKILL.md", help="default: SKILL.md")
     skill.add_argument(
-        "-o", "--output-file", dest="file",
+        "-o", "--output-file", dest="file", metavar="FILE",
         help="write the bytes to this file (its directory must exist)",
     )  # fmt: skip
     skill.add_argument("--overwrite", action="store_true", help="replace FILE if it exists")

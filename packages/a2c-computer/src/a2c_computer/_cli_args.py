@@ -364,8 +364,8 @@ def build_parser() -> argparse.ArgumentParser:
         "computer.md can be set. The converted servers keep their names; no tool_meta is "
         "invented. Writes to stdout, or to -o OUT (a new file; --overwrite replaces one).",
     )
-    converter.add_argument("file", help="the mcpServers JSON file")
-    converter.add_argument("-o", "--output", help="write here instead of stdout")
+    converter.add_argument("file", metavar="FILE", help="the mcpServers JSON file")
+    converter.add_argument("-o", "--output", metavar="OUT", help="write here instead of stdout")
     converter.add_argument("--overwrite", action="store_true", help="replace OUT if it exists")
     for command in (run, check, skills, config, converter):
         # Accepted after the command too (`run -v`); unset there, the top level's value stays.
