@@ -77,3 +77,14 @@ async def test_demo_tours_the_protocol_and_exits_cleanly(
     assert "computer  demo-box     a2c_version=0.2.3" in output
     assert "window://org.a2c.example.desk/panel/status" in output
     assert "Traceback" not in output
+
+
+async def test_demo_version() -> None:
+    process = await asyncio.create_subprocess_exec(
+        bin_path("a2c-demo"), "--version",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(process.communicate(), 120)
+    assert process.returncode == 0, err.decode()
+    assert out.decode().startswith("a2c-demo 0.") and "protocol 0.2." in out.decode()

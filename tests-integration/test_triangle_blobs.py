@@ -215,6 +215,7 @@ async def test_cli_downloads_a_blob_and_saves_binary_items(procs: Any, tmp_path:
         assert hashlib.sha256(target.read_bytes()).hexdigest() == sha
 
         saved = tmp_path / "saved"
+        saved.mkdir()  # the CLI never creates a --save-dir (issue 24 item 5)
         params = json.dumps({"size": 2 * MB, "seed": 4})
         code, out, err = await run_cli(
             *base, "call", "box-1", "png", params, "--save-dir", str(saved)

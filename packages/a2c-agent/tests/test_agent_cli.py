@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from a2c_agent._cli import build_parser, main, render_table
+from a2c_agent._cli_args import parse_args
 from a2c_protocol import CallToolResult, Event
 from a2c_server import ServerSettings
 from a2c_testkit.scripted_computer import scripted_tool
@@ -47,7 +48,8 @@ async def test_cli_commands_print_json(make_computer, server):
 
     code, out, _ = await run_cli(server.url, "room")
     assert code == 0
-    assert {m["name"] for m in json.loads(out)} == {"a2c-agent-cli", "box-1"}
+    names = sorted(m["name"] for m in json.loads(out))
+    assert names[0].startswith("a2c-agent-cli-") and names[1] == "box-1"
 
     code, out, _ = await run_cli(server.url, "tools", "box-1")
     (tool,) = json.loads(out)
@@ -89,7 +91,7 @@ async def test_cli_errors_print_the_message_and_exit_non_zero(make_computer, ser
     code, _, err = await run_cli(
         server.url, "desktop", "box-1", "--window", "window://h/p?priority=5"
     )
-    assert code == 1 and "query is not allowed" in err
+    assert code == 2 and "query is not allowed" in err
 
     code, _, err = await run_cli(server.url, "call", "box-1", "x", "[1]")
     assert code == 2 and "JSON object" in err
@@ -98,7 +100,7 @@ async def test_cli_errors_print_the_message_and_exit_non_zero(make_computer, ser
 async def test_cli_sends_the_token_as_auth_token():
     async with running_server(ServerSettings(auth_token="s3cret")) as srv:
         code, out, _ = await run_cli(srv.url, "--token", "s3cret", "room")
-        assert code == 0 and json.loads(out)[0]["name"] == "a2c-agent-cli"
+        assert code == 0 and json.loads(out)[0]["name"].startswith("a2c-agent-cli-")
         code, out, err = await run_cli(srv.url, "--token", "wrong", "room")
         assert code == 1 and "Authentication failed" in err
         assert "wrong" not in err
@@ -115,7 +117,9 @@ def test_cli_unreachable_server_exits_non_zero(capsys):
     stdout = io.StringIO()
     code = main(["--server", "http://127.0.0.1:9", "--office", OFFICE, "room"], stdout=stdout)
     assert code == 1 and stdout.getvalue() == ""
-    assert "cannot connect" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "cannot connect" in err and "Connect call failed" in err
+    assert "ssl:default" not in err  # aiohttp's words, meaningless for an http:// URL
 
 
 def test_render_table_is_readable():
@@ -149,7 +153,7 @@ def test_render_table_is_readable():
 
 def test_parser_requires_server_and_office():
     with pytest.raises(SystemExit):
-        build_parser().parse_args(["room"])
+        parse_args(["room"], {})
     args = build_parser().parse_args(
         ["--server", "http://x", "--office", "o", "desktop", "c", "--size", "3"]
     )

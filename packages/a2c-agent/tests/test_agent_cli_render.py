@@ -45,7 +45,7 @@ def test_missing_values_print_a_dash():
     row = render_table("resources", resources).splitlines()[2].split()
     assert row == ["window://h/1", "w", "-", "-"]  # no mime type, no priority (not 0.00)
     tools = [{"name": "t", "description": "", "meta": {}, "tool_meta": None}]
-    assert render_table("tools", tools).splitlines()[2].split() == ["t", "-", "-", "-"]
+    assert render_table("tools", tools).splitlines()[2].split() == ["t", "-", "-", "-", "-"]
 
 
 def test_tools_show_their_mcp_server():
@@ -54,9 +54,20 @@ def test_tools_show_their_mcp_server():
         {"name": "b", "description": "d", "meta": {}, "tool_meta": {"tags": ["x"]}},
     ]
     lines = render_table("tools", tools).splitlines()
-    assert lines[0].split() == ["TOOL", "MCP", "SERVER", "TAGS", "DESCRIPTION"]
-    assert lines[2].split() == ["a", "fs", "-", "d"]
-    assert lines[3].split() == ["b", "-", "x", "d"]
+    assert lines[0].split() == ["TOOL", "MCP", "SERVER", "AUTO_APPLY", "TAGS", "DESCRIPTION"]
+    assert lines[2].split() == ["a", "fs", "-", "-", "d"]
+    assert lines[3].split() == ["b", "-", "-", "x", "d"]
+
+
+def test_tools_show_whether_they_run_without_confirmation():
+    tools = [
+        {"name": "a", "description": "d", "meta": {}, "tool_meta": {"auto_apply": True}},
+        {"name": "b", "description": "d", "meta": {}, "tool_meta": {"auto_apply": False}},
+    ]
+    lines = render_table("tools", tools).splitlines()
+    assert "AUTO_APPLY" in lines[0]
+    assert lines[2].split() == ["a", "-", "yes", "-", "d"]
+    assert lines[3].split() == ["b", "-", "no", "-", "d"]
 
 
 def test_long_cells_wrap_to_the_width():

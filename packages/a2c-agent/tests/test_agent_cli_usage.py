@@ -81,6 +81,10 @@ def test_help_documents_environment_and_exit_codes(capsys):
     for code in ("0 ", "1 ", "2 ", "3 "):
         assert f"\n  {code}" in text
     assert "watch" in text
+    # The environment may supply them: the usage line does not call them required.
+    assert "[--server SERVER]" in text and "[--office OFFICE]" in text
+    assert main(["room"], stdout=io.StringIO(), environ={"A2C_OFFICE": OFFICE}) == 2
+    assert "--server is needed (or set A2C_SERVER_URL)" in capsys.readouterr().err
 
 
 async def test_version_flag():
@@ -93,11 +97,11 @@ async def test_environment_variables_and_flags_win(make_computer, server):
     env = {"A2C_SERVER_URL": server.url, "A2C_OFFICE": OFFICE}
     code, out, err = await run("room", env=env)
     assert code == 0, err
-    assert {m["name"] for m in json.loads(out)} == {"a2c-agent-cli", "box-1"}
+    assert sorted(m["role"] for m in json.loads(out)) == ["agent", "computer"]
     # A flag wins over its variable: the other office has no Computer.
     code, out, err = await run("--office", "elsewhere", "room", env=env)
     assert code == 0, err
-    assert {m["name"] for m in json.loads(out)} == {"a2c-agent-cli"}
+    assert [m["role"] for m in json.loads(out)] == ["agent"]
     code, _, err = await run("--server", "http://127.0.0.1:9", "room", env=env)
     assert code == 1 and "cannot connect" in err
 

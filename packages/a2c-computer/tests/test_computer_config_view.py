@@ -45,6 +45,19 @@ def test_args_and_urls_lose_their_credentials() -> None:
     assert view["cwd"] == "/srv/app"
 
 
+def test_a_url_query_keeps_its_keys_with_values_masked() -> None:
+    view = _params(
+        agent_view(
+            _config(
+                url="https://example.org/mcp?token=t0k3n&region=eu#frag",
+                args=["--endpoint", "http://h:1/sse?key=abc&flag", "x?y=1"],
+            )
+        )
+    )
+    assert view["url"] == "https://example.org/mcp?token=[redacted]&region=[redacted]#[redacted]"
+    assert view["args"] == ["--endpoint", "http://h:1/sse?key=[redacted]&[redacted]", "x?y=1"]
+
+
 def test_an_ipv6_host_keeps_its_brackets() -> None:
     view = _params(agent_view(_config(url="http://u:secret@[::1]:9000/mcp")))
     assert view["url"] == "http://u:[redacted]@[::1]:9000/mcp"

@@ -190,6 +190,9 @@ def test_server_cli_help_lists_exit_codes(capsys: pytest.CaptureFixture[str]) ->
     assert "exit codes" in text and "set but empty is an error" in text
     for code in ("0", "2", "3"):
         assert re.search(rf"^  {code} ", text, re.M), text
+    # An empty default reads as nonsense ("default ()"); the help text says what it means.
+    assert "default ()" not in text
+    assert re.search(r"same\s+origin\s+only\)\s+\[env\s+A2C_SERVER_CORS_ORIGINS\]", text), text
 
 
 def test_server_cli_redis_flags_and_env() -> None:

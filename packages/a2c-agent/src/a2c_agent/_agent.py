@@ -71,6 +71,7 @@ from ._connection import (
     AuthSource,
     build_auth,
     check_transports,
+    connect_error_text,
     handshake_probe_url,
     handshake_refusal,
     refusal_is_final,
@@ -808,7 +809,7 @@ class AsyncAgent:
                 return version_rejected_by_close()
             fallback = _error_from_refusal(captured)
             return fallback or AgentConnectionError(
-                f"cannot connect to {self._server_url}: {exc or type(exc).__name__} "
+                f"cannot connect to {self._server_url}: {connect_error_text(exc)} "
                 f"({type(http_exc).__name__} on the handshake probe)"
             )
         error = handshake_refusal(response.status_code, dict(response.headers), response.content)
@@ -820,7 +821,7 @@ class AsyncAgent:
         if error is not None:
             return error
         return _error_from_refusal(captured) or AgentConnectionError(
-            f"cannot connect to {self._server_url}: {exc or type(exc).__name__}"
+            f"cannot connect to {self._server_url}: {connect_error_text(exc)}"
         )
 
     async def _safe_disconnect(self) -> None:

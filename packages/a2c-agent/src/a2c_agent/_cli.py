@@ -14,8 +14,12 @@
     a2c-agent --server URL --office ID watch [--count N] [--for S]
 
 ``call`` writes each binary item of the result (image, audio, embedded blob; restored from
-its blob handle when it travelled by one) to a file in ``--save-dir`` and prints the item
-with ``data`` emptied and ``_meta.a2c_saved_to`` naming the file. ``blob`` pulls one blob
+its blob handle when it travelled by one) to a new file ``<tool>-<n>.<ext>`` in
+``--save-dir`` (``<tool>-<n>-<k>.<ext>`` when that name is taken: nothing is overwritten),
+says where on stderr, and prints the item with ``data`` emptied and ``_meta.a2c_saved_to``
+naming the file. Output paths are checked before anything is sent (see
+:mod:`a2c_agent._cli_dest`); ``blob`` and ``skill`` replace an existing FILE only with
+``--overwrite``. ``blob`` pulls one blob
 into FILE, verified, with a progress bar on stderr when that is a terminal. ``skills`` lists
 a Computer's skills; ``skill`` prints one skill file (``SKILL.md`` by default) when it is
 text, and writes binary files only to ``-o FILE`` or a pipe, never to a terminal.
@@ -28,7 +32,8 @@ refusal: a refused token or version is never retried); 2 bad usage; 3 the tool r
 returned a result with ``isError``.
 
 The office may hold only one Agent: this command joins it as ``--name`` (default
-``a2c-agent-cli``), so it cannot run while another Agent occupies the office.
+``a2c-agent-cli-<6 hex>``, new each run), so it cannot run while another Agent occupies
+the office.
 """
 
 from __future__ import annotations
@@ -55,10 +60,12 @@ from ._cli_args import (
     build_parser,
     parse_args,
 )
+from ._cli_dest import write_file
 from ._cli_files import ProgressBar, save_binaries
 from ._cli_render import desktop_hint, render_table
 from ._cli_skill import RAW, skill_command
 from ._cli_watch import watch
+from ._exceptions import JoinOfficeError
 from ._types import AgentTool
 
 __all__ = ["build_parser", "main", "render_table"]
@@ -109,8 +116,14 @@ async def _command(
     result = await agent.call_tool(
         args.computer, args.tool, args.params_object, timeout=args.timeout
     )
-    data = await asyncio.to_thread(save_binaries, to_wire(result), Path(args.save_dir), args.tool)
+    data = await asyncio.to_thread(
+        save_binaries, to_wire(result), Path(args.save_dir), args.tool, _note
+    )
     return "call", data, EXIT_TOOL_ERROR if result.is_error else EXIT_OK
+
+
+def _note(line: str) -> None:
+    print(f"a2c-agent: {line}", file=sys.stderr, flush=True)
 
 
 async def _download(agent: AsyncAgent, args: argparse.Namespace) -> dict[str, Any]:
@@ -120,10 +133,9 @@ async def _download(agent: AsyncAgent, args: argparse.Namespace) -> dict[str, An
     )
     if bar is not None:
         bar.finish()
-    target = Path(args.output)
-    await asyncio.to_thread(target.write_bytes, blob.data)
+    await asyncio.to_thread(write_file, args.output, blob.data, overwrite=args.overwrite)
     return {
-        "file": str(target),
+        "file": args.output,
         "size": blob.size,
         "sha256": blob.sha256,
         "mime_type": blob.mime_type,
@@ -198,6 +210,12 @@ def main(
         return EXIT_ERROR
     except (A2CError, ValueError) as exc:
         print(f"a2c-agent: error: {exc}", file=sys.stderr)
+        if isinstance(exc, JoinOfficeError) and "already taken" in exc.reason:
+            print(
+                "a2c-agent: hint: another peer uses this name on the Server: pass "
+                "--name NAME to join under another one",
+                file=sys.stderr,
+            )
         return EXIT_ERROR
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED

@@ -7,7 +7,12 @@ Rules:
   but empty is a usage error (an empty token would silently mean "no token").
 * Every mistake the user can fix on the command line is a usage error (exit 2) found before
   connecting: a URL without ``http://``, a timeout that is not a positive number, a JSON
-  argument that is not an object.
+  argument that is not an object, a ``--window`` that is not a plain window URI, an output
+  destination that cannot be written (see :mod:`a2c_agent._cli_dest`).
+* ``--server`` and ``--office`` are needed, from the flag or the environment; the usage line
+  shows them as options because the environment may supply them.
+* the default ``--name`` is ``a2c-agent-cli-<6 hex>``, new for every run: two runs (in two
+  offices, or a ``watch`` next to a one-shot command) never take each other's name.
 """
 
 from __future__ import annotations
@@ -15,13 +20,20 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import secrets
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from a2c_protocol import InvalidWindowURIError, WindowURI
+
+from ._cli_dest import dir_problem, file_problem
 from ._connection import versioned_url
 from ._version import __version__
 
-__all__ = ["ENV_VARS", "EXIT_CODES", "build_parser", "parse_args"]
+__all__ = ["DEFAULT_NAME_PREFIX", "ENV_VARS", "EXIT_CODES", "build_parser", "parse_args"]
+
+#: The default ``--name`` is this plus 6 random hex digits.
+DEFAULT_NAME_PREFIX: Final = "a2c-agent-cli-"
 
 #: flag dest → environment variable it falls back to.
 ENV_VARS: Final[Mapping[str, str]] = {
@@ -42,7 +54,8 @@ EXIT_CODES: Final[Mapping[int, str]] = {
     EXIT_ERROR: "an error: unreachable or refusing Server (bad token, wrong version), "
     "a refused request; the reason is printed on stderr",
     EXIT_USAGE: "bad usage: unknown flag, missing --server/--office, a URL without "
-    "http://, a timeout that is not > 0, JSON that is not an object",
+    "http://, a timeout that is not > 0, JSON that is not an object, an output file or "
+    "directory that cannot be written (checked before anything is sent)",
     EXIT_TOOL_ERROR: "the tool ran but returned a result with isError (it is printed)",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
 }
@@ -92,16 +105,16 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
 
     def from_env(flag: str, dest: str, help_text: str) -> None:
         var = ENV_VARS[dest]
-        required = dest != "token" and var not in env
-        parser.add_argument(
-            flag, dest=dest, default=env.get(var), required=required,
-            help=f"{help_text} [env {var}]",
-        )  # fmt: skip
+        parser.add_argument(flag, dest=dest, default=env.get(var), help=f"{help_text} [env {var}]")
 
-    from_env("--server", "server", "Server URL, e.g. http://127.0.0.1:8000")
-    from_env("--office", "office", "office to join")
+    # Not argparse-required: the environment may supply them (parse_args checks).
+    from_env("--server", "server", "Server URL, e.g. http://127.0.0.1:8000 (needed)")
+    from_env("--office", "office", "office to join (needed)")
     from_env("--token", "token", "sent as auth.token")
-    parser.add_argument("--name", default="a2c-agent-cli", help="agent name in the office")
+    parser.add_argument(
+        "--name",
+        help=f"agent name in the office (default: {DEFAULT_NAME_PREFIX}XXXXXX, new each run)",
+    )
     parser.add_argument("--socketio-path", default="socket.io", help="Engine.IO mount path")
     parser.add_argument(
         "--request-timeout", type=_positive_float, default=30.0,
@@ -133,12 +146,22 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
         "--timeout", type=_positive_float, default=60.0, help="tool timeout in seconds (> 0)"
     )
     call.add_argument(
-        "--save-dir", default=".", help="where binary result items are written (default: .)"
+        "--save-dir",
+        default=".",
+        help="existing directory binary result items are written to, each under a free "
+        "name <tool>-<n>.<ext> (default: .); nothing is ever overwritten",
     )
     blob = commands.add_parser("blob", help="download one blob by handle (SHA-256 checked)")
     blob.add_argument("computer")
     blob.add_argument("handle")
-    blob.add_argument("-o", "--output", required=True, help="file to write")
+    blob.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="FILE",
+        help="file to write (its directory must exist)",
+    )
+    blob.add_argument("--overwrite", action="store_true", help="replace FILE if it exists")
     skills = commands.add_parser("skills", help="list a Computer's skills")
     skills.add_argument("computer")
     skill = commands.add_parser(
@@ -147,7 +170,11 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
     skill.add_argument("computer")
     skill.add_argument("name", help="the skill name exactly as 'skills' lists it")
     skill.add_argument("rel_path", nargs="?", default="SKILL.md", help="default: SKILL.md")
-    skill.add_argument("-o", "--output-file", dest="file", help="write the bytes to this file")
+    skill.add_argument(
+        "-o", "--output-file", dest="file", metavar="FILE",
+        help="write the bytes to this file (its directory must exist)",
+    )  # fmt: skip
+    skill.add_argument("--overwrite", action="store_true", help="replace FILE if it exists")
     watch = commands.add_parser(
         "watch",
         help="print the office's notifications as they arrive (enter/leave, tools, "
@@ -174,6 +201,9 @@ def parse_args(
     """Parse and check the command line; exits with code 2 on a usage error."""
     parser = build_parser(environ)
     args = parser.parse_args(argv)
+    for dest in ("server", "office"):
+        if getattr(args, dest) is None:
+            parser.error(f"--{dest} is needed (or set {ENV_VARS[dest]})")
     for dest, var in ENV_VARS.items():
         if getattr(args, dest) == "" and environ.get(var) == "":
             parser.error(f"{var} is set but empty: unset it or give a value")
@@ -182,10 +212,32 @@ def parse_args(
     problem = _url_problem(args.server)
     if problem is not None:
         parser.error(f"--server: {problem}")
+    if args.name is None:
+        args.name = DEFAULT_NAME_PREFIX + secrets.token_hex(3)
     args.params_object = {}
     if args.command == "call":
         args.params_object = _params(parser, args.params)
+    problem = _destination_problem(args)
+    if problem is not None:
+        parser.error(problem)
+    if args.command == "desktop" and args.window is not None:
+        try:
+            WindowURI.parse(args.window)
+        except InvalidWindowURIError as exc:
+            parser.error(f"--window: {exc}")
     return parser, args
+
+
+def _destination_problem(args: argparse.Namespace) -> str | None:
+    """The one output-path rule, checked before connecting (so no work is lost)."""
+    if args.command == "call":
+        problem = dir_problem(args.save_dir)
+        return None if problem is None else f"--save-dir: {problem}"
+    path = {"blob": "output", "skill": "file"}.get(args.command)
+    if path is None or getattr(args, path) is None:
+        return None
+    problem = file_problem(getattr(args, path), overwrite=args.overwrite)
+    return None if problem is None else f"-o: {problem}"
 
 
 def _params(parser: argparse.ArgumentParser, text: str) -> dict[str, Any]:

@@ -7,8 +7,11 @@ import binascii
 import mimetypes
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
+
+from ._cli_dest import write_free
 
 __all__ = ["SAVED_TO_KEY", "ProgressBar", "save_binaries"]
 
@@ -26,8 +29,18 @@ def _carrier(item: dict[str, Any]) -> tuple[dict[str, Any], str, str] | None:
     return None
 
 
-def save_binaries(result: dict[str, Any], directory: Path, stem: str) -> dict[str, Any]:
-    """``result`` with each non-empty binary item written to ``directory`` and emptied."""
+def save_binaries(
+    result: dict[str, Any],
+    directory: Path,
+    stem: str,
+    report: Callable[[str], None] = lambda line: None,
+) -> dict[str, Any]:
+    """``result`` with each non-empty binary item written to ``directory`` and emptied.
+
+    Item ``n`` goes to ``<stem>-<n><ext>``, or the next free name: an existing file is never
+    overwritten. ``report`` gets one line per item saying where it went; an item that
+    cannot be written stays inline (its data is not lost) and ``report`` says why.
+    """
     safe_stem = re.sub(r"[^A-Za-z0-9_.-]", "_", stem) or "item"
     content = []
     for index, item in enumerate(result.get("content") or []):
@@ -42,9 +55,13 @@ def save_binaries(result: dict[str, Any], directory: Path, stem: str) -> dict[st
             content.append(item)
             continue
         extension = mimetypes.guess_extension(mime.split(";")[0].strip()) or ".bin"
-        directory.mkdir(parents=True, exist_ok=True)
-        path = directory / f"{safe_stem}-{index}{extension}"
-        path.write_bytes(data)
+        try:
+            path = write_free(directory, f"{safe_stem}-{index}", extension, data)
+        except OSError as exc:
+            report(f"content[{index}] not saved ({exc.strerror or exc}); it stays inline")
+            content.append(item)
+            continue
+        report(f"content[{index}] ({mime or 'binary'}, {len(data)} bytes) saved to {path}")
         new_item = dict(item)
         if holder is item:
             new_item[key] = ""

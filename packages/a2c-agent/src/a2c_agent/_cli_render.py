@@ -152,6 +152,12 @@ def owning_server(tool: Mapping[str, Any]) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def _auto_apply(tool: Mapping[str, Any]) -> str:
+    """``yes`` (runs without confirmation), ``no`` (needs one), ``-`` (not said)."""
+    value = (tool.get("tool_meta") or {}).get("auto_apply")
+    return MISSING if value is None else ("yes" if value else "no")
+
+
 def _priority(resource: A2CResource) -> str:
     value = (resource.annotations or {}).get("priority")
     if value is None:
@@ -206,12 +212,14 @@ def render_table(
             (
                 t["name"],
                 owning_server(t),
+                _auto_apply(t),
                 ",".join((t.get("tool_meta") or {}).get("tags") or []),
                 t.get("description"),
             )
             for t in data
         ]
-        return table(("TOOL", "MCP SERVER", "TAGS", "DESCRIPTION"), rows, width=width)
+        heads = ("TOOL", "MCP SERVER", "AUTO_APPLY", "TAGS", "DESCRIPTION")
+        return table(heads, rows, width=width)
     if kind == "config":
         rows = [
             (name, server.get("type"), server_status(server, name, tools))

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from pathlib import Path
 from typing import Any, TextIO
 
 from ._agent import AsyncAgent
+from ._cli_dest import write_file
 from ._exceptions import AgentError
 from ._skills import SkillFile
 
@@ -52,9 +52,8 @@ async def skill_command(
         "sha256": skill.sha256,
     }
     if args.file is not None:
-        target = Path(args.file)
-        await asyncio.to_thread(target.write_bytes, skill.data)
-        return "blob", {"file": str(target), **summary}
+        await asyncio.to_thread(write_file, args.file, skill.data, overwrite=args.overwrite)
+        return "blob", {"file": args.file, **summary}
     text = _text_of(skill)
     if text is not None:
         if args.output == "json":

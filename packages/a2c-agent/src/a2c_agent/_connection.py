@@ -43,6 +43,7 @@ __all__ = [
     "AuthSource",
     "build_auth",
     "check_transports",
+    "connect_error_text",
     "handshake_probe_url",
     "handshake_refusal",
     "refusal_is_final",
@@ -71,6 +72,12 @@ def versioned_url(server_url: str) -> str:
     except ValueError:
         raise ValueError(f"server URL has an invalid port: {server_url!r}") from None
     return versioned
+
+
+def connect_error_text(exc: BaseException) -> str:
+    """``exc``'s text for a "cannot connect" message, without aiohttp's ``ssl:default``
+    (printed for every URL, ``http://`` ones too, where it only misleads)."""
+    return (str(exc) or type(exc).__name__).replace(" ssl:default", "")
 
 
 def check_transports(transports: Sequence[str]) -> tuple[str, ...]:

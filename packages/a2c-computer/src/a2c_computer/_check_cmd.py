@@ -4,7 +4,8 @@ Rules:
 
 * every server is listed with its status; a ready one with every tool it has — tools that
   lost a name clash are shown as hidden, never as ``tools (0)``;
-* each clash is printed once per pair of servers, with the fix (a ``tool_prefix``);
+* each clash is printed once per pair of servers, with the fix (a ``tool_prefix``; for an
+  mcpServers file, which cannot hold one, how to convert it first);
 * windows are linted against v0.2 only for the servers that answered; the servers that
   did not are named as not checked, so "conformant" never covers what was not seen;
 * the skills the servers publish are staged into a throw-away directory and each refused
@@ -29,8 +30,18 @@ from ._skills_cmd import print_skill_report, stage_with
 __all__ = ["run_check"]
 
 
-async def run_check(config: ComputerConfig, *, timeout: float, interactive: bool) -> int:
-    """Print the report on stdout; returns the exit status."""
+async def run_check(
+    config: ComputerConfig,
+    *,
+    timeout: float,
+    interactive: bool,
+    convert_hint: str | None = None,
+) -> int:
+    """Print the report on stdout; returns the exit status.
+
+    ``convert_hint``: said after the clash advice when the file cannot take its fix (an
+    mcpServers file has no ``tool_prefix``).
+    """
     core = ComputerCore(config, restart=False, start_timeout=timeout, interactive=interactive)
     problems = False
     unchecked: list[str] = []
@@ -85,6 +96,8 @@ async def run_check(config: ComputerConfig, *, timeout: float, interactive: bool
         print(f"\n{len(clashes)} tool name clash(es):")
         for line in advice:
             print(f"  {line}")
+        if convert_hint is not None:
+            print(f"  Note: {convert_hint}.")
     findings = lint_windows(resources)
     if findings:
         print(f"\n{len(findings)} v0.2 conformance problem(s):")

@@ -6,6 +6,7 @@
         --office office-1 --name box-1 [--token T]
     a2c-computer check --config computer.json
     a2c-computer skills --config computer.json [--skills-dir DIR]
+    a2c-computer config convert mcp.json [-o computer.json] [--overwrite]
 
 Options of ``run`` may come from the environment: ``A2C_COMPUTER_CONFIG``,
 ``A2C_SERVER_URL``, ``A2C_OFFICE_ID``, ``A2C_COMPUTER_NAME``, ``A2C_TOKEN``. The token is
@@ -29,9 +30,17 @@ from a2c_protocol import ProtocolVersionError
 
 from ._app import Computer
 from ._check_cmd import run_check
-from ._cli_args import SKILL_OPTIONS, apply_env, blob_settings, build_parser, skill_settings
+from ._cli_args import (
+    SKILL_OPTIONS,
+    apply_env,
+    blob_settings,
+    build_parser,
+    parse_command_line,
+    skill_settings,
+)
 from ._config import load_config
 from ._confirm import ConsoleConfirmer, foreground_terminal
+from ._convert_cmd import convert_hint, is_mcp_servers_file, run_convert
 from ._exceptions import ComputerError, ConfigError, LinkError
 from ._logging import configure_logging, register_secret
 from ._metrics import serve_metrics
@@ -140,7 +149,10 @@ async def _run(args: argparse.Namespace) -> int:
 
 async def _check(args: argparse.Namespace) -> int:
     return await run_check(
-        load_config(args.config), timeout=args.timeout, interactive=foreground_terminal(sys.stdin)
+        load_config(args.config),
+        timeout=args.timeout,
+        interactive=foreground_terminal(sys.stdin),
+        convert_hint=convert_hint(args.config) if is_mcp_servers_file(args.config) else None,
     )
 
 
@@ -156,7 +168,9 @@ async def _skills(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``a2c-computer``; returns the exit status (``--help`` lists them)."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parse_command_line(parser, argv)
+    if args.command == "config":
+        return run_convert(args.file, args.output, overwrite=args.overwrite)
     if args.command == "run":
         apply_env(parser, args)
         missing = [f for f in ("config", "server", "office", "name") if not getattr(args, f)]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -36,6 +36,7 @@ __all__ = [
     "apply_env",
     "blob_settings",
     "build_parser",
+    "parse_command_line",
     "server_url",
     "skill_settings",
 ]
@@ -272,14 +273,10 @@ def build_parser() -> argparse.ArgumentParser:
         action="version",
         version=f"a2c-computer {__version__} (A2C-SMCP protocol {PROTOCOL_VERSION})",
     )
-    parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging")
-    parser.add_argument(
-        "--log-format",
-        choices=["text", "json"],
-        default=os.environ.get("A2C_LOG_FORMAT", "text"),
-        help="log lines as text or one JSON object per line (env A2C_LOG_FORMAT)",
-    )
-    sub = parser.add_subparsers(dest="command", required=True)
+    _add_logging_flags(parser, os.environ.get("A2C_LOG_FORMAT", "text"))
+    # Not required=True: argparse would then report a missing command before an unknown
+    # option (`a2c-computer --bogus`); parse_command_line checks both, in that order.
+    sub = parser.add_subparsers(dest="command", metavar="{run,check,skills,config}")
     run = sub.add_parser(
         "run",
         help="serve the configured MCP servers to an office",
@@ -357,4 +354,47 @@ def build_parser() -> argparse.ArgumentParser:
             help="start timeout per server in seconds, more than 0 (default 30)",
         )
     add_skill_flags(skills)
+    config = sub.add_parser("config", help="work on a config file (see 'config convert')")
+    config_sub = config.add_subparsers(dest="config_command", metavar="{convert}")
+    converter = config_sub.add_parser(
+        "convert",
+        help="write an mcpServers file (Claude-desktop style) in this Computer's format",
+        description="Convert an mcpServers file (the shape other MCP hosts use) to this "
+        "Computer's format, where tool_prefix, default_tool_meta and the other keys of "
+        "computer.md can be set. The converted servers keep their names; no tool_meta is "
+        "invented. Writes to stdout, or to -o OUT (a new file; --overwrite replaces one).",
+    )
+    converter.add_argument("file", metavar="FILE", help="the mcpServers JSON file")
+    converter.add_argument("-o", "--output", metavar="OUT", help="write here instead of stdout")
+    converter.add_argument("--overwrite", action="store_true", help="replace OUT if it exists")
+    for command in (run, check, skills, config, converter):
+        # Accepted after the command too (`run -v`); unset there, the top level's value stays.
+        _add_logging_flags(command, argparse.SUPPRESS)
     return parser
+
+
+def _add_logging_flags(parser: argparse.ArgumentParser, log_format: str) -> None:
+    verbose_default: Any = argparse.SUPPRESS if log_format == argparse.SUPPRESS else 0
+    parser.add_argument(
+        "-v", "--verbose", action="count", default=verbose_default, help="more logging"
+    )
+    parser.add_argument(
+        "--log-format",
+        choices=["text", "json"],
+        default=log_format,
+        help="log lines as text or one JSON object per line (env A2C_LOG_FORMAT)",
+    )
+
+
+def parse_command_line(
+    parser: argparse.ArgumentParser, argv: Sequence[str] | None
+) -> argparse.Namespace:
+    """Parse ``argv``: an unknown option is named first, then a missing command."""
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    if args.command is None:
+        parser.error("a command is needed: run, check, skills or config (see --help)")
+    if args.command == "config" and getattr(args, "config_command", None) is None:
+        parser.error("config needs a command: convert (see 'a2c-computer config --help')")
+    return args

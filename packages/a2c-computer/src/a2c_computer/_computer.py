@@ -142,10 +142,10 @@ class ComputerCore:
         """Tell ``observer`` when MCP servers come, go and change their resources."""
         self._observers.append(observer)
 
-    async def _tell(self, event: str, *args: Any) -> None:
+    async def _tell(self, event: str, *args: Any, **kwargs: Any) -> None:
         for observer in list(self._observers):
             try:
-                await getattr(observer, event)(*args)
+                await getattr(observer, event)(*args, **kwargs)
             except Exception as exc:
                 logger.warning("server observer %s failed: %s", event, exc)
 
@@ -255,7 +255,7 @@ class ComputerCore:
         self._rebuild_and_announce()
         if had_windows:
             await self._announce(Event.UPDATE_DESKTOP)
-        await self._tell("server_down", server.name)
+        await self._tell("server_down", server.name, stopped=server.stopping)
 
     def _server_notification(
         self, server: McpServer, kind: NotificationKind, uri: str | None

@@ -66,7 +66,8 @@ def load_config(
             )
         logger.info(
             "config %s: converted the mcpServers shape of other MCP hosts to %d server(s); "
-            "their tools need confirmation until auto_apply is set",
+            "their tools need confirmation until auto_apply is set ('a2c-computer config "
+            "convert' writes the file in this Computer's format, where it can be)",
             label,
             len(data["servers"]),
         )

@@ -10,8 +10,9 @@ resolved values must not):
   :data:`~a2c_protocol.REDACTED`: those are where credentials are written, and a literal
   one cannot be told from a harmless one;
 * ``args``, ``url`` and ``cwd`` go through the Computer's text redaction (``token=…``
-  pairs, bearer and basic credentials, JWTs, long secrets, URL queries), and a URL's
-  password is masked;
+  pairs, bearer and basic credentials, JWTs, long secrets), a URL's password is masked,
+  and a URL's query keeps its keys with every value masked (``?token=[redacted]``: the
+  reader sees that a token is passed, not which), its fragment is masked whole;
 * a password input's ``default`` is masked.
 
 Pure: a JSON document in, a new one out.
@@ -20,6 +21,7 @@ Pure: a JSON document in, a new one out.
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
 
@@ -32,6 +34,9 @@ __all__ = ["agent_view"]
 
 _MASKED_MAPS: Final = ("env", "headers")
 _TEXT: Final = ("url", "cwd")
+#: A URL's query and fragment (the part the text redaction would drop whole).
+_URL_TAIL: Final = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s?#]*)([?#][^\s]*)")
+_SLOT: Final = "\x00{}\x00"
 
 
 def agent_view(config: dict[str, Any]) -> dict[str, Any]:
@@ -66,7 +71,29 @@ def _unless_placeholder(value: Any) -> Any:
 def _text(value: Any) -> Any:
     if not isinstance(value, str):
         return value
-    return redact_text(_without_password(value))
+    tails: list[str] = []
+
+    def park(match: re.Match[str]) -> str:
+        tails.append(_masked_tail(match.group(2)))
+        return match.group(1) + _SLOT.format(len(tails) - 1)
+
+    # The masked queries are parked in slots the text redaction leaves alone.
+    text = redact_text(_URL_TAIL.sub(park, _without_password(value)))
+    for index, tail in enumerate(tails):
+        text = text.replace(_SLOT.format(index), tail)
+    return text
+
+
+def _masked_tail(tail: str) -> str:
+    """``?a=1&b=2#frag`` → ``?a=[redacted]&b=[redacted]#[redacted]``."""
+    query, hash_mark, _fragment = tail.partition("#")
+    if query.startswith("?"):
+        pairs = [
+            (f"{part.partition('=')[0]}={REDACTED}" if "=" in part else REDACTED) if part else ""
+            for part in query[1:].split("&")
+        ]
+        query = "?" + "&".join(pairs)
+    return query + (f"#{REDACTED}" if hash_mark else "")
 
 
 def _without_password(text: str) -> str:

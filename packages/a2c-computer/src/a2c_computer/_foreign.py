@@ -9,7 +9,8 @@ Rules:
   naming it, so nothing is dropped silently. No ToolMeta is invented: the tools need
   confirmation until ``auto_apply`` is set;
 * an unknown key, tool or server name is answered with the nearest known one when one is
-  close enough.
+  close enough; in an ``mcpServers`` entry, a key of our own format (``tool_prefix``, ...)
+  is answered with the way to convert the file (``a2c-computer config convert``).
 """
 
 from __future__ import annotations
@@ -102,15 +103,33 @@ def _convert_entry(
         allowed = _URL_KEYS
         transport = "sse" if kind == "sse" else "streamable"
     else:
-        return None, [FieldError(at, "needs 'command' (a local server) or 'url' (a remote one)")]
+        problem = "needs 'command' (a local server) or 'url' (a remote one)"
+        for key in entry:
+            near = did_you_mean(str(key), ("command", "url"))
+            if near:  # "comand": say so rather than only "needs 'command'"
+                problem += f" ({str(key)!r}{near.replace('; ', ': ')})"
+                break
+        return None, [FieldError(at, problem)]
     unknown = sorted(set(entry) - allowed - _COMMON_KEYS)
     if unknown:
         return None, [
-            FieldError(f"{at}.{key}", "not converted: no equivalent in this Computer's config")
-            for key in unknown
+            FieldError(f"{at}.{key}", _unknown_entry_key(key, allowed)) for key in unknown
         ]
     params = {k: entry[k] for k in allowed if k in entry}
     converted: dict[str, Any] = {"type": transport, "name": name, "server_parameters": params}
     if "disabled" in entry:
         converted["disabled"] = entry["disabled"]
     return converted, []
+
+
+def _unknown_entry_key(key: str, allowed: frozenset[str]) -> str:
+    """Why an mcpServers entry's ``key`` is refused, with the nearest key or the way out."""
+    near = did_you_mean(key, allowed | _COMMON_KEYS)
+    if near:
+        return f"unknown key in an mcpServers entry{near}"
+    if key in CONFIG_KEYS:
+        return (
+            f"{key!r} belongs to this Computer's own format, not to mcpServers: convert the "
+            "file (a2c-computer config convert FILE -o computer.json) and set it there"
+        )
+    return "not converted: no equivalent in this Computer's config"

@@ -205,7 +205,8 @@ class ComputerLink:
                 raise ServerRefusedError(
                     f"the Server at {self._url} refused this Computer: {remote or exc}", remote
                 ) from exc
-            detail = f"{remote}" if remote is not None else str(exc)
+            # aiohttp says "ssl:default" for every URL, http:// ones too: it only misleads.
+            detail = f"{remote}" if remote is not None else str(exc).replace(" ssl:default", "")
             raise _TransientLinkError(f"cannot connect to {self._url}: {detail}") from exc
         self._sio = sio
         try:

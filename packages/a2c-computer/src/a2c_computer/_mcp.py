@@ -359,6 +359,11 @@ class McpServer:
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name=f"mcp-server:{self.name}")
 
+    @property
+    def stopping(self) -> bool:
+        """Whether :meth:`stop` was called (a session ending now ends on purpose)."""
+        return self._stop.is_set()
+
     async def stop(self, timeout: float = 10.0) -> None:
         self._stop.set()
         task = self._task

@@ -18,8 +18,9 @@ class ServerObserver(Protocol):
     async def server_ready(self, server: McpServer) -> None:
         """``server`` (re)connected and its tools and windows were listed."""
 
-    async def server_down(self, server_name: str) -> None:
-        """``server_name`` lost its session (it may come back)."""
+    async def server_down(self, server_name: str, *, stopped: bool = False) -> None:
+        """``server_name`` lost its session (it may come back); ``stopped``: it was stopped
+        on purpose (the Computer is stopping, or a reload stopped it)."""
 
     async def server_removed(self, server_name: str) -> None:
         """``server_name`` left the configuration."""

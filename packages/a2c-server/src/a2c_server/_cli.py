@@ -82,9 +82,11 @@ def _parser() -> argparse.ArgumentParser:
         env = ENV_VARS[dest][0]
         default = getattr(defaults, dest)
         shown = "unset" if dest in ("auth_token", "redis_url") or default is None else default
+        # An empty default (no CORS origins) is explained by the help text itself.
+        default_text = "" if shown in ((), "") else f"; default {shown}"
         p.add_argument(
             flag, dest=dest, type=kind, default=None,
-            help=f"{help_text} [env {env}; default {shown}]",
+            help=f"{help_text} [env {env}{default_text}]",
         )  # fmt: skip
 
     opt("--host", "host", str, "address to bind")

@@ -36,6 +36,8 @@ from a2c_protocol import (
 )
 from a2c_server import ServerSettings, create_app
 
+from ._version import __version__
+
 __all__ = ["main", "run_demo"]
 
 COMPUTER = "demo-box"
@@ -218,7 +220,14 @@ async def run_demo(server_url: str | None = None) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point of ``a2c-demo``."""
-    parser = argparse.ArgumentParser(description="A guided tour of an A2C-SMCP 0.2 deployment.")
+    parser = argparse.ArgumentParser(
+        prog="a2c-demo", description="A guided tour of an A2C-SMCP 0.2 deployment."
+    )
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"a2c-demo {__version__} (A2C-SMCP protocol {PROTOCOL_VERSION})",
+    )
     parser.add_argument(
         "--server", help="use this running Server (http://host:port) instead of starting one"
     )

@@ -52,7 +52,9 @@ class Skill:
     @classmethod
     def from_user(cls, root: Path, front: SkillFrontmatter) -> Skill:
         """A skill of the user folder: named by its frontmatter ``name``."""
-        return cls(name=front.name, source=USER_SOURCE, root=root, front=front)
+        return cls(
+            name=front.name, source=USER_SOURCE, root=root, front=front, version=front.version
+        )
 
     @classmethod
     def from_mcp(
@@ -65,7 +67,7 @@ class Skill:
             root=root,
             front=front,
             uri=uri,
-            version=version,
+            version=version or front.version,  # the resource's own version wins
         )
 
     def ref(self) -> A2CSkillRef:

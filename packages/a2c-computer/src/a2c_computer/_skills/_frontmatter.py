@@ -8,7 +8,9 @@ Rules (spec delta §4.7, §4.8):
 - The frontmatter must be a YAML mapping with a ``name`` (strict kebab) and a
   ``description`` (non-empty string). ``license`` and ``compatibility`` are strings;
   ``allowed-tools`` is a list of strings or one string (split on commas and white
-  space); ``metadata`` is a mapping passed through. Anything else is ignored.
+  space); ``metadata`` is a mapping passed through; ``version`` is a string, or a number
+  taken as written in YAML (``1.2`` → ``"1.2"``), else ``metadata.version``. Anything else
+  is ignored.
 - A skill whose frontmatter breaks these rules is not registered (the caller logs why).
 """
 
@@ -37,6 +39,7 @@ class SkillFrontmatter:
     compatibility: str | None = None
     allowed_tools: tuple[str, ...] | None = None
     metadata: dict[str, Any] | None = None
+    version: str | None = None
 
 
 def split_frontmatter(data: bytes) -> tuple[bytes | None, bytes]:
@@ -82,6 +85,7 @@ def parse_skill_md(data: bytes) -> tuple[SkillFrontmatter, bytes]:
             compatibility=_optional_str(document, "compatibility"),
             allowed_tools=_allowed_tools(document.get("allowed-tools")),
             metadata=metadata if isinstance(metadata, dict) else None,
+            version=_version(document, metadata),
         ),
         body,
     )
@@ -90,6 +94,18 @@ def parse_skill_md(data: bytes) -> tuple[SkillFrontmatter, bytes]:
 def _optional_str(document: dict[str, Any], key: str) -> str | None:
     value = document.get(key)
     return value if isinstance(value, str) else None
+
+
+def _version(document: dict[str, Any], metadata: object) -> str | None:
+    for value in (
+        document.get("version"),
+        (metadata or {}).get("version") if isinstance(metadata, dict) else None,
+    ):
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return str(value)
+    return None
 
 
 def _allowed_tools(value: object) -> tuple[str, ...] | None:

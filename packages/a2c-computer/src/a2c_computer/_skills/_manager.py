@@ -213,13 +213,16 @@ class SkillManager:
         """Stage ``server``'s skills (it just connected or reconnected)."""
         await self._stage_server(server, force=False)
 
-    async def server_down(self, server_name: str) -> None:
-        """Hide ``server_name``'s skills until it returns."""
+    async def server_down(self, server_name: str, *, stopped: bool = False) -> None:
+        """Hide ``server_name``'s skills until it returns (``stopped``: on purpose)."""
         async with self._lock:
             changed = self.catalog.orphan(server_name)
         if changed:
-            logger.info(
-                "MCP server %s is down: its skills are hidden until it returns", server_name
+            # A stop on purpose (the Computer stopping, a reload) is not news worth a line.
+            logger.log(
+                logging.DEBUG if stopped else logging.INFO,
+                "MCP server %s is down: its skills are hidden until it returns",
+                server_name,
             )
             self._changed()
 
