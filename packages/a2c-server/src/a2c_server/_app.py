@@ -263,7 +263,7 @@ def create_app(
     drain = Drain()
     namespace = SmcpNamespace(
         sio, settings=settings, offices=Offices(state), auth=provider, metrics=metrics,
-        drain=drain, watch=multinode.remote.watch if multinode is not None else None,
+        drain=drain, remote=multinode.remote if multinode is not None else None,
     )  # fmt: skip
     namespace.register()
     if multinode is not None:

@@ -245,7 +245,7 @@ class MultiNode:
             # that redis-py's parser logs (building their text) one by one.
             redis_options={"socket_connect_timeout": 5.0, "protocol": 2},
         )
-        self.remote = RemoteCalls(self.store)
+        self.remote = RemoteCalls(self.store, settle=settings.node_ttl)
         self._ttl = settings.node_ttl
         self.liveness: NodeLiveness | None = None
 
