@@ -7,6 +7,7 @@ the situations only several nodes have.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack
 from typing import Any
@@ -218,3 +219,29 @@ async def test_multinode_redis_outage_answers_503_and_recovers(
             assert await store_of(n0).sid_of("c9") is None
             assert await late.join("computer", "c9", "o1") == (True, None)
             assert (await n0.app.health())["status"] == "ok"
+
+
+async def test_multinode_reaper_names_the_dead_node_apart_from_itself(
+    nodes: RunningServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    n0, n1 = nodes.nodes
+    ghost = RedisStateStore(
+        connect_redis(SETTINGS_URL(n0)), prefix=n0.settings.redis_prefix, node_id="ghost-9"
+    )
+    caplog.set_level(logging.WARNING, logger="a2c_server.liveness")
+    try:
+        async with AsyncExitStack() as stack:
+            alice = await joined_raw(stack, n0, "agent", "alice", "o1")
+            await ghost.heartbeat(0.3)
+            await ghost.put(Member(sid="ghost-sid", role=Role.COMPUTER, a2c_version="0.2.3",
+                                   name="c1", office_id="o1"))  # fmt: skip
+            await alice.next_notification(Event.NOTIFY_LEAVE_OFFICE)
+    finally:
+        await ghost.client.aclose()
+    reaps = [r for r in caplog.records if r.getMessage().startswith("reaped sessions")]
+    assert len(reaps) == 1, [r.getMessage() for r in reaps]
+    fields = reaps[0].a2c  # type: ignore[attr-defined]
+    node_ids = {store_of(n).node_id for n in (n0, n1)}
+    assert fields["dead_node"] == "ghost-9" and fields["sessions"] == 1
+    assert fields["node"] in node_ids  # the reaper, never the dead node
+    assert "dead_node=ghost-9" in reaps[0].getMessage()

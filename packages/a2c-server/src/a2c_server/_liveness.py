@@ -117,16 +117,17 @@ class NodeLiveness:
             self.epoch = beat.epoch
             if not beat.kept or beat.reaped or self.store.dirty:
                 await self.resync(announce=beat.reaped)
-            reaped = await self.store.reap_dead()
+            dead = await self.store.reap_dead_nodes()
         except StoreUnavailableError as exc:
             if self.redis_ok or self.epoch is None:
                 log(_log, logging.WARNING, "registry unavailable", node=self.store.node_id,
                     reason=exc)  # fmt: skip
             self.redis_ok = False
             return
-        if reaped:
+        for dead_node, reaped in dead.items():
+            # node= is this node (the reaper), as on every line it logs.
             log(_log, logging.WARNING, "reaped sessions of a dead node",
-                node=self.store.node_id, sessions=len(reaped))  # fmt: skip
+                node=self.store.node_id, dead_node=dead_node, sessions=len(reaped))  # fmt: skip
             await self._broadcast(_leave_notices(reaped))
 
     async def resync(self, *, announce: bool) -> None:
