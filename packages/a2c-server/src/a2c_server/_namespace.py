@@ -161,6 +161,7 @@ class SmcpNamespace:
             raise
         except StoreUnavailableError as exc:
             log(_log, logging.WARNING, "connection refused: registry unavailable", sid=sid)
+            self._metrics.connection_refused(exc.code)
             raise _refusal(exc.code, _UNAVAILABLE) from exc
         except Exception as exc:
             _log.exception("connect handler failed sid=%s", sid)
