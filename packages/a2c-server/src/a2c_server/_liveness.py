@@ -248,6 +248,10 @@ class RemoteCalls:
         watched = self._watched.pop(future, None)
         return watched is not None and watched.disrupted
 
+    def disrupted_calls(self) -> int:
+        """How many calls still out have seen the registry lost or reset (diagnostics)."""
+        return sum(1 for w in self._watched.values() if w.disrupted)
+
     async def stop(self) -> None:
         if self._task is not None:
             self._task.cancel()
