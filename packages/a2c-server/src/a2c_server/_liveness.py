@@ -221,23 +221,31 @@ class RemoteCalls:
     without the Computer's answer then says it may have run) and stops trusting an absent
     sid until the registry has answered with one epoch for ``settle`` seconds: long
     enough for every live node to heartbeat and put its sessions back. Each call learns
-    the epoch at its own first check, so a reset before the call was made is never held
-    against it.
+    the epoch when it is made (this node's last heartbeat) or at its first check, never
+    from an earlier call, so a reset long before the call was made is never held against it.
     """
 
     def __init__(
-        self, store: RedisStateStore, *, poll: float = REMOTE_POLL, settle: float = 6.0
+        self,
+        store: RedisStateStore,
+        *,
+        poll: float = REMOTE_POLL,
+        settle: float = 6.0,
+        epoch: Callable[[], str | None] = lambda: None,
     ) -> None:
         self.store = store
         self.poll = poll
         self.settle = settle
+        # The epoch this node's last heartbeat saw: a reset between sending a call and its
+        # first check then still counts as a reset.
+        self._epoch = epoch
         self._watched: dict[asyncio.Future[None], _Watched] = {}
         self._task: asyncio.Task[None] | None = None
 
     def watch(self, sid: str) -> asyncio.Future[None]:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[None] = loop.create_future()
-        self._watched[future] = _Watched(sid)
+        self._watched[future] = _Watched(sid, epoch=self._epoch())
         if self._task is None or self._task.done():
             self._task = loop.create_task(self._run())
         return future

@@ -248,7 +248,7 @@ class MultiNode:
             # that redis-py's parser logs (building their text) one by one.
             redis_options={"socket_connect_timeout": 5.0, "protocol": 2},
         )
-        self.remote = RemoteCalls(self.store, settle=settings.node_ttl)
+        self.remote = RemoteCalls(self.store, settle=settings.node_ttl, epoch=self._epoch)
         self._ttl = settings.node_ttl
         self.liveness: NodeLiveness | None = None
 
@@ -271,6 +271,9 @@ class MultiNode:
             await self.liveness.stop()
         await self.store.aclose()
         await self.manager.aclose()
+
+    def _epoch(self) -> str | None:
+        return self.liveness.epoch if self.liveness is not None else None
 
     def registry_reachable(self) -> bool:
         """Whether the last heartbeat reached Redis (the ``/metrics`` gauge)."""
