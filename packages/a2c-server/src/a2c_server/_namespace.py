@@ -67,7 +67,6 @@ _log = logging.getLogger("a2c_server.namespace")
 
 Handler = Callable[[str, Any], Awaitable[Any]]
 
-
 _JOIN_FAILED: Final = (False, "Internal server error")
 _ROLES: Final = {role.value: role for role in Role}
 
