@@ -7,6 +7,7 @@ the situations only several nodes have.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack
 from typing import Any
@@ -218,3 +219,114 @@ async def test_multinode_redis_outage_answers_503_and_recovers(
             assert await store_of(n0).sid_of("c9") is None
             assert await late.join("computer", "c9", "o1") == (True, None)
             assert (await n0.app.health())["status"] == "ok"
+
+
+async def test_multinode_reaper_names_the_dead_node_apart_from_itself(
+    nodes: RunningServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    n0, n1 = nodes.nodes
+    ghost = RedisStateStore(
+        connect_redis(SETTINGS_URL(n0)), prefix=n0.settings.redis_prefix, node_id="ghost-9"
+    )
+    caplog.set_level(logging.WARNING, logger="a2c_server.liveness")
+    try:
+        async with AsyncExitStack() as stack:
+            alice = await joined_raw(stack, n0, "agent", "alice", "o1")
+            await ghost.heartbeat(0.3)
+            await ghost.put(Member(sid="ghost-sid", role=Role.COMPUTER, a2c_version="0.2.3",
+                                   name="c1", office_id="o1"))  # fmt: skip
+            await alice.next_notification(Event.NOTIFY_LEAVE_OFFICE)
+    finally:
+        await ghost.client.aclose()
+    reaps = [r for r in caplog.records if r.getMessage().startswith("reaped sessions")]
+    assert len(reaps) == 1, [r.getMessage() for r in reaps]
+    fields = reaps[0].a2c  # type: ignore[attr-defined]
+    node_ids = {store_of(n).node_id for n in (n0, n1)}
+    assert fields["dead_node"] == "ghost-9" and fields["sessions"] == 1
+    assert fields["node"] in node_ids  # the reaper, never the dead node
+    assert "dead_node=ghost-9" in reaps[0].getMessage()
+
+
+async def test_multinode_call_out_across_a_redis_restart_gets_its_computers_answer(
+    private_redis: RedisServer,
+) -> None:
+    async with running_nodes(private_redis.url, SETTINGS) as srv, AsyncExitStack() as stack:
+        n0, n1 = srv.nodes
+        alice = await joined_raw(stack, n0, "agent", "alice", "o1")
+        c1 = await joined_raw(stack, n1, "computer", "c1", "o1")
+        received, release = asyncio.Event(), asyncio.Event()
+        runs = 0
+
+        async def answer(payload: Any) -> dict[str, Any]:
+            nonlocal runs
+            runs += 1
+            received.set()
+            await release.wait()
+            return {"content": [{"type": "text", "text": "done"}], "isError": False}
+
+        c1.sio.on(Event.TOOL_CALL.value, answer, namespace=NAMESPACE)
+        call = asyncio.ensure_future(alice.call(Event.TOOL_CALL, CALL, timeout=90))
+        await asyncio.wait_for(received.wait(), 30)
+
+        private_redis.stop()
+        remote = n0.app.multinode.remote  # type: ignore[union-attr]
+
+        async def noticed() -> bool:
+            return call.done() or remote.disrupted_calls() == 1
+
+        await eventually(noticed, "node 0 noticed the outage")
+        private_redis.start()  # empty
+
+        async def both_listen() -> bool:
+            manager = n0.app.multinode.manager  # type: ignore[union-attr]
+            channels = [manager.channel, *(f"{manager.channel}:node:{n.settings.node_id}"
+                                           for n in (n0, n1))]  # fmt: skip
+            try:
+                counts = await store_of(n0).client.pubsub_numsub(*channels)
+            except Exception:
+                return False
+            return [int(c) for _, c in counts] == [2, 1, 1]
+
+        await eventually(both_listen, "both nodes subscribed again")
+        release.set()
+        reply = await asyncio.wait_for(call, 60)
+        # Before the fix: a 503 "try again" at the first check during the outage.
+        assert isinstance(reply, dict) and reply.get("content") == [
+            {"type": "text", "text": "done"}
+        ], reply
+        assert runs == 1
+
+
+async def test_multinode_computer_lost_across_a_redis_restart_says_the_call_may_have_run(
+    private_redis: RedisServer,
+) -> None:
+    async with running_nodes(private_redis.url, SETTINGS) as srv, AsyncExitStack() as stack:
+        n0 = srv.nodes[0]
+        # c1 lives on a node that dies while Redis is down (it never comes back).
+        ghost = RedisStateStore(
+            connect_redis(SETTINGS_URL(n0)), prefix=n0.settings.redis_prefix, node_id="ghost"
+        )
+        try:
+            alice = await joined_raw(stack, n0, "agent", "alice", "o1")
+            await ghost.heartbeat(60)
+            await ghost.put(Member(sid="ghost-sid", role=Role.COMPUTER, a2c_version="0.2.3",
+                                   name="c1", office_id="o1"))  # fmt: skip
+            call = asyncio.ensure_future(alice.call(Event.TOOL_CALL, CALL, timeout=90))
+            remote = n0.app.multinode.remote  # type: ignore[union-attr]
+            await eventually(lambda: _true(len(remote._watched) == 1), "the call is out")
+            private_redis.stop()
+            await eventually(lambda: _true(call.done() or remote.disrupted_calls() == 1),
+                             "node 0 noticed the outage")  # fmt: skip
+            private_redis.start()  # empty: c1 is not put back by anyone
+            reply = await asyncio.wait_for(call, 60)
+        finally:
+            await ghost.client.aclose()
+        assert isinstance(reply, dict) and reply["code"] == 500, reply
+        assert reply["details"] == {
+            "computer_name": "c1", "reason": "computer_disconnected", "delivered": True,
+        }  # fmt: skip
+        assert "may have run" in reply["message"]
+
+
+async def _true(value: bool) -> bool:
+    return value

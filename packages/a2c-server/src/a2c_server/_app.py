@@ -9,6 +9,7 @@ Socket.IO's background tasks down.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from typing import TYPE_CHECKING, Any
@@ -153,11 +154,10 @@ class A2CServerApp:
         if scope.get("method") not in ("GET", "HEAD"):
             await _plain(send, 405, {"code": 405, "message": "Method Not Allowed"})
             return
-        try:
+        offices: int | None = None
+        # While Redis is down the metrics still answer (a2c_server_registry_reachable 0).
+        with contextlib.suppress(StoreUnavailableError):
             offices = (await self.store.stats()).offices
-        except StoreUnavailableError:
-            await _plain(send, 503, {"code": 503, "message": "Registry unavailable"})
-            return
         body = self.metrics.render(offices)
         await _respond(send, 200, METRICS_CONTENT_TYPE, body)
 
@@ -263,11 +263,12 @@ def create_app(
     drain = Drain()
     namespace = SmcpNamespace(
         sio, settings=settings, offices=Offices(state), auth=provider, metrics=metrics,
-        drain=drain, watch=multinode.remote.watch if multinode is not None else None,
+        drain=drain, remote=multinode.remote if multinode is not None else None,
     )  # fmt: skip
     namespace.register()
     if multinode is not None:
         multinode.bind(namespace.broadcast, namespace.leave_room)
+        metrics.watch_multinode(multinode.manager.counts, multinode.registry_reachable)
     return A2CServerApp(
         settings=settings, sio=sio, store=state, metrics=metrics, drain=drain,
         node_id=node_id, multinode=multinode,

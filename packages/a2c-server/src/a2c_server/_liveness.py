@@ -10,7 +10,8 @@ could not heartbeat) or a write failed midway, the node resyncs: it puts back th
 sessions it hosts, drops the ones that disconnected meanwhile, and tells the offices.
 
 :class:`RemoteCalls` settles calls to a Computer on another node: every ``poll`` seconds
-one round trip asks whether the targets are still registered.
+one round trip asks whether the targets are still registered. A registry that goes away
+or is reset never fails a call already sent (its Computer may be running it).
 """
 
 from __future__ import annotations
@@ -116,16 +117,17 @@ class NodeLiveness:
             self.epoch = beat.epoch
             if not beat.kept or beat.reaped or self.store.dirty:
                 await self.resync(announce=beat.reaped)
-            reaped = await self.store.reap_dead()
+            dead = await self.store.reap_dead_nodes()
         except StoreUnavailableError as exc:
             if self.redis_ok or self.epoch is None:
                 log(_log, logging.WARNING, "registry unavailable", node=self.store.node_id,
                     reason=exc)  # fmt: skip
             self.redis_ok = False
             return
-        if reaped:
+        for dead_node, reaped in dead.items():
+            # node= is this node (the reaper), as on every line it logs.
             log(_log, logging.WARNING, "reaped sessions of a dead node",
-                node=self.store.node_id, sessions=len(reaped))  # fmt: skip
+                node=self.store.node_id, dead_node=dead_node, sessions=len(reaped))  # fmt: skip
             await self._broadcast(_leave_notices(reaped))
 
     async def resync(self, *, announce: bool) -> None:
@@ -194,28 +196,69 @@ class NodeLiveness:
             _log.exception("announcing resynced sessions failed node=%s", self.store.node_id)
 
 
+@attrs.define
+class _Watched:
+    """One watched call: its Computer's sid and what the watch learned about the registry."""
+
+    sid: str
+    #: The registry epoch this call was checked against (None: learn it at the next check).
+    epoch: str | None = None
+    #: Loop time before which an absent sid proves nothing (the registry was lost, and a
+    #: live node puts its sessions back only on its next heartbeat).
+    trust_from: float = 0.0
+    disrupted: bool = False
+
+
 class RemoteCalls:
     """Settles waits on Computers hosted by other nodes when they leave the registry.
 
-    :meth:`watch` returns a future that resolves when ``sid`` is no longer registered and
-    fails with :class:`StoreUnavailableError` when the registry cannot be asked or was
-    reset (its acks may be lost). Cancel the future when the call ends.
+    :meth:`watch` returns a future that resolves when ``sid`` is no longer registered;
+    :meth:`release` it when the call ends.
+
+    The call it watches was already sent: when the registry cannot be asked or was reset
+    (Redis restarted) the Computer may be running it, so the watch never fails the call
+    for that. It marks the call disrupted (:meth:`release` says so: whatever ends it
+    without the Computer's answer then says it may have run) and stops trusting an absent
+    sid until the registry has answered with one epoch for ``settle`` seconds: long
+    enough for every live node to heartbeat and put its sessions back. Each call learns
+    the epoch when it is made (this node's last heartbeat) or at its first check, never
+    from an earlier call, so a reset long before the call was made is never held against it.
     """
 
-    def __init__(self, store: RedisStateStore, *, poll: float = REMOTE_POLL) -> None:
+    def __init__(
+        self,
+        store: RedisStateStore,
+        *,
+        poll: float = REMOTE_POLL,
+        settle: float = 6.0,
+        epoch: Callable[[], str | None] = lambda: None,
+    ) -> None:
         self.store = store
         self.poll = poll
-        self._watched: dict[asyncio.Future[None], str] = {}
+        self.settle = settle
+        # The epoch this node's last heartbeat saw: a reset between sending a call and its
+        # first check then still counts as a reset.
+        self._epoch = epoch
+        self._watched: dict[asyncio.Future[None], _Watched] = {}
         self._task: asyncio.Task[None] | None = None
-        self._epoch: str | None = None
 
     def watch(self, sid: str) -> asyncio.Future[None]:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[None] = loop.create_future()
-        self._watched[future] = sid
+        self._watched[future] = _Watched(sid, epoch=self._epoch())
         if self._task is None or self._task.done():
             self._task = loop.create_task(self._run())
         return future
+
+    def release(self, future: asyncio.Future[None]) -> bool:
+        """Stop watching ``future``'s call; whether the registry was lost while it waited."""
+        future.cancel()
+        watched = self._watched.pop(future, None)
+        return watched is not None and watched.disrupted
+
+    def disrupted_calls(self) -> int:
+        """How many calls still out have seen the registry lost or reset (diagnostics)."""
+        return sum(1 for w in self._watched.values() if w.disrupted)
 
     async def stop(self) -> None:
         if self._task is not None:
@@ -226,28 +269,38 @@ class RemoteCalls:
     async def _run(self) -> None:
         while True:
             await asyncio.sleep(self.poll)
-            for future in [f for f in self._watched if f.done()]:
-                del self._watched[future]
-            if not self._watched:
-                return
+            if all(f.done() for f in self._watched):
+                return  # what is left waits for release()
             try:
                 await self._check()
             except Exception:
                 _log.exception("remote call watch failed")
 
     async def _check(self) -> None:
-        pending = list(self._watched.items())
+        pending = [(f, w) for f, w in self._watched.items() if not f.done()]
+        now = asyncio.get_running_loop().time()
         try:
-            epoch, present = await self.store.sessions_exist(sid for _, sid in pending)
-            if self._epoch is not None and epoch != self._epoch:
-                raise StoreUnavailableError("registry unavailable: it was reset")
-        except StoreUnavailableError as exc:
-            self._epoch = None
-            for future, _ in pending:
-                if not future.done():
-                    future.set_exception(exc)
+            epoch, present = await self.store.sessions_exist(w.sid for _, w in pending)
+        except StoreUnavailableError:
+            epoch = None
+        if epoch is None:  # unreachable, or emptied and no node has heartbeated yet
+            for _, watched in pending:
+                _disrupt(watched)
             return
-        self._epoch = epoch
-        for (future, _), here in zip(pending, present, strict=True):
-            if not here and not future.done():
+        for (future, watched), here in zip(pending, present, strict=True):
+            if watched.epoch is None:
+                watched.epoch = epoch
+                if watched.disrupted:
+                    watched.trust_from = now + self.settle
+            elif watched.epoch != epoch:
+                _disrupt(watched)
+                watched.epoch, watched.trust_from = epoch, now + self.settle
+            if not here and now >= watched.trust_from and not future.done():
                 future.set_result(None)
+
+
+def _disrupt(watched: _Watched) -> None:
+    if not watched.disrupted:
+        log(_log, logging.WARNING, "registry lost while a cross-node call was pending: "
+            "waiting for its answer", sid=watched.sid)  # fmt: skip
+    watched.disrupted, watched.epoch = True, None

@@ -10,8 +10,10 @@ tokens, arguments or results.
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable, Iterator
 from typing import Any, Final
 
+import attrs
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     CollectorRegistry,
@@ -21,10 +23,11 @@ from prometheus_client import (
     ProcessCollector,
     generate_latest,
 )
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 from a2c_protocol import Role
 
-__all__ = ["METRICS_CONTENT_TYPE", "RouteOutcome", "ServerMetrics"]
+__all__ = ["METRICS_CONTENT_TYPE", "PubSubCounts", "RouteOutcome", "ServerMetrics"]
 
 METRICS_CONTENT_TYPE: Final = CONTENT_TYPE_LATEST
 
@@ -147,9 +150,67 @@ class ServerMetrics:
     def dropped_for_size(self, transport: str) -> None:
         self.size_drops.labels(transport).inc()
 
+    def watch_multinode(self, counts: PubSubCounts, reachable: Callable[[], bool]) -> None:
+        """Multi-node: expose the registry's reachability and this node's pub/sub traffic."""
+        self.registry.register(_MultiNodeCollector(counts, reachable))
+
     # -- exposition ----------------------------------------------------------------------
 
-    def render(self, offices: int) -> bytes:
-        """The text exposition, with the office gauge set from the store's count."""
-        self.offices.set(offices)
+    def render(self, offices: int | None) -> bytes:
+        """The text exposition, with the office gauge set from the store's count.
+
+        ``offices`` is None while the registry cannot count them: the gauge keeps its last
+        value and ``a2c_server_registry_reachable`` says why.
+        """
+        if offices is not None:
+            self.offices.set(offices)
         return generate_latest(self.registry)
+
+
+# -- multi-node (Redis) ------------------------------------------------------------------
+
+
+@attrs.define
+class PubSubCounts:
+    """One node's Redis pub/sub messages, counted where they happen and read at scrape."""
+
+    #: written to Redis (delivery to subscribers is still at most once)
+    published: int = 0
+    #: lost for sure: never written (no connection twice, or still queued at shutdown)
+    unsent: int = 0
+    #: possibly lost: the write failed midway, part of it may have arrived
+    maybe_lost: int = 0
+    #: messages read from the shared channel and this node's own
+    received: int = 0
+
+
+class _MultiNodeCollector:
+    """Reads :class:`PubSubCounts` and the registry state at each scrape (no hot-path cost)."""
+
+    def __init__(self, counts: PubSubCounts, reachable: Callable[[], bool]) -> None:
+        self._counts = counts
+        self._reachable = reachable
+
+    def collect(self) -> Iterator[Metric]:
+        c = self._counts
+        yield GaugeMetricFamily(
+            "a2c_server_registry_reachable",
+            "1 while the last heartbeat reached the shared registry (Redis), else 0",
+            value=1.0 if self._reachable() else 0.0,
+        )
+        yield CounterMetricFamily(
+            "a2c_server_pubsub_messages_published",
+            "Socket.IO messages this node wrote to Redis pub/sub", value=c.published,
+        )  # fmt: skip
+        lost = CounterMetricFamily(
+            "a2c_server_pubsub_messages_lost",
+            "Pub/sub messages lost: unsent (never written) or maybe_sent (write failed midway)",
+            labels=["how"],
+        )
+        lost.add_metric(["unsent"], c.unsent)
+        lost.add_metric(["maybe_sent"], c.maybe_lost)
+        yield lost
+        yield CounterMetricFamily(
+            "a2c_server_pubsub_messages_received",
+            "Pub/sub messages this node received from Redis", value=c.received,
+        )  # fmt: skip

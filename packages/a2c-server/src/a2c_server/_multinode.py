@@ -24,6 +24,7 @@ from . import _json
 from ._exceptions import StoreUnavailableError
 from ._liveness import BroadcastFn, LeaveRoomFn, NodeLiveness, RemoteCalls
 from ._logs import cause, log
+from ._metrics import PubSubCounts
 from ._publish import Publisher, ReplylessPublish
 from ._redis_store import RedisStateStore, connect_redis
 from ._settings import ServerSettings
@@ -82,7 +83,8 @@ class _RedisManager(socketio.AsyncRedisManager):  # type: ignore[misc]
         self.host_id = node_id
         self.node_channel = node_channel(channel, node_id)
         self._locate = locate
-        self._publisher = Publisher(ReplylessPublish(url, **redis_options))
+        self.counts = PubSubCounts()
+        self._publisher = Publisher(ReplylessPublish(url, **redis_options), counts=self.counts)
         self._closing: set[asyncio.Task[None]] = set()
 
     async def emit(self, event: str, data: Any, namespace: str | None = None,
@@ -182,6 +184,7 @@ class _RedisManager(socketio.AsyncRedisManager):  # type: ignore[misc]
                     # notification, which read_response otherwise skips.
                     reply = await connection.read_response(timeout=math.inf, push_request=True)
                     if _is_message(reply) and reply[1] in wanted:
+                        self.counts.received += 1
                         yield reply[2]
             except Exception as exc:
                 log(_log, logging.ERROR, "cannot receive from Redis, retrying",
@@ -245,7 +248,7 @@ class MultiNode:
             # that redis-py's parser logs (building their text) one by one.
             redis_options={"socket_connect_timeout": 5.0, "protocol": 2},
         )
-        self.remote = RemoteCalls(self.store)
+        self.remote = RemoteCalls(self.store, settle=settings.node_ttl, epoch=self._epoch)
         self._ttl = settings.node_ttl
         self.liveness: NodeLiveness | None = None
 
@@ -268,6 +271,13 @@ class MultiNode:
             await self.liveness.stop()
         await self.store.aclose()
         await self.manager.aclose()
+
+    def _epoch(self) -> str | None:
+        return self.liveness.epoch if self.liveness is not None else None
+
+    def registry_reachable(self) -> bool:
+        """Whether the last heartbeat reached Redis (the ``/metrics`` gauge)."""
+        return self.liveness is not None and self.liveness.redis_ok
 
     async def health(self) -> dict[str, Any]:
         """The multi-node part of ``/healthz``."""

@@ -44,6 +44,7 @@ from ._gate import check_version_query, first_query_value
 from ._logs import log
 from ._metrics import RouteOutcome, ServerMetrics
 from ._offices import Broadcast, MembershipOutcome, Offices
+from ._remote import MAY_HAVE_RUN, RemoteWatch, delivered_details
 from ._rules import (
     JoinRefusal,
     Member,
@@ -91,7 +92,7 @@ class SmcpNamespace:
         auth: AuthProvider,
         metrics: ServerMetrics | None = None,
         drain: Drain | None = None,
-        watch: Callable[[str], asyncio.Future[None]] | None = None,
+        remote: RemoteWatch | None = None,
     ) -> None:
         self._sio = sio
         self._metrics = metrics if metrics is not None else ServerMetrics()
@@ -103,9 +104,9 @@ class SmcpNamespace:
         # One future per connected sid, resolved when it disconnects: forwarded calls race
         # against it because AsyncServer.call() would otherwise wait out its timeout.
         self._gone: dict[str, asyncio.Future[None]] = {}
-        # Multi-node: the same kind of future for a sid hosted by another node (cancel it
-        # after use); it fails with StoreUnavailableError when the registry is down.
-        self._watch = watch
+        # Multi-node: the same kind of future for a sid hosted by another node. A registry
+        # outage never ends such a call (it was sent), it only marks it disrupted.
+        self._remote = remote
 
     def register(self) -> None:
         sio = self._sio
@@ -159,6 +160,7 @@ class SmcpNamespace:
             raise
         except StoreUnavailableError as exc:
             log(_log, logging.WARNING, "connection refused: registry unavailable", sid=sid)
+            self._metrics.connection_refused(exc.code)
             raise _refusal(exc.code, _UNAVAILABLE) from exc
         except Exception as exc:
             _log.exception("connect handler failed sid=%s", sid)
@@ -446,30 +448,32 @@ class SmcpNamespace:
     ) -> Any:
         gone = self._gone.get(target_sid)
         started = time.monotonic()
-        remote = self._watch(target_sid) if gone is None and self._watch is not None else None
+        remote = None
+        if gone is None and self._remote is not None:
+            remote = self._remote.watch(target_sid)
         gone = gone or remote
         if gone is None or gone.done():
             return self._computer_gone(sid, event, req_id, computer, started)
         expired = self._drain.expired()
-        answered = False
+        timed_out = disrupted = False
         try:
             args = await self._sio.ask(event.value, data, to=target_sid, namespace=NAMESPACE,
                                        timeout=wait, stop=(gone, expired))  # fmt: skip
-            answered = args is not None
         except socketio.exceptions.TimeoutError:
+            args, timed_out = None, True
+        finally:
+            if remote is not None and self._remote is not None:
+                disrupted = self._remote.release(remote)
+        if timed_out:
             self._metrics.route(event.value, RouteOutcome.TIMEOUT, time.monotonic() - started)
             log(_log, logging.INFO, "forward timed out", sid=sid, event=event.value,
-                req_id=req_id, computer=computer, wait=wait)  # fmt: skip
-            return _flat(
-                ErrorCode.TIMEOUT,
-                f"Computer {computer!r} did not answer within {wait:g} seconds",
-                {"computer_name": computer},
-            )
-        finally:
-            if remote is not None and not remote.cancel():
-                problem = remote.exception()  # retrieved even when the answer came first
-                if problem is not None and not answered:
-                    raise problem  # StoreUnavailableError: the registry went away
+                req_id=req_id, computer=computer, wait=wait,
+                delivered=True if disrupted else None)  # fmt: skip
+            message = f"Computer {computer!r} did not answer within {wait:g} seconds"
+            if disrupted:
+                message += MAY_HAVE_RUN
+            return _flat(ErrorCode.TIMEOUT, message,
+                         {"computer_name": computer, **delivered_details(disrupted)})  # fmt: skip
         if args is None:
             if expired.done() and not gone.done():
                 self._metrics.route(event.value, RouteOutcome.SHUTDOWN,
@@ -481,7 +485,7 @@ class SmcpNamespace:
                     f"The Server shut down before Computer {computer!r} answered",
                     {"computer_name": computer, "reason": SHUTDOWN_REASON},
                 )
-            return self._computer_gone(sid, event, req_id, computer, started)
+            return self._computer_gone(sid, event, req_id, computer, started, disrupted)
         answer = ack_value(args)
         elapsed = time.monotonic() - started
         if sid not in self._gone:
@@ -508,16 +512,24 @@ class SmcpNamespace:
         return answer
 
     def _computer_gone(
-        self, sid: str, event: Event, req_id: str, computer: str, started: float
+        self,
+        sid: str,
+        event: Event,
+        req_id: str,
+        computer: str,
+        started: float,
+        disrupted: bool = False,
     ) -> dict[str, Any]:
         self._metrics.route(event.value, RouteOutcome.COMPUTER_GONE, time.monotonic() - started)
         log(_log, logging.INFO, "computer disconnected mid-call", sid=sid, event=event.value,
-            req_id=req_id, computer=computer)  # fmt: skip
+            req_id=req_id, computer=computer, delivered=True if disrupted else None)  # fmt: skip
+        message = f"Computer {computer!r} disconnected before answering"
         return _flat(
             ErrorCode.INTERNAL_ERROR,
-            f"Computer {computer!r} disconnected before answering",
-            {"computer_name": computer, "reason": "computer_disconnected"},
-        )
+            message + MAY_HAVE_RUN if disrupted else message,
+            {"computer_name": computer, "reason": "computer_disconnected",
+             **delivered_details(disrupted)},
+        )  # fmt: skip
 
 
 def _refusal_code(exc: socketio.exceptions.ConnectionRefusedError) -> int:

@@ -23,6 +23,7 @@ from typing import Any, Protocol
 from redis import asyncio as aioredis
 
 from ._logs import cause, log
+from ._metrics import PubSubCounts
 
 __all__ = ["Audience", "PublishTransport", "Publisher", "ReplylessPublish"]
 
@@ -159,9 +160,16 @@ class Publisher:
     silently.
     """
 
-    def __init__(self, transport: PublishTransport, *, audience: Audience | None = None) -> None:
+    def __init__(
+        self,
+        transport: PublishTransport,
+        *,
+        audience: Audience | None = None,
+        counts: PubSubCounts | None = None,
+    ) -> None:
         self.transport = transport
         self.audience = audience or Audience()
+        self.counts = counts if counts is not None else PubSubCounts()
         self._queue: list[tuple[str, str]] = []
         self._task: asyncio.Task[None] | None = None
 
@@ -177,8 +185,10 @@ class Publisher:
         batch, self._queue = self._queue, []
         try:
             if self.transport.write_now(batch):
+                self.counts.published += len(batch)
                 return
         except Exception as exc:
+            self.counts.maybe_lost += len(batch)
             _report(logging.ERROR, _MIDWAY, batch, exc)
             return
         self._queue = batch
@@ -225,6 +235,7 @@ class Publisher:
                 break
             except Exception as exc:
                 if attempt == 2:
+                    self.counts.unsent += len(batch)
                     _report(logging.ERROR, "cannot publish to Redis, giving up: messages lost",
                             batch, exc)  # fmt: skip
                     return
@@ -232,13 +243,17 @@ class Publisher:
         try:
             await self.transport.send(batch)
         except Exception as exc:
+            self.counts.maybe_lost += len(batch)
             _report(logging.ERROR, _MIDWAY, batch, exc)
+        else:
+            self.counts.published += len(batch)
 
     async def aclose(self) -> None:
         """Let queued messages leave (for up to :data:`FLUSH_TIMEOUT`), then close."""
         try:
             await asyncio.wait_for(self.flushed(), FLUSH_TIMEOUT)
         except TimeoutError:
+            self.counts.unsent += len(self._queue)
             log(_log, logging.ERROR, "cannot publish to Redis at shutdown: messages lost",
                 messages=len(self._queue) or None)  # fmt: skip
         task, self._task = self._task, None

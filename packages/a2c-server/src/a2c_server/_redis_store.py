@@ -376,8 +376,16 @@ class RedisStateStore:
 
     async def reap_dead(self) -> list[Member]:
         """Drop the sessions of every node whose heartbeat expired (exactly once each)."""
+        return [m for members in (await self.reap_dead_nodes()).values() for m in members]
+
+    async def reap_dead_nodes(self) -> dict[str, list[Member]]:
+        """:meth:`reap_dead`, with the sessions grouped by the dead node that hosted them."""
         records = await self._run(lambda: self._reap_dead(self._keys, [self.node_id]))
-        return [_decode(r)[0] for r in records]
+        dead: dict[str, list[Member]] = {}
+        for record in records:
+            member, node = _decode(record)
+            dead.setdefault(node, []).append(member)
+        return dead
 
     async def reap_self(self) -> list[Member]:
         """Drop what an earlier process with this node id left in the registry."""
