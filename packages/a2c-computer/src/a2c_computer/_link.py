@@ -58,6 +58,7 @@ from ._computer import ComputerCore
 from ._config_view import agent_view
 from ._decisions import ConnectVerdict, judge_namespace_refusal, judge_refusal
 from ._exceptions import ComputerError, LinkError, ServerRefusedError
+from ._link_calls import LinkCalls, notice_reason
 from ._skills import SkillManager, serve_get_skill, serve_get_skills
 
 __all__ = ["ComputerLink", "LinkError", "ServerRefusedError"]
@@ -109,6 +110,7 @@ class ComputerLink:
         self._refusal: Any = None
         self.fatal_error: BaseException | None = None
         self.connections = 0
+        self._calls = LinkCalls(core)
         self._core.add_update_listener(self._on_update)
 
     @property
@@ -251,6 +253,7 @@ class ComputerLink:
 
     async def _on_disconnect(self, *args: Any) -> None:
         self._joined.clear()
+        self._calls.cancel_undeliverable(args[0] if args else "transport loss")
         if self._closing or not self._reconnect:
             return
         logger.warning(
@@ -371,9 +374,10 @@ class ComputerLink:
         self._check_target(req.computer)
         if req.timeout <= 0:
             return _error(ErrorCode.BAD_REQUEST, "timeout must be a positive number of seconds")
-        result = await self._core.call_tool(
-            req.tool_name, req.params, timeout=req.timeout, req_id=req.req_id, agent=req.agent
-        )
+        with self._calls.running(req.req_id):
+            result = await self._core.call_tool(
+                req.tool_name, req.params, timeout=req.timeout, req_id=req.req_id, agent=req.agent
+            )
         # Spooling hashes and writes megabytes: keep it off the event loop.
         return await asyncio.to_thread(
             tool_answer,
@@ -433,13 +437,15 @@ class ComputerLink:
         return await serve_get_skill(self._skills, req)
 
     async def _on_cancel(self, *args: Any) -> None:
+        data = args[0] if args else None
         try:
-            req = from_wire(AgentCallData, args[0] if args else None)
+            req = from_wire(AgentCallData, data)
         except InvalidPayloadError as exc:
             logger.warning("ignoring a malformed tool_call_cancel: %s", exc)
             return
-        if self._core.cancel(req.req_id):
-            logger.info("cancelled tool call %s at the request of %s", req.req_id, req.agent)
+        reason = notice_reason(data)
+        if self._core.cancel(req.req_id, reason=reason):
+            logger.info("cancelling tool call %s of %s (reason %s)", req.req_id, req.agent, reason)
 
 
 #: Handlers that size their own answers (sideband, chunk clamping): no second measure.
