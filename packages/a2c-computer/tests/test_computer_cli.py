@@ -295,3 +295,14 @@ async def test_run_in_the_background_with_confirm_ask_keeps_serving_and_fails_cl
             os.kill(child, signal.SIGKILL)
             _, err = await asyncio.wait_for(proc.communicate(), 60)
     assert "stdin is not the foreground terminal" in err.decode()
+
+
+async def test_check_without_a_terminal_names_the_tools_confirm_ask_would_refuse(
+    servers: Any, tmp_path: Path
+) -> None:
+    """Issue 24 item 3: said once, with the way to allow them."""
+    entry = servers.desk("desk", tool_meta={"add": {"auto_apply": True}}, default_tool_meta=None)
+    config = write_config(tmp_path, {"desk": entry})
+    _, out, _ = await cli("check", "--config", str(config))  # exit 1: the scene's lint
+    (line,) = [x for x in out.splitlines() if "refuses (4005)" in x]
+    assert "add_window" in line and " add," not in line and "--confirm allow" in line

@@ -59,7 +59,7 @@ class ConfirmRequest:
 
 #: How to let a tool run when nobody can confirm it (part of every such 4005).
 ALLOW_HINT = (
-    "to allow it, set auto_apply: true for the tool in the configuration, or run the "
+    "to allow a tool, set auto_apply: true for it in the configuration, or run the "
     "Computer with --confirm allow"
 )
 
