@@ -153,6 +153,7 @@ class ComputerLink:
         for event, handler in handlers.items():
             sio.on(event.value, self._guarded(event, handler), namespace=NAMESPACE)
         sio.on(Event.NOTIFY_TOOL_CALL_CANCEL.value, self._on_cancel, namespace=NAMESPACE)
+        sio.on(Event.NOTIFY_LEAVE_OFFICE.value, self._on_leave_notice, namespace=NAMESPACE)
         sio.on("disconnect", self._on_disconnect, namespace=NAMESPACE)
         sio.on("connect_error", self._on_connect_error, namespace=NAMESPACE)
         return sio
@@ -374,7 +375,7 @@ class ComputerLink:
         self._check_target(req.computer)
         if req.timeout <= 0:
             return _error(ErrorCode.BAD_REQUEST, "timeout must be a positive number of seconds")
-        with self._calls.running(req.req_id):
+        with self._calls.running(req.req_id, req.agent):
             result = await self._core.call_tool(
                 req.tool_name, req.params, timeout=req.timeout, req_id=req.req_id, agent=req.agent
             )
@@ -435,6 +436,12 @@ class ComputerLink:
         self._check_target(req.computer)
         assert self._skills is not None
         return await serve_get_skill(self._skills, req)
+
+    async def _on_leave_notice(self, *args: Any) -> None:
+        data = args[0] if args else None
+        agent = data.get("agent") if isinstance(data, dict) else None
+        if isinstance(agent, str):
+            self._calls.agent_left(agent)
 
     async def _on_cancel(self, *args: Any) -> None:
         data = args[0] if args else None

@@ -5,6 +5,10 @@ Rules (issue 24):
 * C1 a ``notify:tool_call_cancel`` cancels with reason ``agent_requested``, unless it
   carries our Server's extension key ``a2c_cancel_reason: "agent_gone"`` (the Server
   cancels for an Agent that left or disconnected); no other value is taken from the wire;
+* C3 a ``notify:leave_office`` naming an Agent cancels the calls that Agent made over this
+  link (reason ``agent_gone``): it covers what the Server cannot do itself (a Server node
+  that died with the Agent's connection, a Server without rule A1); with ours the Server
+  has usually cancelled them already, and the first reason stands;
 * C2 when the link drops, every call that came over it is cancelled with reason
   ``server_gone``: the Server answers its Agent at once when a Computer disconnects, and
   the ack of the call belongs to the lost connection, so no reconnect can deliver it.
@@ -44,15 +48,26 @@ class LinkCalls:
 
     def __init__(self, core: ComputerCore) -> None:
         self._core = core
-        self._running: set[str] = set()
+        self._running: dict[str, str] = {}  # req_id → the calling Agent
 
     @contextlib.contextmanager
-    def running(self, req_id: str) -> Iterator[None]:
-        self._running.add(req_id)
+    def running(self, req_id: str, agent: str) -> Iterator[None]:
+        self._running[req_id] = agent
         try:
             yield
         finally:
-            self._running.discard(req_id)
+            self._running.pop(req_id, None)
+
+    def agent_left(self, agent: str) -> int:
+        """C3: cancel the calls ``agent`` made over this link; returns how many."""
+        mine = [req_id for req_id, caller in self._running.items() if caller == agent]
+        cancelled = [r for r in mine if self._core.cancel(r, reason=CANCEL_REASON_AGENT_GONE)]
+        if cancelled:
+            logger.info(
+                "agent %s left the office: cancelled its tool call(s) %s",
+                agent, ", ".join(sorted(cancelled)),
+            )  # fmt: skip
+        return len(cancelled)
 
     def cancel_undeliverable(self, why: object) -> int:
         """C2: cancel every call of the lost link; returns how many were cancelled."""
