@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import json
 import os
 import signal
-from collections.abc import AsyncIterator
+import subprocess
+import termios
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -179,3 +182,55 @@ async def test_a_server_stopped_mid_call_gets_the_call_cancelled_on_the_computer
         assert (caught.value.details or {}).get("reason") == "server_shutdown"
         await _cancelled_with(t.computer, marker, "server_gone")
         assert t.computer.running  # it waits for its Server to come back
+
+
+@contextlib.contextmanager
+def _terminal_computer(
+    procs: Any, config: Path, server_url: str, office: str
+) -> Iterator[tuple[ManagedProcess, int]]:
+    """``a2c-computer run --confirm ask`` whose stdin is a pty it holds in the foreground."""
+    master, slave = os.openpty()
+    log_path = procs.log_dir / "computer-tty.log"
+    procs.log_dir.mkdir(parents=True, exist_ok=True)
+    argv = [
+        bin_path("a2c-computer"), "-v", "run", "--config", str(config), "--server", server_url,
+        "--office", office, "--name", "box", "--confirm", "ask",
+    ]  # fmt: skip
+    with log_path.open("ab") as log:
+        popen = subprocess.Popen(
+            argv, stdin=slave, stdout=log, stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"}, start_new_session=True,
+            # The new session's leader takes the pty as its controlling terminal, so its
+            # group is the terminal's foreground group: --confirm ask may ask.
+            preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0),
+        )  # fmt: skip
+    os.close(slave)
+    process = procs.track(ManagedProcess("computer-tty", argv, log_path, popen))
+    try:
+        yield process, master
+    finally:
+        process.kill()
+        os.close(master)
+
+
+async def test_a_killed_agent_withdraws_the_open_question_and_a_late_yes_runs_nothing(
+    procs: Any, tmp_path: Path
+) -> None:
+    """Item 1 with ``--confirm ask``: the Server's cancel withdraws the question."""
+    marker = tmp_path / "slow.marker"
+    config = _config(tmp_path, default_tool_meta=None)
+    async with server_process(procs.log_dir, track=procs.track) as server:
+        with _terminal_computer(procs, config, server.url, "o-tty") as (computer, master):
+            async with AsyncAgent(server.url, name="planner") as agent:
+                await agent.join_office("o-tty")
+                await eventually(lambda: agent.tools.get("box"), what="computer joined")
+            office = Office(server, computer, "o-tty")
+            async with spawn("agent-cli", _cli_call(office, marker), log_dir=procs.log_dir) as cli:
+                procs.track(cli)
+                await computer.wait_for_log("Run tool slow", timeout=60)
+                cli.kill()
+                await computer.wait_for_log("question withdrawn", timeout=60)
+                await computer.wait_for_log("cancelled (reason agent_gone)", timeout=60)
+            os.write(master, b"y\n")
+            await computer.wait_for_log("answer 'y' ignored", timeout=60)
+            assert not marker.exists()  # the tool never started

@@ -212,6 +212,15 @@ class ConsoleConfirmer:
         threading.Thread(target=run, name="a2c-confirm", daemon=True).start()
         return answer
 
+    def _withdraw(self, answer: asyncio.Future[str | None]) -> None:
+        self._orphan = answer
+
+        def ignored(done: asyncio.Future[str | None]) -> None:
+            late = None if done.cancelled() else done.result()
+            self._say(f"[a2c-computer] answer {late!r} ignored: that call had already ended")
+
+        answer.add_done_callback(ignored)
+
     async def __call__(self, request: ConfirmRequest) -> bool:
         if self._can_ask is not None and not self._can_ask():
             if self._fallback is None:
@@ -226,10 +235,10 @@ class ConsoleConfirmer:
         async with self._lock:
             orphan = self._orphan
             if orphan is not None:
-                # An earlier question was withdrawn; its pending line belongs to it.
-                late = await asyncio.shield(orphan)
+                # An earlier question was withdrawn; its pending line belongs to it (and
+                # is reported as ignored the moment it is typed, see _withdraw).
+                await asyncio.shield(orphan)
                 self._orphan = None
-                self._say(f"[a2c-computer] answer {late!r} ignored: that call had already ended")
             question = (
                 f"Run tool {request.exposed_name} ({request.mcp_server}) for agent "
                 f"{request.agent} with {request.arguments}? [y/N] "
@@ -238,7 +247,7 @@ class ConsoleConfirmer:
             try:
                 line = await asyncio.shield(answer)
             except asyncio.CancelledError:
-                self._orphan = answer
+                self._withdraw(answer)
                 self._say(
                     f"\n[a2c-computer] call {request.req_id} of tool {request.exposed_name} "
                     "was cancelled or timed out: question withdrawn (press Enter; the answer "
