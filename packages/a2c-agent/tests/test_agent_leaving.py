@@ -87,3 +87,15 @@ async def test_sync_agent_close_cancels_a_call_blocked_in_another_thread(server,
     assert cancel == {"agent": "agent-1", "req_id": "s"}
     await asyncio.to_thread(caller.join, 30)
     assert ended.is_set()
+
+
+def test_each_call_is_cancelled_once_whoever_notices_first() -> None:
+    from a2c_agent._inflight import InFlightCalls
+
+    calls = InFlightCalls()
+    with calls.tracking("a"), calls.tracking("b"):
+        assert calls.claim("a") and not calls.claim("a")
+        assert calls.claim_all() == ["b"] and calls.claim_all() == []
+        assert calls.take_unflushed() and not calls.take_unflushed()
+    assert len(calls) == 0
+    assert calls.claim("gone")  # an explicit cancel_tool_call may name any id
