@@ -106,23 +106,23 @@ async def test_async_with_unwound_by_cancellation_cancels_calls_of_other_tasks(
     marker = tmp_path / "slow.marker"
     async with _office(procs, tmp_path) as office:
         entered = asyncio.Event()
+        calls: list[asyncio.Future[Any]] = []
 
         async def script() -> None:
             async with AsyncAgent(office.server.url, name="script", reconnect=False) as agent:
                 await agent.join_office(office.office)
-                call = asyncio.ensure_future(agent.call_tool("box", "slow", _slow(marker), timeout=280))  # fmt: skip
+                calls.append(asyncio.ensure_future(
+                    agent.call_tool("box", "slow", _slow(marker), timeout=280)
+                ))  # fmt: skip
                 entered.set()
-                try:
-                    await asyncio.Event().wait()  # until the script is cancelled (Ctrl-C)
-                finally:
-                    call.cancel()  # nothing left waiting: its cancel is close()'s job
-                    await asyncio.gather(call, return_exceptions=True)
+                await asyncio.Event().wait()  # until the script is cancelled (Ctrl-C)
 
         task = asyncio.ensure_future(script())
         await asyncio.wait_for(entered.wait(), 60)
         await eventually(lambda: _marker(marker) == "started", what="slow tool started")
-        task.cancel()
+        task.cancel()  # the call's own task is not cancelled: leaving must cancel it
         await asyncio.gather(task, return_exceptions=True)
+        await asyncio.gather(*calls, return_exceptions=True)
         await _cancelled_with(office.computer, marker, "agent_requested")
 
 
