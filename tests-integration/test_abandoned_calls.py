@@ -26,6 +26,7 @@ import pytest
 
 from a2c_agent import AsyncAgent, InternalError, result_error_code, result_text
 from a2c_testkit.processes import ManagedProcess, bin_path, spawn
+from a2c_testkit.redis_server import redis_server
 from a2c_testkit.triangle import (
     ServerProcess,
     computer_process,
@@ -234,3 +235,35 @@ async def test_a_killed_agent_withdraws_the_open_question_and_a_late_yes_runs_no
             os.write(master, b"y\n")
             await computer.wait_for_log("answer 'y' ignored", timeout=60)
             assert not marker.exists()  # the tool never started
+
+
+async def test_a_killed_agent_on_one_node_leaves_no_tool_running_on_another(
+    procs: Any, tmp_path: Path
+) -> None:
+    """Item 1 with ``--redis``: the Agent's node cancels the call of a Computer on node B."""
+    marker = tmp_path / "slow.marker"
+    with redis_server() as redis:
+        nodes = []
+        async with contextlib.AsyncExitStack() as stack:
+            for name in ("A", "B"):
+                args = ["--redis", redis.url, "--node-id", name, "--redis-prefix", "ab"]
+                nodes.append(await stack.enter_async_context(server_process(
+                    procs.log_dir, name=f"node-{name}", extra_args=args, track=procs.track
+                )))  # fmt: skip
+            a, b = nodes
+            computer = await stack.enter_async_context(computer_process(
+                procs.log_dir, config=_config(tmp_path), server_url=b.url, office="o-ab",
+                name="box", track=procs.track,
+            ))  # fmt: skip
+            async with AsyncAgent(a.url, name="planner") as agent:
+                await agent.join_office("o-ab")
+                await eventually(lambda: agent.tools.get("box"), what="computer joined")
+            office = Office(a, computer, "o-ab")
+            cli = await stack.enter_async_context(
+                spawn("agent-cli", _cli_call(office, marker), log_dir=procs.log_dir)
+            )
+            procs.track(cli)
+            await eventually(lambda: _marker(marker) == "started", what="slow tool started")
+            cli.kill()
+            await _cancelled_with(computer, marker, "agent_gone")
+            await a.process.wait_for_log("tool call cancelled: its agent left")
