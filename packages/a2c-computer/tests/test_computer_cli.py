@@ -231,10 +231,14 @@ os.waitpid(pid, 0)
 """
 
 
-async def test_run_in_the_background_with_confirm_ask_keeps_serving(
+async def test_run_in_the_background_with_confirm_ask_keeps_serving_and_fails_closed(
     servers: Any, tmp_path: Path
 ) -> None:
-    """Issue 16 item 2: a terminal read from the background stopped the whole Computer."""
+    """Issue 16 item 2: a terminal read from the background stopped the whole Computer.
+
+    Issue 24 item 3: nobody can confirm, so the call is refused (4005) with the way to
+    allow it, never run unconfirmed; the Computer keeps serving.
+    """
     import os
 
     entry = servers.desk("desk", default_tool_meta=None)  # every tool needs confirmation
@@ -283,9 +287,22 @@ async def test_run_in_the_background_with_confirm_ask_keeps_serving(
                 if not (isinstance(result, dict) and result.get("code") == 404):
                     break  # 404: the Computer has not joined yet
                 await asyncio.sleep(0.1)
-            assert isinstance(result, dict) and result.get("isError") is not True, result
+            assert isinstance(result, dict) and result.get("isError") is True, result
+            assert result["meta"]["error_code"] == 4005, result
+            assert "--confirm allow" in result["content"][0]["text"], result
         finally:
             await agent.disconnect()
             os.kill(child, signal.SIGKILL)
             _, err = await asyncio.wait_for(proc.communicate(), 60)
     assert "stdin is not the foreground terminal" in err.decode()
+
+
+async def test_check_without_a_terminal_names_the_tools_confirm_ask_would_refuse(
+    servers: Any, tmp_path: Path
+) -> None:
+    """Issue 24 item 3: said once, with the way to allow them."""
+    entry = servers.desk("desk", tool_meta={"add": {"auto_apply": True}}, default_tool_meta=None)
+    config = write_config(tmp_path, {"desk": entry})
+    _, out, _ = await cli("check", "--config", str(config))  # exit 1: the scene's lint
+    (line,) = [x for x in out.splitlines() if "refuses (4005)" in x]
+    assert "add_window" in line and " add," not in line and "--confirm allow" in line

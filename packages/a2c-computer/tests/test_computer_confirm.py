@@ -81,3 +81,44 @@ async def test_the_console_prompt_never_reads_without_a_foreground_terminal() ->
     allow = ConsoleConfirmer(must_not_read, can_ask=lambda: False, fallback=True)
     deny = ConsoleConfirmer(must_not_read, can_ask=lambda: False, fallback=False)
     assert await allow(request) is True and await deny(request) is False
+
+
+async def test_nobody_to_ask_refuses_4005_with_the_way_to_allow(servers: Any) -> None:
+    """Issue 24 item 3: ``--confirm ask`` without a terminal fails closed."""
+    from a2c_computer._confirm import ConsoleConfirmer
+
+    def must_not_read(question: str) -> str:
+        raise AssertionError("read without a terminal")
+
+    no_terminal = ConsoleConfirmer(must_not_read, can_ask=lambda: False)
+    async with Computer(_config(servers), name="box", confirm=no_terminal) as computer:
+        result = await computer.call_tool("add_window", {"path": "late"}, timeout=30)
+        assert result.is_error and result.meta is not None
+        assert result.meta["error_code"] == 4005
+        text = result.content[0]["text"]
+        assert "cannot ask" in text and "--confirm allow" in text and "auto_apply: true" in text
+        assert not await _late_window(computer)  # it never ran
+
+
+async def test_a_second_cancel_keeps_the_first_reason(servers: Any) -> None:
+    held = HeldConfirm()
+    async with Computer(_config(servers), name="box", confirm=held) as computer:
+        call = asyncio.ensure_future(
+            computer.call_tool("add_window", {"path": "late"}, timeout=600, req_id="r2")
+        )
+        await asyncio.wait_for(held.asked.wait(), 60)
+        assert computer.cancel("r2", reason="agent_requested")
+        assert not computer.cancel("r2", reason="agent_gone")
+        result = await asyncio.wait_for(call, 60)
+        assert result.meta is not None and result.meta["a2c_cancel_reason"] == "agent_requested"
+
+
+def test_a_cancel_notice_names_agent_gone_or_nothing_else() -> None:
+    from a2c_computer._link_calls import notice_reason
+
+    assert notice_reason({"agent": "a", "req_id": "r", "a2c_cancel_reason": "agent_gone"}) == (
+        "agent_gone"
+    )
+    for other in ({"agent": "a", "req_id": "r"}, {"a2c_cancel_reason": "computer_shutdown"},
+                  {"a2c_cancel_reason": 5}, None):  # fmt: skip
+        assert notice_reason(other) == "agent_requested"

@@ -184,7 +184,8 @@ async def test_bad_payload_is_400_and_another_computer_is_refused(servers: Any) 
 
 async def test_the_computer_answers_only_the_client_events(servers: Any) -> None:
     # Spec checklist: no client:* event can mutate the Computer's management state. The
-    # link handles the eight client:* events and the cancel notification, nothing else
+    # link handles the eight client:* events and two notifications (a cancel, an Agent
+    # leaving: its calls are cancelled), nothing else
     # (no server:* or management event an Agent could route to it).
     async with office(servers) as (_, computer, _agent):
         link = computer.link
@@ -192,7 +193,10 @@ async def test_the_computer_answers_only_the_client_events(servers: Any) -> None
         handled = set(link._sio.handlers[NAMESPACE])
     client_events = {e.value for e in Event if e.value.startswith("client:")}
     assert len(client_events) == 8
-    expected = client_events | {Event.NOTIFY_TOOL_CALL_CANCEL.value}
+    expected = client_events | {
+        Event.NOTIFY_TOOL_CALL_CANCEL.value,
+        Event.NOTIFY_LEAVE_OFFICE.value,
+    }
     assert handled - {"connect", "disconnect", "connect_error"} == expected
 
 
@@ -279,6 +283,39 @@ async def test_cancel_through_the_server_reaches_the_mcp_server(
         await wait(
             lambda: marker.read_text() == "cancelled", 30, "the MCP server to see the cancellation"
         )
+
+
+async def test_an_agent_leave_notice_cancels_that_agents_calls(
+    servers: Any, tmp_path: Path, wait: Any
+) -> None:
+    """Issue 24 item 1, rule C3: what a Server node that died with the Agent cannot do."""
+    marker = tmp_path / "marker"
+    async with office(servers) as (srv, computer, agent):
+        call = asyncio.ensure_future(
+            agent.ask(
+                Event.TOOL_CALL,
+                req_id="left-1",
+                tool_name="slow",
+                params={"seconds": 60, "marker": str(marker)},
+                timeout=120,
+            )
+        )
+        await wait(lambda: marker.exists() and marker.read_text() == "started", 30, "start")
+        # Another Agent's leave changes nothing; the caller's leave cancels its call.
+        for name in ("someone-else", "ag"):
+            await srv.app.sio.emit(
+                Event.NOTIFY_LEAVE_OFFICE.value,
+                {"office_id": "o1", "agent": name},
+                room="o1",
+                namespace=NAMESPACE,
+            )
+            if name != "ag":
+                await asyncio.sleep(0.2)  # must-not-happen check: a short wait is enough
+                assert computer.in_flight() == ["left-1"]
+        result = await asyncio.wait_for(call, 60)
+        assert result["meta"]["a2c_cancelled"] is True
+        assert result["meta"]["a2c_cancel_reason"] == "agent_gone"
+        await wait(lambda: marker.read_text() == "cancelled", 30, "the MCP server to see it")
 
 
 async def test_version_refusal_raises_protocol_version_error(servers: Any) -> None:

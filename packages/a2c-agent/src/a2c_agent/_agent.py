@@ -85,6 +85,7 @@ from ._exceptions import (
     InvalidResponseError,
     ToolCallTimeoutError,
 )
+from ._inflight import InFlightCalls, depart
 from ._lifecycle import AgentState, Transition, next_state, require_connected
 from ._notify import Listeners, NotificationStream
 from ._rules import (
@@ -114,6 +115,9 @@ __all__ = [
 logger = logging.getLogger("a2c_agent")
 
 T = TypeVar("T")
+
+#: The longest close() waits for the Server to acknowledge the leave after cancelling.
+_DEPART_TIMEOUT = 5.0
 
 #: ``callback(notification)``; may be a coroutine function.
 NotificationListener = Callable[[AgentNotification], Any]
@@ -236,6 +240,7 @@ class AsyncAgent:
         self._office: str | None = None
         self._cache = ToolCache()
         self._pending: set[asyncio.Future[tuple[Any, ...]]] = set()
+        self._calls = InFlightCalls()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._reconnect_task: asyncio.Task[None] | None = None
         self._streams: set[NotificationStream] = set()
@@ -315,7 +320,22 @@ class AsyncAgent:
             await self._mark_connected()
 
     async def close(self) -> None:
-        """Disconnect and stop every background task; idempotent."""
+        """Disconnect and stop every background task; idempotent.
+
+        Tool calls still in flight are cancelled first (``server:tool_call_cancel``, while
+        the agent is still in its office), and the office is left before disconnecting,
+        so no tool keeps running for a caller that is gone. ``async with`` calls this
+        however the block ends (an exception, a cancelled task, Ctrl-C).
+        """
+        if self._state is AgentState.CLOSED:
+            return
+        try:
+            if self._state is AgentState.CONNECTED and self._office is not None:
+                await self._depart()
+        finally:  # interrupted or not, the agent ends closed
+            await self._close_now()
+
+    async def _close_now(self) -> None:
         if self._state is AgentState.CLOSED:
             return
         self._transition(Transition.CLOSE)
@@ -413,7 +433,10 @@ class AsyncAgent:
         office = self._office
         if office is None:
             raise AgentStateError("the agent is not in an office")
+        for req_id in self._calls.claim_all():  # cancelled while still in the office
+            await self._send_cancel(req_id)
         args = await self._request(Event.LEAVE_OFFICE, LeaveOfficeReq(office_id=office))
+        self._calls.take_unflushed()  # the leave's ack: the Server has seen those cancels
         decode_office_ack(Event.LEAVE_OFFICE, office, args)
         self._office = None
         self._drop_all_tools()
@@ -570,20 +593,21 @@ class AsyncAgent:
             params=dict(params or {}),
             timeout=max(1, math.ceil(timeout)),
         )
-        try:
-            args = await self._request(
-                Event.TOOL_CALL, request, timeout=timeout + self._tool_call_grace
-            )
-        except AckTimeoutError:
-            await self._send_cancel(req_id)
-            raise ToolCallTimeoutError(computer, tool_name, req_id, timeout) from None
-        except asyncio.CancelledError:
-            await asyncio.shield(self._send_cancel(req_id))
-            raise
+        with self._calls.tracking(req_id):
+            try:
+                args = await self._request(
+                    Event.TOOL_CALL, request, timeout=timeout + self._tool_call_grace
+                )
+            except AckTimeoutError:
+                await self._cancel_once(req_id)
+                raise ToolCallTimeoutError(computer, tool_name, req_id, timeout) from None
+            except asyncio.CancelledError:
+                await asyncio.shield(self._cancel_once(req_id))
+                raise
         try:
             result = decode_ack(Event.TOOL_CALL, CallToolResult, args)
         except RequestTimeoutError:
-            await self._send_cancel(req_id)
+            await self._cancel_once(req_id)
             raise
         if not (self._drain_blobs if drain_blobs is None else drain_blobs):
             return result
@@ -699,6 +723,7 @@ class AsyncAgent:
     async def cancel_tool_call(self, req_id: str) -> None:
         """Send ``server:tool_call_cancel`` for ``req_id`` (best effort, no answer)."""
         require_connected(self._state)
+        self._calls.claim(req_id)  # sent now: leaving will not send it again
         await self._emit(
             Event.TOOL_CALL_CANCEL, to_wire(AgentCallData(agent=self._name, req_id=req_id))
         )
@@ -974,6 +999,26 @@ class AsyncAgent:
             )
         except A2CError as exc:
             logger.warning("could not send tool_call_cancel for %s: %s", req_id, exc)
+
+    async def _cancel_once(self, req_id: str) -> None:
+        if self._calls.claim(req_id):
+            await self._send_cancel(req_id)
+
+    async def _depart(self) -> None:
+        """Cancel the calls in flight, then leave the office (bounded, never raises)."""
+        office = self._office
+
+        async def leave() -> None:
+            wait = min(self._request_timeout, _DEPART_TIMEOUT)
+            try:
+                args = await self._request(
+                    Event.LEAVE_OFFICE, LeaveOfficeReq(office_id=office or ""), timeout=wait
+                )
+                decode_office_ack(Event.LEAVE_OFFICE, office or "", args)
+            except A2CError as exc:
+                logger.info("leaving office %r before closing failed: %s", office, exc)
+
+        await depart(self._calls, self._send_cancel, leave)
 
     async def _join(self, office_id: str) -> None:
         request = EnterOfficeReq(role=Role.AGENT, name=self._name, office_id=office_id)

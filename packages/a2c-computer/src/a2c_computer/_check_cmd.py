@@ -10,6 +10,8 @@ Rules:
   did not are named as not checked, so "conformant" never covers what was not seen;
 * the skills the servers publish are staged into a throw-away directory and each refused
   package is reported with why (the user folder is not part of ``check``);
+* without a terminal, the tools ``run --confirm ask`` (the default) would refuse with 4005
+  are named once, with how to allow them (informational, no exit status);
 * exit 1 when a server failed, a clash hides tools, a window is non-conformant, or a
   published skill is refused.
 """
@@ -18,9 +20,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from a2c_protocol import ComputerConfig
+from a2c_protocol import ComputerConfig, InvalidPayloadError, SMCPTool, tool_meta_of
 
 from ._computer import ComputerCore
+from ._confirm import ALLOW_HINT
 from ._lint import lint_windows
 from ._mcp import ServerStatus
 from ._registry import clash_advice
@@ -89,6 +92,7 @@ async def run_check(
                     "these windows"
                 )
                 problems = True
+        unconfirmed = [] if interactive else [t.name for t in core.tools() if _asks(t)]
         advice = clash_advice(clashes, config.servers)
         skills = await stage_with(core, default_skill_settings("check"), user_folder=False)
     if advice:
@@ -98,6 +102,12 @@ async def run_check(
             print(f"  {line}")
         if convert_hint is not None:
             print(f"  Note: {convert_hint}.")
+    if unconfirmed:
+        print(
+            f"\nno terminal here: `run --confirm ask` (the default) refuses (4005) the "
+            f"{len(unconfirmed)} tool(s) without auto_apply: true: {', '.join(unconfirmed)}; "
+            f"{ALLOW_HINT}"
+        )
     findings = lint_windows(resources)
     if findings:
         print(f"\n{len(findings)} v0.2 conformance problem(s):")
@@ -113,3 +123,12 @@ async def run_check(
     if print_skill_report(skills):
         problems = True
     return 1 if problems or findings else 0
+
+
+def _asks(tool: SMCPTool) -> bool:
+    """Whether calling ``tool`` needs a confirmation (its merged auto_apply is not true)."""
+    try:
+        meta = tool_meta_of(tool)
+    except InvalidPayloadError:
+        return True
+    return meta is None or meta.auto_apply is not True

@@ -39,7 +39,7 @@ from ._cli_args import (
     skill_settings,
 )
 from ._config import load_config
-from ._confirm import ConsoleConfirmer, foreground_terminal
+from ._confirm import ALLOW_HINT, ConsoleConfirmer, foreground_terminal
 from ._convert_cmd import convert_hint, is_mcp_servers_file, run_convert
 from ._exceptions import ComputerError, ConfigError, LinkError
 from ._logging import configure_logging, register_secret
@@ -65,15 +65,16 @@ def _confirmer(mode: str, interactive: bool) -> ConsoleConfirmer | None:
     if mode != "ask":
         return None
     if not interactive:
-        # A read from the background stops the whole process (SIGTTIN): pings stop too.
+        # Fail closed: nobody can say yes, so nothing unconfirmed runs (systemd, nohup,
+        # docker). A read from the background would stop the process (SIGTTIN) anyway.
         logger.warning(
             "--confirm ask: stdin is not the foreground terminal%s; tools without "
-            "auto_apply: true run unconfirmed (the non-interactive policy; --confirm deny "
-            "refuses them instead)",
+            "auto_apply: true are refused (4005): %s",
             " (running in the background?)" if sys.stdin.isatty() else "",
+            ALLOW_HINT,
         )
-        return None
-    return ConsoleConfirmer(can_ask=lambda: foreground_terminal(sys.stdin), fallback=True)
+    # Asked again at each call: a job brought to the foreground can answer then.
+    return ConsoleConfirmer(can_ask=lambda: foreground_terminal(sys.stdin))
 
 
 async def _drain_unless_signalled_again(

@@ -302,9 +302,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--confirm",
         type=_checked(confirm_mode, "mode"),
-        help="tools without auto_apply: ask on the terminal (allow when there is no "
-        "foreground terminal, with a WARN), allow, or deny (4005); default ask "
-        "(env A2C_CONFIRM)",
+        help="tools without auto_apply: ask on the terminal (refused with 4005 when there "
+        "is no foreground terminal: systemd, nohup, docker), allow, or deny (4005); "
+        "default ask (env A2C_CONFIRM)",
     )
     run.add_argument(
         "--metrics-port",

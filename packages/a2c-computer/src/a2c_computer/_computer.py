@@ -479,6 +479,8 @@ class ComputerCore:
         task = self._inflight.get(req_id)
         if task is None or task.done():
             return False
+        if req_id in self._cancelled:  # already being cancelled: the first reason stands
+            return False
         self._cancelled[req_id] = reason
         task.cancel()
         return True
@@ -573,7 +575,10 @@ class ComputerCore:
             return result
         except asyncio.CancelledError:
             if req_id in self._cancelled and task.cancelled():
-                logger.info("tool call %s (%s) cancelled", req_id, tool_name)
+                logger.info(
+                    "tool call %s (%s) cancelled (reason %s)",
+                    req_id, tool_name, self._cancelled[req_id],
+                )  # fmt: skip
                 # 0.2.3: cancellation has no error code, only the result-level marker.
                 return cancelled_result(
                     f"Tool call {tool_name!r} was cancelled",

@@ -8,7 +8,9 @@ Rules:
 * the confirmation counts against the call's timeout: a question still open at the
   timeout is withdrawn and the call answers 4004 at once; a cancelled call withdraws its
   question the same way. A withdrawn question's late answer never runs the tool;
-* a callback that raises declines (4005), with a WARN naming the tool.
+* a callback that raises declines (4005), with a WARN naming the tool; one that raises
+  :class:`CannotAsk` (no one to ask: ``--confirm ask`` without a foreground terminal)
+  refuses with 4005 and the way to allow the tool — never runs it (fail closed).
 
 :class:`ConsoleConfirmer` is the terminal prompt of ``a2c-computer run --confirm ask``. It
 asks only while stdin is the *foreground* terminal: a read from the background would stop
@@ -30,6 +32,8 @@ import attrs
 from a2c_protocol import CallToolResult, ErrorCode, JsonObject
 
 __all__ = [
+    "ALLOW_HINT",
+    "CannotAsk",
     "ConfirmCallback",
     "ConfirmRequest",
     "ConsoleConfirmer",
@@ -51,6 +55,17 @@ class ConfirmRequest:
     tool: str
     exposed_name: str
     arguments: JsonObject
+
+
+#: How to let a tool run when nobody can confirm it (part of every such 4005).
+ALLOW_HINT = (
+    "to allow a tool, set auto_apply: true for it in the configuration, or run the "
+    "Computer with --confirm allow"
+)
+
+
+class CannotAsk(Exception):
+    """Raised by a confirmation callback that has nobody to ask; the call gets 4005."""
 
 
 #: ``async confirm(request) -> bool``: True runs the tool, False declines it (4005).
@@ -110,6 +125,14 @@ async def ask_confirmation(
             mcp_server=server,
             extra={"confirmation": "timed_out"},
         )
+    except CannotAsk as exc:
+        logger.info("tool call %s (%s) refused: %s", request.req_id, exposed, exc)
+        return error_result(
+            ErrorCode.TOOL_REQUIRES_CONFIRMATION,
+            f"Tool {exposed!r} needs confirmation, but the Computer cannot ask: {exc}; "
+            f"{ALLOW_HINT}",
+            mcp_server=server,
+        )
     except Exception as exc:
         logger.warning("confirmation callback failed for %s: %s", exposed, exc)
         approved = False
@@ -145,8 +168,9 @@ class ConsoleConfirmer:
     runs on a daemon thread, so a question left open never blocks the process exit.
 
     ``can_ask`` is checked before each question (the CLI passes "stdin is the foreground
-    terminal"); when it says no, the question is not asked and ``fallback`` is the answer,
-    with a WARN.
+    terminal"); when it says no, the question is not asked: with ``fallback`` None (the
+    default) the call is refused with 4005 and the way to allow it (:class:`CannotAsk`),
+    else ``fallback`` is the answer, with a WARN.
     """
 
     def __init__(
@@ -155,7 +179,7 @@ class ConsoleConfirmer:
         out: TextIO | None = None,
         *,
         can_ask: Callable[[], bool] | None = None,
-        fallback: bool = True,
+        fallback: bool | None = None,
     ) -> None:
         self._read_line = read_line or input
         self._out = out
@@ -188,8 +212,19 @@ class ConsoleConfirmer:
         threading.Thread(target=run, name="a2c-confirm", daemon=True).start()
         return answer
 
+    def _withdraw(self, answer: asyncio.Future[str | None]) -> None:
+        self._orphan = answer
+
+        def ignored(done: asyncio.Future[str | None]) -> None:
+            late = None if done.cancelled() else done.result()
+            self._say(f"[a2c-computer] answer {late!r} ignored: that call had already ended")
+
+        answer.add_done_callback(ignored)
+
     async def __call__(self, request: ConfirmRequest) -> bool:
         if self._can_ask is not None and not self._can_ask():
+            if self._fallback is None:
+                raise CannotAsk("stdin is not the foreground terminal (--confirm ask)")
             logger.warning(
                 "cannot ask about tool %s: stdin is not the foreground terminal (running in "
                 "the background?); %s it as the non-interactive policy says",
@@ -200,10 +235,10 @@ class ConsoleConfirmer:
         async with self._lock:
             orphan = self._orphan
             if orphan is not None:
-                # An earlier question was withdrawn; its pending line belongs to it.
-                late = await asyncio.shield(orphan)
+                # An earlier question was withdrawn; its pending line belongs to it (and
+                # is reported as ignored the moment it is typed, see _withdraw).
+                await asyncio.shield(orphan)
                 self._orphan = None
-                self._say(f"[a2c-computer] answer {late!r} ignored: that call had already ended")
             question = (
                 f"Run tool {request.exposed_name} ({request.mcp_server}) for agent "
                 f"{request.agent} with {request.arguments}? [y/N] "
@@ -212,7 +247,7 @@ class ConsoleConfirmer:
             try:
                 line = await asyncio.shield(answer)
             except asyncio.CancelledError:
-                self._orphan = answer
+                self._withdraw(answer)
                 self._say(
                     f"\n[a2c-computer] call {request.req_id} of tool {request.exposed_name} "
                     "was cancelled or timed out: question withdrawn (press Enter; the answer "

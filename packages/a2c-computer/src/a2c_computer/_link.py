@@ -58,6 +58,7 @@ from ._computer import ComputerCore
 from ._config_view import agent_view
 from ._decisions import ConnectVerdict, judge_namespace_refusal, judge_refusal
 from ._exceptions import ComputerError, LinkError, ServerRefusedError
+from ._link_calls import LinkCalls, notice_reason
 from ._skills import SkillManager, serve_get_skill, serve_get_skills
 
 __all__ = ["ComputerLink", "LinkError", "ServerRefusedError"]
@@ -109,6 +110,7 @@ class ComputerLink:
         self._refusal: Any = None
         self.fatal_error: BaseException | None = None
         self.connections = 0
+        self._calls = LinkCalls(core)
         self._core.add_update_listener(self._on_update)
 
     @property
@@ -151,6 +153,7 @@ class ComputerLink:
         for event, handler in handlers.items():
             sio.on(event.value, self._guarded(event, handler), namespace=NAMESPACE)
         sio.on(Event.NOTIFY_TOOL_CALL_CANCEL.value, self._on_cancel, namespace=NAMESPACE)
+        sio.on(Event.NOTIFY_LEAVE_OFFICE.value, self._on_leave_notice, namespace=NAMESPACE)
         sio.on("disconnect", self._on_disconnect, namespace=NAMESPACE)
         sio.on("connect_error", self._on_connect_error, namespace=NAMESPACE)
         return sio
@@ -252,6 +255,7 @@ class ComputerLink:
 
     async def _on_disconnect(self, *args: Any) -> None:
         self._joined.clear()
+        self._calls.cancel_undeliverable(args[0] if args else "transport loss")
         if self._closing or not self._reconnect:
             return
         logger.warning(
@@ -372,9 +376,10 @@ class ComputerLink:
         self._check_target(req.computer)
         if req.timeout <= 0:
             return _error(ErrorCode.BAD_REQUEST, "timeout must be a positive number of seconds")
-        result = await self._core.call_tool(
-            req.tool_name, req.params, timeout=req.timeout, req_id=req.req_id, agent=req.agent
-        )
+        with self._calls.running(req.req_id, req.agent):
+            result = await self._core.call_tool(
+                req.tool_name, req.params, timeout=req.timeout, req_id=req.req_id, agent=req.agent
+            )
         # Spooling hashes and writes megabytes: keep it off the event loop.
         return await asyncio.to_thread(
             tool_answer,
@@ -433,14 +438,22 @@ class ComputerLink:
         assert self._skills is not None
         return await serve_get_skill(self._skills, req)
 
+    async def _on_leave_notice(self, *args: Any) -> None:
+        data = args[0] if args else None
+        agent = data.get("agent") if isinstance(data, dict) else None
+        if isinstance(agent, str):
+            self._calls.agent_left(agent)
+
     async def _on_cancel(self, *args: Any) -> None:
+        data = args[0] if args else None
         try:
-            req = from_wire(AgentCallData, args[0] if args else None)
+            req = from_wire(AgentCallData, data)
         except InvalidPayloadError as exc:
             logger.warning("ignoring a malformed tool_call_cancel: %s", exc)
             return
-        if self._core.cancel(req.req_id):
-            logger.info("cancelled tool call %s at the request of %s", req.req_id, req.agent)
+        reason = notice_reason(data)
+        if self._core.cancel(req.req_id, reason=reason):
+            logger.info("cancelling tool call %s of %s (reason %s)", req.req_id, req.agent, reason)
 
 
 #: Handlers that size their own answers (sideband, chunk clamping): no second measure.

@@ -3,8 +3,9 @@
 The Computer first leaves its office, so the Server routes it nothing new and the Agent is
 told (``notify:leave_office``), while the connection stays up for the answers it still
 owes. Tool calls in flight may finish for up to the grace period; the rest are cancelled
-and answered as cancelled (4004, ``meta.cancelled``), never left without an answer. Then
-the caller disconnects and stops the MCP servers (``Computer.__aexit__``).
+and answered as cancelled (``isError`` with ``meta.a2c_cancelled: true`` and
+``meta.a2c_cancel_reason: "computer_shutdown"``, no error code), never left without an
+answer. Then the caller disconnects and stops the MCP servers (``Computer.__aexit__``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import contextlib
 import logging
 import time
 from typing import Final
+
+from a2c_protocol import CANCEL_REASON_COMPUTER_SHUTDOWN
 
 from ._app import Computer
 
@@ -26,7 +29,7 @@ _POLL: Final = 0.05
 _FLUSH: Final = 0.2
 #: ``meta.a2c_cancel_reason`` of calls cut off by the end of the grace period (the protocol
 #: only defines "agent_requested"; the reason is diagnostic, so an own value is allowed).
-SHUTDOWN_CANCEL_REASON: Final = "computer_shutdown"
+SHUTDOWN_CANCEL_REASON: Final = CANCEL_REASON_COMPUTER_SHUTDOWN
 
 
 async def _settled(computer: Computer, timeout: float) -> bool:

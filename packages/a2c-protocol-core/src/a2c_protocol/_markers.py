@@ -36,7 +36,11 @@ __all__ = [
     "A2C_SHA256",
     "A2C_TIMEOUT",
     "A2C_TOTAL_SIZE",
+    "CANCEL_REASONS",
+    "CANCEL_REASON_AGENT_GONE",
     "CANCEL_REASON_AGENT_REQUESTED",
+    "CANCEL_REASON_COMPUTER_SHUTDOWN",
+    "CANCEL_REASON_SERVER_GONE",
     "LEGACY_CANCELLED_KEY",
     "LEGACY_TIMEOUT_KEY",
     "BlobSideband",
@@ -59,6 +63,25 @@ A2C_CANCEL_REASON: Final = "a2c_cancel_reason"
 A2C_TIMEOUT: Final = "a2c_timeout"
 #: The only cancel reason 0.2.3 defines: the Agent sent ``server:tool_call_cancel``.
 CANCEL_REASON_AGENT_REQUESTED: Final = "agent_requested"
+# The reasons below are this implementation's own values; the spec keeps the reason
+# diagnostic only ("carries no control logic"), so any peer may ignore them.
+#: The calling Agent left its office or disconnected (crashed) with the call in flight;
+#: the Server cancelled the call on its behalf.
+CANCEL_REASON_AGENT_GONE: Final = "agent_gone"
+#: The Computer's link to the Server the call came through went down (a Server stop or
+#: a dropped connection): the answer can no longer be delivered, so the call is stopped.
+CANCEL_REASON_SERVER_GONE: Final = "server_gone"
+#: The Computer itself shut down and the call outlived its grace period.
+CANCEL_REASON_COMPUTER_SHUTDOWN: Final = "computer_shutdown"
+#: Every cancel reason this implementation writes into ``a2c_cancel_reason``.
+CANCEL_REASONS: Final = frozenset(
+    {
+        CANCEL_REASON_AGENT_REQUESTED,
+        CANCEL_REASON_AGENT_GONE,
+        CANCEL_REASON_SERVER_GONE,
+        CANCEL_REASON_COMPUTER_SHUTDOWN,
+    }
+)
 
 #: Pre-0.2.3 spelling of :data:`A2C_TIMEOUT` (``meta.timeout``); read for one release.
 LEGACY_TIMEOUT_KEY: Final = "timeout"

@@ -97,6 +97,12 @@ class ServerMetrics:
             "Incoming messages refused for exceeding the size limit, by transport",
             ["transport"], registry=r,
         )  # fmt: skip
+        self.agent_gone_cancels = Counter(
+            "a2c_server_tool_calls_cancelled_for_absent_agent",
+            "Tool calls the Server cancelled on their Computer because the calling Agent left "
+            "its office or disconnected with them in flight",
+            registry=r,
+        )
         for role in Role:
             self.clients.labels(role.value)
         self._roles: dict[str, str] = {}
@@ -143,6 +149,9 @@ class ServerMetrics:
             if histogram is None:
                 histogram = self._seconds_children[event] = self.route_seconds.labels(event)
             histogram.observe(seconds)
+
+    def cancelled_for_agent(self) -> None:
+        self.agent_gone_cancels.inc()
 
     def version_refused(self, transport: str) -> None:
         self.version_refusals.labels(transport).inc()

@@ -9,9 +9,11 @@ request with an ack gets exactly one answer (a flat 500 for a bug, logged), neve
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from contextlib import AbstractContextManager
 from typing import Any, Final
 
 import socketio
@@ -41,6 +43,7 @@ from a2c_protocol import (
 from ._auth import AuthProvider, AuthRequest
 from ._exceptions import AuthenticationError, StoreUnavailableError
 from ._gate import check_version_query, first_query_value
+from ._inflight import InFlightCall, InFlightCalls, cancel_notice
 from ._logs import log
 from ._metrics import RouteOutcome, ServerMetrics
 from ._offices import Broadcast, MembershipOutcome, Offices
@@ -107,6 +110,8 @@ class SmcpNamespace:
         # Multi-node: the same kind of future for a sid hosted by another node. A registry
         # outage never ends such a call (it was sent), it only marks it disrupted.
         self._remote = remote
+        # The tool calls relayed for Agents connected here, cancelled when their Agent goes.
+        self._calls = InFlightCalls()
 
     def register(self) -> None:
         sio = self._sio
@@ -237,6 +242,7 @@ class SmcpNamespace:
             if gone is not None and not gone.done():
                 gone.set_result(None)
             self._metrics.disconnected(sid)
+            await self._cancel_abandoned(sid)
             outcome = await self._offices.disconnect(sid)
             await self._broadcast(outcome.before_leave)
             log(_log, logging.INFO, "disconnected", sid=sid, office=outcome.left_office)
@@ -297,6 +303,7 @@ class SmcpNamespace:
             return (False, str(exc))
         outcome = await self._offices.leave(sid, req.office_id)
         if outcome.ok:
+            await self._cancel_abandoned(sid)
             await self._apply(sid, outcome)
             log(_log, logging.INFO, "left", sid=sid, office=req.office_id)
         return outcome.ack
@@ -389,11 +396,19 @@ class SmcpNamespace:
         )
 
     def _canceller(self) -> Handler:
-        return self._relay(
+        relay = self._relay(
             Event.TOOL_CALL_CANCEL,
             lambda sender, name, req: check_cancel(sender, name, req.agent),
             lambda req, sender, model: to_wire(req),
         )
+
+        async def on_cancel(sid: str, data: Any) -> None:
+            await relay(sid, data)
+            req_id = data.get("req_id") if isinstance(data, dict) else None
+            if isinstance(req_id, str):  # cancelled by its Agent: nothing left to do for it
+                self._calls.settle(sid, req_id)
+
+        return on_cancel
 
     # ----------------------------------------------------------------- forwarding
 
@@ -429,12 +444,33 @@ class SmcpNamespace:
                 return self._refuse(refusal, sid, event, req.req_id, sender)
             log(_log, logging.DEBUG, "forwarding", sid=sid, event=event.value, req_id=req.req_id,
                 name=req.agent, office=target.office_id, computer=req.computer)  # fmt: skip
-            with self._drain.tracking():
+            with self._drain.tracking(), self._track(sid, req, target.sid):
                 return await self._call(
                     sid, event, data, req.req_id, req.computer, target.sid, wait
                 )
 
         return forward
+
+    def _track(self, sid: str, req: Any, target_sid: str) -> AbstractContextManager[None]:
+        if not isinstance(req, ToolCallReq):  # only tool calls run something worth stopping
+            return contextlib.nullcontext()
+        call = InFlightCall(
+            req_id=req.req_id, agent=req.agent, computer=req.computer, computer_sid=target_sid
+        )
+        return self._calls.tracking(sid, call)
+
+    async def _cancel_abandoned(self, sid: str) -> None:
+        """A1: cancel, on their Computers, the tool calls of an Agent that is going away."""
+        for call in self._calls.abandon(sid):
+            self._metrics.cancelled_for_agent()
+            log(_log, logging.INFO, "tool call cancelled: its agent left", sid=sid,
+                req_id=call.req_id, name=call.agent, computer=call.computer)  # fmt: skip
+            try:
+                await self._sio.emit(Event.NOTIFY_TOOL_CALL_CANCEL.value, cancel_notice(call),
+                                     to=call.computer_sid, namespace=NAMESPACE)  # fmt: skip
+            except Exception as exc:  # the Computer may be gone too; its call ends with it
+                log(_log, logging.WARNING, "could not cancel an abandoned tool call",
+                    req_id=call.req_id, computer=call.computer, reason=exc)  # fmt: skip
 
     async def _call(
         self,

@@ -1,0 +1,73 @@
+"""The tool calls this node is relaying, per Agent, so the Server can cancel them for it.
+
+Rule A1 (ours, issue 24): when an Agent leaves its office or disconnects (a crash
+included) while ``client:tool_call`` requests of its are still waiting for their
+Computers, the Server sends each of those Computers ``notify:tool_call_cancel`` for the
+call, with the extra key ``a2c_cancel_reason: "agent_gone"`` (older peers ignore unknown
+keys), so no tool keeps running for an Agent that can no longer read the answer.
+
+The node that relays a call is the node the Agent is connected to, and it sees that
+Agent's leave and disconnect first hand: the registry is per node and never shared.
+Each call is handed out for cancelling at most once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import attrs
+
+from a2c_protocol import A2C_CANCEL_REASON, CANCEL_REASON_AGENT_GONE
+
+__all__ = ["InFlightCall", "InFlightCalls", "cancel_notice"]
+
+
+@attrs.frozen(kw_only=True)
+class InFlightCall:
+    """One relayed ``client:tool_call``: who asked, and the Computer session running it."""
+
+    req_id: str
+    agent: str
+    computer: str
+    computer_sid: str
+
+
+class InFlightCalls:
+    """Agent sid → its relayed tool calls still waiting for an answer."""
+
+    def __init__(self) -> None:
+        self._calls: dict[str, dict[str, InFlightCall]] = {}
+
+    @contextlib.contextmanager
+    def tracking(self, agent_sid: str, call: InFlightCall) -> Iterator[None]:
+        """Register ``call`` for the duration of the block (the wait for its answer)."""
+        calls = self._calls.setdefault(agent_sid, {})
+        calls[call.req_id] = call
+        try:
+            yield
+        finally:
+            mine = self._calls.get(agent_sid)
+            if mine is not None and mine.get(call.req_id) is call:
+                del mine[call.req_id]
+                if not mine:
+                    del self._calls[agent_sid]
+
+    def abandon(self, agent_sid: str) -> list[InFlightCall]:
+        """The calls of ``agent_sid`` to cancel now; each is returned only once."""
+        return list(self._calls.pop(agent_sid, {}).values())
+
+    def settle(self, agent_sid: str, req_id: str) -> None:
+        """Forget ``req_id`` of ``agent_sid`` (its Agent cancelled it itself)."""
+        mine = self._calls.get(agent_sid)
+        if mine is not None and mine.pop(req_id, None) is not None and not mine:
+            del self._calls[agent_sid]
+
+    def __len__(self) -> int:
+        return sum(len(calls) for calls in self._calls.values())
+
+
+def cancel_notice(call: InFlightCall) -> dict[str, Any]:
+    """The ``notify:tool_call_cancel`` payload the Server sends on an absent Agent's behalf."""
+    return {"agent": call.agent, "req_id": call.req_id, A2C_CANCEL_REASON: CANCEL_REASON_AGENT_GONE}
