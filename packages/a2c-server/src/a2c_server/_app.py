@@ -26,6 +26,7 @@ from ._namespace import SmcpNamespace
 from ._offices import Offices
 from ._oversize import OversizeWatch
 from ._packet import SmcpPacket
+from ._polling import PostScreen
 from ._settings import ServerSettings
 from ._shutdown import Drain
 from ._sio import Limits, SmcpSocketServer
@@ -70,8 +71,15 @@ class A2CServerApp:
         self.sio = sio
         self.store = store
         self.metrics = metrics if metrics is not None else ServerMetrics()
-        watched = OversizeWatch(
+        screened = PostScreen(
             self._engineio,
+            sio=sio,
+            limit=settings.max_message_bytes,
+            on_refusal=self.metrics.polling_refused,
+            on_oversize=self.metrics.dropped_for_size,
+        )
+        watched = OversizeWatch(
+            screened,
             limit=settings.max_message_bytes,
             describe=self._describe_eio,
             on_drop=self.metrics.dropped_for_size,

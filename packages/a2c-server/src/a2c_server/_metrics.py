@@ -94,6 +94,10 @@ class ServerMetrics:
             "Incoming messages refused for exceeding the size limit, by transport",
             ["transport"], registry=r,
         )  # fmt: skip
+        self.polling_refusals = Counter(
+            "a2c_server_polling_refusals", "Long-polling POSTs refused (400/413), by reason",
+            ["reason"], registry=r,
+        )  # fmt: skip
         for role in Role:
             self.clients.labels(role.value)
         self._roles: dict[str, str] = {}
@@ -146,6 +150,9 @@ class ServerMetrics:
 
     def dropped_for_size(self, transport: str) -> None:
         self.size_drops.labels(transport).inc()
+
+    def polling_refused(self, reason: str) -> None:
+        self.polling_refusals.labels(reason).inc()
 
     # -- exposition ----------------------------------------------------------------------
 

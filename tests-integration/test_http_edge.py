@@ -1,0 +1,166 @@
+"""Below Socket.IO, against the real ``a2c-server`` process (issue 30, items 1-3).
+
+Raw HTTP (httpx) and raw WebSocket frames: every request is answered or closed cleanly,
+client mistakes are one WARNING line each (never ERROR, never a traceback), and SIGTERM
+with requests still pending ends within the grace period with one summary line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import signal
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from a2c_protocol import PROTOCOL_VERSION
+from a2c_testkit.triangle import ServerProcess, eventually, server_process
+
+LIMIT = 20_000
+ANSWER = 15.0  # generous: an answer that comes at all comes in milliseconds
+
+
+def polling_url(server: ServerProcess, sid: str | None = None) -> str:
+    base = f"{server.url}/socket.io/?EIO=4&transport=polling"
+    return f"{base}&sid={sid}" if sid else f"{base}&a2c_version={PROTOCOL_VERSION}"
+
+
+async def polling_session(http: httpx.AsyncClient, server: ServerProcess) -> str:
+    """A polling Engine.IO session admitted to /smcp as an Agent; its Engine.IO sid."""
+    opened = await http.get(polling_url(server))
+    sid: str = json.loads(opened.text[1:])["sid"]
+    connect = await http.post(polling_url(server, sid), content=b'40/smcp,{"role":"agent"}')
+    assert connect.status_code == 200
+    admitted = await http.get(polling_url(server, sid))
+    assert admitted.text.startswith("40/smcp,"), admitted.text
+    return sid
+
+
+def problems(logs: str) -> list[str]:
+    """ERROR lines and tracebacks in a Server log."""
+    return [
+        line for line in logs.splitlines()
+        if " ERROR " in line or " CRITICAL " in line or line.startswith("Traceback")
+    ]  # fmt: skip
+
+
+async def stop_cleanly(server: ServerProcess) -> str:
+    os.kill(server.process.pid, signal.SIGTERM)
+    await eventually(lambda: not server.process.running, timeout=60, what="server exit")
+    assert server.process.popen.returncode == 0
+    return server.process.logs()
+
+
+@pytest.fixture
+async def server(procs: Any) -> AsyncIterator[ServerProcess]:
+    async with server_process(
+        procs.log_dir, track=procs.track, extra_args=["--max-message-bytes", str(LIMIT)]
+    ) as srv:
+        yield srv
+
+
+def unread_bytes(server_port: int, client_port: int) -> int | None:
+    """Bytes the Server has not read yet on its socket to ``client_port`` (None: no socket)."""
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        local, remote = fields[1].split(":")[1], fields[2].split(":")[1]
+        if int(local, 16) == server_port and int(remote, 16) == client_port:
+            return int(fields[4].split(":")[1], 16)
+    return None
+
+
+class PendingGet:
+    """A long-poll GET sent by hand; ``sent()`` returns once the Server has read it.
+
+    uvicorn starts the request's task as it reads the bytes, so a later request on
+    another connection finds this one waiting.
+    """
+
+    def __init__(self, server: ServerProcess, sid: str) -> None:
+        self.server = server
+        self.sid = sid
+
+    async def sent(self) -> PendingGet:
+        self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.server.port)
+        path = polling_url(self.server, self.sid).split(str(self.server.port), 1)[1]
+        self.writer.write(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+        await self.writer.drain()
+        port = self.writer.get_extra_info("sockname")[1]
+        await eventually(lambda: unread_bytes(self.server.port, port) == 0, timeout=ANSWER, interval=0.01,
+                         what="the Server read the GET")  # fmt: skip
+        return self
+
+    async def answer(self) -> tuple[int, bytes]:
+        head = await asyncio.wait_for(self.reader.readuntil(b"\r\n\r\n"), ANSWER)
+        status = int(head.split(b" ", 2)[1])
+        length = re.search(rb"content-length: (\d+)", head, re.IGNORECASE)
+        if length:
+            body = await asyncio.wait_for(self.reader.readexactly(int(length[1])), ANSWER)
+        else:  # chunked: one chunk and the terminator is all a poll answer needs
+            size = int(await asyncio.wait_for(self.reader.readline(), ANSWER), 16)
+            body = await self.reader.readexactly(size)
+        self.writer.close()
+        return status, body
+
+
+def chunked(body: bytes) -> Any:
+    async def chunks() -> AsyncIterator[bytes]:
+        for start in range(0, len(body), 4096):
+            yield body[start : start + 4096]
+
+    return chunks()
+
+
+# -------------------------------------------------------------------- item 1
+
+
+REFUSED = [
+    ("noop", b"6", 400, "NOOP"),
+    ("ping", b"2", 400, "PING"),
+    ("open", b"0", 400, "OPEN"),
+    ("noop after a message", b'42/smcp,["server:list_room",{}]\x1e6', 400, "NOOP"),
+    ("not utf-8", b"4\xff\xfe", 400, "Undecodable"),
+    ("unknown type", b"9zz", 400, "Undecodable"),
+    ("over the limit", b"4" + b"x" * (LIMIT + 10), 413, "max_message_bytes"),
+    ("over the limit, chunked", b"4" + b"x" * (LIMIT + 10), 413, "max_message_bytes"),
+]
+
+
+async def test_refused_polling_posts_are_answered_at_once_and_close_the_session(
+    server: ServerProcess,
+) -> None:
+    async with httpx.AsyncClient(timeout=ANSWER) as http:
+        for name, body, status, words in REFUSED:
+            sid = await polling_session(http, server)
+            pending = await PendingGet(server, sid).sent()
+            content = chunked(body) if "chunked" in name else body
+            started = time.monotonic()
+            answer = await http.post(polling_url(server, sid), content=content)
+            assert answer.status_code == status, (name, answer.text)
+            error = answer.json()
+            assert set(error) == {"code", "message"} and error["code"] == status, name
+            assert words in error["message"], (name, error)
+            assert time.monotonic() - started < ANSWER
+            # The session is closed: the pending GET gets the CLOSE packet, the sid is gone.
+            assert await pending.answer() == (200, b"1"), name
+            after = await http.get(polling_url(server, sid))
+            assert after.status_code == 400, name
+        # A chunked POST the Server accepts is read (python-engineio alone reads nothing).
+        sid = await polling_session(http, server)
+        sent = await http.post(
+            polling_url(server, sid), content=chunked(b'42/smcp,["server:list_room",{}]')
+        )
+        assert sent.status_code == 200
+        metrics = (await http.get(f"{server.url}/metrics")).text
+    counts = dict(re.findall(r'a2c_server_polling_refusals_total\{reason="(\w+)"\} (\d+)', metrics))
+    assert counts == {"server_packet": "4", "undecodable": "2", "too_large": "2"}, counts
+    logs = await stop_cleanly(server)
+    assert problems(logs) == []
+    assert "long-polling POST refused" in logs
