@@ -8,6 +8,7 @@ with requests still pending ends within the grace period with one summary line.
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import os
 import re
@@ -19,6 +20,7 @@ from typing import Any
 
 import httpx
 import pytest
+from websockets.asyncio.client import connect as ws_connect
 
 from a2c_protocol import PROTOCOL_VERSION
 from a2c_testkit.triangle import ServerProcess, eventually, server_process
@@ -164,3 +166,71 @@ async def test_refused_polling_posts_are_answered_at_once_and_close_the_session(
     logs = await stop_cleanly(server)
     assert problems(logs) == []
     assert "long-polling POST refused" in logs
+
+
+# -------------------------------------------------------------------- item 2
+
+
+def frame(payload: bytes, opcode: int = 1, fin: bool = True) -> bytes:
+    """One masked client frame (RFC 6455 §5.2)."""
+    mask = os.urandom(4)
+    head = bytes([(0x80 if fin else 0) | opcode])
+    size = len(payload)
+    if size < 126:
+        head += bytes([0x80 | size])
+    elif size < 65536:
+        head += bytes([0x80 | 126]) + size.to_bytes(2, "big")
+    else:
+        head += bytes([0x80 | 127]) + size.to_bytes(8, "big")
+    return head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+
+
+async def raw_websocket(server: ServerProcess) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A WebSocket Engine.IO session opened by hand, its OPEN packet read."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+    key = base64.b64encode(os.urandom(16)).decode()
+    writer.write(
+        f"GET /socket.io/?EIO=4&transport=websocket&a2c_version={PROTOCOL_VERSION} HTTP/1.1\r\n"
+        f"Host: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n".encode()
+    )
+    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), ANSWER)
+    assert head.startswith(b"HTTP/1.1 101"), head
+    opened = await asyncio.wait_for(reader.readexactly(2), ANSWER)
+    await asyncio.wait_for(reader.readexactly(opened[1] & 0x7F), ANSWER)  # the OPEN packet
+    return reader, writer
+
+
+async def close_code(reader: asyncio.StreamReader) -> int:
+    """Read frames until the Server's close frame; its status code."""
+    while True:
+        head = await asyncio.wait_for(reader.readexactly(2), ANSWER)
+        size = head[1] & 0x7F
+        if size == 126:
+            size = int.from_bytes(await reader.readexactly(2), "big")
+        elif size == 127:
+            size = int.from_bytes(await reader.readexactly(8), "big")
+        body = await reader.readexactly(size)
+        if head[0] & 0x0F == 8:
+            return int.from_bytes(body[:2], "big")
+
+
+async def test_invalid_utf8_text_frame_is_one_warning_with_the_peer(
+    server: ServerProcess,
+) -> None:
+    reader, writer = await raw_websocket(server)
+    writer.write(frame(b'40/smcp,{"role":"agent"}'))
+    writer.write(frame(b"4\xff\xfe\xfd"))
+    await writer.drain()
+    assert await close_code(reader) == 1007
+    writer.close()
+    await server.process.wait_for_log("not valid UTF-8", timeout=ANSWER)
+    # The websockets library's own client: the connection stays usable for others.
+    url = server.url.replace("http", "ws") + "/socket.io/?EIO=4&transport=websocket"
+    async with ws_connect(f"{url}&a2c_version={PROTOCOL_VERSION}") as ws:
+        assert str(await asyncio.wait_for(ws.recv(), ANSWER)).startswith("0{")
+    logs = await stop_cleanly(server)
+    assert problems(logs) == []
+    warnings = [line for line in logs.splitlines() if "UTF-8" in line]
+    assert len(warnings) == 1 and " WARNING " in warnings[0], warnings
+    assert "peer=127.0.0.1:" in warnings[0]

@@ -8,6 +8,7 @@ Process-level tests are in ``tests-integration/test_http_edge.py`` and
 from __future__ import annotations
 
 import inspect
+import logging
 
 import pytest
 from engineio import packet as eio_packet
@@ -15,6 +16,7 @@ from engineio.async_server import AsyncServer as EngineServer
 from engineio.async_socket import AsyncSocket
 
 from a2c_server._polling import CLIENT_PACKET_TYPES, screen_body
+from a2c_server._uvicorn_log import CLIENT_FAULTS, quiet_client_faults
 
 
 @pytest.mark.parametrize(
@@ -62,3 +64,31 @@ def test_engineio_leaves_refused_posts_waiting_and_reads_only_content_length() -
     close = inspect.signature(AsyncSocket.close)
     assert list(close.parameters) == ["self", "wait", "abort", "reason"]
     assert "self.queue.join()" in inspect.getsource(AsyncSocket.close)
+
+
+def test_uvicorn_reports_invalid_utf8_as_an_error_and_closes_with_1007() -> None:
+    # _uvicorn_log filters this exact record out; the 1007 disconnect the app receives is
+    # what the Server logs instead (one WARNING with the peer).
+    from uvicorn.protocols.websockets import websockets_sansio_impl
+
+    source = inspect.getsource(websockets_sansio_impl.WebSocketsSansIOProtocol)
+    assert 'self.logger.exception("Invalid UTF-8 sequence received from client.")' in source
+    assert "self.conn.send_close(1007)" in source
+    assert '"type": "websocket.disconnect", "code": code' in source
+    assert CLIENT_FAULTS[0] in "Invalid UTF-8 sequence received from client."
+
+
+def test_the_client_fault_filter_keeps_everything_else(caplog: pytest.LogCaptureFixture) -> None:
+    quiet_client_faults()
+    quiet_client_faults()  # idempotent
+    uvicorn_error = logging.getLogger("uvicorn.error")
+    assert len([f for f in uvicorn_error.filters if type(f).__name__ == "_ClientFaults"]) == 1
+    with caplog.at_level(logging.DEBUG):
+        try:
+            b"\xff".decode()
+        except UnicodeDecodeError:
+            uvicorn_error.exception("Invalid UTF-8 sequence received from client.")
+        uvicorn_error.error("Exception in ASGI application")
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert [r.getMessage() for r in errors] == ["Exception in ASGI application"]
+    assert any(r.name == "a2c_server.guard" and r.exc_info for r in caplog.records)

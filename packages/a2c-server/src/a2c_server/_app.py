@@ -32,6 +32,7 @@ from ._shutdown import Drain
 from ._sio import Limits, SmcpSocketServer
 from ._store import MemoryStateStore, StateStore
 from ._transport import serve_engineio
+from ._uvicorn_log import quiet_client_faults
 
 if TYPE_CHECKING:
     from ._multinode import MultiNode
@@ -230,6 +231,7 @@ def create_app(
     ``settings.redis_url`` is set; that needs the ``a2c-server[redis]`` extra.
     """
     settings = settings or ServerSettings()
+    quiet_client_faults()
     provider = auth if auth is not None else default_auth(settings)
     if isinstance(provider, AllowAllAuth) and not is_loopback_host(settings.host):
         _log.warning(
