@@ -234,3 +234,69 @@ async def test_invalid_utf8_text_frame_is_one_warning_with_the_peer(
     warnings = [line for line in logs.splitlines() if "UTF-8" in line]
     assert len(warnings) == 1 and " WARNING " in warnings[0], warnings
     assert "peer=127.0.0.1:" in warnings[0]
+
+
+# -------------------------------------------------------------------- item 3
+
+GRACE = 8.0
+
+
+async def raw_request(server: ServerProcess, head: bytes) -> tuple[asyncio.StreamReader, Any]:
+    """Send ``head`` (a request the client never finishes) and wait until it was read."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+    writer.write(head)
+    await writer.drain()
+    port = writer.get_extra_info("sockname")[1]
+    await eventually(lambda: unread_bytes(server.port, port) == 0, timeout=ANSWER,
+                     interval=0.01, what="the Server read the request")  # fmt: skip
+    return reader, writer
+
+
+async def test_sigterm_with_stuck_requests_answers_them_and_logs_one_line(procs: Any) -> None:
+    async with (
+        server_process(procs.log_dir, track=procs.track,
+                       extra_args=["--shutdown-grace", str(GRACE)]) as server,
+        httpx.AsyncClient(timeout=ANSWER) as http,
+    ):  # fmt: skip
+        waiting = await PendingGet(server, await polling_session(http, server)).sent()
+        live = await polling_session(http, server)
+        path = polling_url(server, live).split(str(server.port), 1)[1]
+        unfinished_body = await raw_request(
+            server, f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n4".encode()
+        )
+        refused_unfinished = await raw_request(
+            server, b"POST /socket.io/?EIO=4&transport=polling HTTP/1.1\r\nHost: x\r\n"
+            b"Content-Length: 100\r\n\r\n4",
+        )  # fmt: skip
+        half_headers = await raw_request(server, b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+        half_open, ws_writer = await raw_websocket(server)
+        ws_writer.write(frame(b'40/smcp,{"role":"agent"}'))  # then it never reads again
+        await ws_writer.drain()
+        await eventually(lambda: server.process.logs().count("connected sid=") == 3,
+                         timeout=ANSWER, what="three sessions admitted")  # fmt: skip
+
+        started = time.monotonic()
+        os.kill(server.process.pid, signal.SIGTERM)
+        status, body = await waiting.answer()
+        assert status == 503 and json.loads(body) == {
+            "code": 503, "message": "Server shutting down",
+            "details": {"reason": "server_shutdown"},
+        }  # fmt: skip
+        for reader, writer in (unfinished_body, refused_unfinished):
+            answer = await asyncio.wait_for(reader.read(), ANSWER)  # until the Server closes
+            assert answer.startswith(b"HTTP/1.1 503 "), answer
+            assert answer.endswith(b'"details":{"reason":"server_shutdown"}}'), answer
+            writer.close()
+        assert await asyncio.wait_for(half_headers[0].read(), ANSWER) == b""
+        half_headers[1].close()
+        assert await close_code(half_open) == 1012
+        ws_writer.close()
+        await eventually(lambda: not server.process.running, timeout=60, what="server exit")
+        assert time.monotonic() - started < GRACE
+        assert server.process.popen.returncode == 0
+        logs = server.process.logs()
+    assert problems(logs) == []
+    summary = [line for line in logs.splitlines() if "open requests ended" in line]
+    assert len(summary) == 1, summary
+    assert "answered_503=3 polling_sessions_closed=2 websockets_left_to_close=1" in summary[0]
+    assert logs.count("disconnected sid=") == 3

@@ -24,6 +24,7 @@ from ._gate import Receive, Scope, Send, VersionGate, first_query_value, mount_m
 from ._metrics import METRICS_CONTENT_TYPE, ServerMetrics
 from ._namespace import SmcpNamespace
 from ._offices import Offices
+from ._open_requests import OpenRequests
 from ._oversize import OversizeWatch
 from ._packet import SmcpPacket
 from ._polling import PostScreen
@@ -52,8 +53,9 @@ class A2CServerApp:
     state store, ``settings`` the settings it runs with, ``metrics`` what ``/metrics``
     serves, ``drain`` the graceful-shutdown state (``await app.drain.drain(grace)`` lets
     routed calls finish, then answers the rest; the ``a2c-server`` command does it on
-    SIGTERM/SIGINT). ``node_id`` is this process's name among the nodes of a
-    multi-node deployment.
+    SIGTERM/SIGINT), ``requests`` the open HTTP requests and WebSockets (ended by
+    :meth:`end_requests` after the drain). ``node_id`` is this process's name among the
+    nodes of a multi-node deployment.
     """
 
     def __init__(
@@ -87,6 +89,7 @@ class A2CServerApp:
         )
         self.node_id = node_id
         self.multinode = multinode
+        self.requests = OpenRequests()
         self._gate = VersionGate(
             watched,
             server_version=settings.protocol_version,
@@ -105,10 +108,28 @@ class A2CServerApp:
         await serve_engineio(self.sio, scope, receive, send)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        kind = scope.get("type")
-        if kind == "lifespan":
+        if scope.get("type") == "lifespan":
             await self._lifespan(receive, send)
-        elif kind in ("http", "websocket") and mount_matches(
+        else:
+            await self.requests.serve(self._route, scope, receive, send)
+
+    async def end_requests(self, timeout: float = 2.0) -> None:
+        """At shutdown: answer open HTTP requests with 503 and close polling sessions.
+
+        The ``a2c-server`` command runs it after the drain, before uvicorn closes the
+        connections (see :mod:`a2c_server._open_requests`).
+        """
+        await self.requests.end(self._close_polling_sessions, timeout)
+
+    async def _close_polling_sessions(self) -> int:
+        polling = [sid for sid, s in list(self.sio.eio.sockets.items()) if not s.upgraded]
+        for eio_sid in polling:
+            await self.sio.close_transport(eio_sid)
+        return len(polling)
+
+    async def _route(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope.get("type")
+        if kind in ("http", "websocket") and mount_matches(
             scope.get("path", ""), self.settings.socketio_path
         ):
             await self._gate(scope, receive, send)
