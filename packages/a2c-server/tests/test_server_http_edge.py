@@ -7,6 +7,7 @@ Process-level tests are in ``tests-integration/test_http_edge.py`` and
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
 
@@ -16,7 +17,7 @@ from engineio.async_server import AsyncServer as EngineServer
 from engineio.async_socket import AsyncSocket
 
 from a2c_server._polling import CLIENT_PACKET_TYPES, screen_body
-from a2c_server._uvicorn_log import CLIENT_FAULTS, quiet_client_faults
+from a2c_server._uvicorn_log import CLIENT_FAULTS, guard_loop, quiet_client_faults, unguard_loop
 
 
 @pytest.mark.parametrize(
@@ -92,3 +93,43 @@ def test_the_client_fault_filter_keeps_everything_else(caplog: pytest.LogCapture
     errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert [r.getMessage() for r in errors] == ["Exception in ASGI application"]
     assert any(r.name == "a2c_server.guard" and r.exc_info for r in caplog.records)
+
+
+def test_the_loop_guard_turns_only_uvicorns_closing_race_into_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+    from websockets.exceptions import InvalidState
+    from websockets.protocol import Protocol, Side, State
+
+    # The race itself: websockets refuses a second close once a close frame was parsed.
+    conn = Protocol(Side.SERVER, state=State.OPEN)
+    conn.receive_data(
+        b"\x88\x82abcd" + bytes(x ^ y for x, y in zip(b"\x03\xe8", b"ab", strict=True))
+    )
+    try:
+        b"\xff".decode()
+    except UnicodeDecodeError:
+        with pytest.raises(InvalidState) as raised:
+            conn.send_close(1007)
+    protocol = WebSocketsSansIOProtocol.__new__(WebSocketsSansIOProtocol)
+    protocol.client = ("10.0.0.7", 5555)
+    seen: list[dict[str, object]] = []
+    loop = asyncio.new_event_loop()
+    try:
+        loop.set_exception_handler(lambda _loop, context: seen.append(context))
+        guard_loop(loop)
+        guard_loop(loop)  # idempotent
+        handler = loop.get_exception_handler()
+        assert handler is not None
+        with caplog.at_level(logging.WARNING):
+            handler(loop, {"message": "Fatal error", "exception": raised.value,
+                           "protocol": protocol})  # fmt: skip
+            handler(loop, {"message": "other", "exception": ValueError("x")})
+        unguard_loop(loop)
+        assert loop.get_exception_handler() is not handler
+    finally:
+        loop.close()
+    assert [c["message"] for c in seen] == ["other"]  # everything else is passed on
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and "peer=10.0.0.7:5555" in warnings[0], warnings

@@ -9,6 +9,7 @@ Socket.IO's background tasks down.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from typing import TYPE_CHECKING, Any
@@ -33,7 +34,7 @@ from ._shutdown import Drain
 from ._sio import Limits, SmcpSocketServer
 from ._store import MemoryStateStore, StateStore
 from ._transport import serve_engineio
-from ._uvicorn_log import quiet_client_faults
+from ._uvicorn_log import guard_loop, quiet_client_faults, unguard_loop
 
 if TYPE_CHECKING:
     from ._multinode import MultiNode
@@ -202,11 +203,13 @@ class A2CServerApp:
                     _log.error("cannot start: %s", exc)
                     await send({"type": "lifespan.startup.failed", "message": str(exc)})
                     return
+                guard_loop(asyncio.get_running_loop())
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 await self.sio.shutdown()
                 if self.multinode is not None:
                     await self.multinode.stop()
+                unguard_loop(asyncio.get_running_loop())
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
