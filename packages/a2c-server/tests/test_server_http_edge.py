@@ -133,3 +133,11 @@ def test_the_loop_guard_turns_only_uvicorns_closing_race_into_a_warning(
     assert [c["message"] for c in seen] == ["other"]  # everything else is passed on
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1 and "peer=10.0.0.7:5555" in warnings[0], warnings
+
+
+def test_uvicorn_websocket_protocol_keeps_the_peer_as_client() -> None:
+    # The loop guard names the peer from the protocol object's ``client``.
+    from uvicorn.protocols.websockets import websockets_sansio_impl
+
+    source = inspect.getsource(websockets_sansio_impl.WebSocketsSansIOProtocol.connection_made)
+    assert "self.client = get_remote_addr(transport)" in source
