@@ -154,6 +154,12 @@ async def test_refused_polling_posts_are_answered_at_once_and_close_the_session(
             assert await pending.answer() == (200, b"1"), name
             after = await http.get(polling_url(server, sid))
             assert after.status_code == 400, name
+        # transport=websocket without "Connection: Upgrade": python-engineio answered nothing.
+        half = await http.get(
+            f"{server.url}/socket.io/?EIO=4&transport=websocket&a2c_version={PROTOCOL_VERSION}",
+            headers={"Upgrade": "websocket"},
+        )
+        assert half.status_code == 400 and half.json()["code"] == 400
         # A chunked POST the Server accepts is read (python-engineio alone reads nothing).
         sid = await polling_session(http, server)
         sent = await http.post(

@@ -199,6 +199,7 @@ def headers(rng: random.Random, body: bytes) -> tuple[list[str], bytes, bool]:
                 ]
             )
         )
+        unfinished = lines[-1].endswith("99999")  # a body that cannot be finished
     elif choice == 4:
         lines.append(f"Content-Length: {len(body)}")
         lines.append(rng.choice([
