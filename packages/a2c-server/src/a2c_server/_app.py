@@ -9,6 +9,7 @@ Socket.IO's background tasks down.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
@@ -25,13 +26,16 @@ from ._gate import Receive, Scope, Send, VersionGate, first_query_value, mount_m
 from ._metrics import METRICS_CONTENT_TYPE, ServerMetrics
 from ._namespace import SmcpNamespace
 from ._offices import Offices
+from ._open_requests import OpenRequests
 from ._oversize import OversizeWatch
 from ._packet import SmcpPacket
+from ._polling import PostScreen
 from ._settings import ServerSettings
 from ._shutdown import Drain
 from ._sio import Limits, SmcpSocketServer
 from ._store import MemoryStateStore, StateStore
 from ._transport import serve_engineio
+from ._uvicorn_log import guard_loop, quiet_client_faults, unguard_loop
 
 if TYPE_CHECKING:
     from ._multinode import MultiNode
@@ -51,8 +55,9 @@ class A2CServerApp:
     state store, ``settings`` the settings it runs with, ``metrics`` what ``/metrics``
     serves, ``drain`` the graceful-shutdown state (``await app.drain.drain(grace)`` lets
     routed calls finish, then answers the rest; the ``a2c-server`` command does it on
-    SIGTERM/SIGINT). ``node_id`` is this process's name among the nodes of a
-    multi-node deployment.
+    SIGTERM/SIGINT), ``requests`` the open HTTP requests and WebSockets (ended by
+    :meth:`end_requests` after the drain). ``node_id`` is this process's name among the
+    nodes of a multi-node deployment.
     """
 
     def __init__(
@@ -71,14 +76,22 @@ class A2CServerApp:
         self.sio = sio
         self.store = store
         self.metrics = metrics if metrics is not None else ServerMetrics()
-        watched = OversizeWatch(
+        screened = PostScreen(
             self._engineio,
+            sio=sio,
+            limit=settings.max_message_bytes,
+            on_refusal=self.metrics.polling_refused,
+            on_oversize=self.metrics.dropped_for_size,
+        )
+        watched = OversizeWatch(
+            screened,
             limit=settings.max_message_bytes,
             describe=self._describe_eio,
             on_drop=self.metrics.dropped_for_size,
         )
         self.node_id = node_id
         self.multinode = multinode
+        self.requests = OpenRequests()
         self._gate = VersionGate(
             watched,
             server_version=settings.protocol_version,
@@ -97,10 +110,28 @@ class A2CServerApp:
         await serve_engineio(self.sio, scope, receive, send)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        kind = scope.get("type")
-        if kind == "lifespan":
+        if scope.get("type") == "lifespan":
             await self._lifespan(receive, send)
-        elif kind in ("http", "websocket") and mount_matches(
+        else:
+            await self.requests.serve(self._route, scope, receive, send)
+
+    async def end_requests(self, timeout: float = 2.0) -> None:
+        """At shutdown: answer open HTTP requests with 503 and close polling sessions.
+
+        The ``a2c-server`` command runs it after the drain, before uvicorn closes the
+        connections (see :mod:`a2c_server._open_requests`).
+        """
+        await self.requests.end(self._close_polling_sessions, timeout)
+
+    async def _close_polling_sessions(self) -> int:
+        polling = [sid for sid, s in list(self.sio.eio.sockets.items()) if not s.upgraded]
+        for eio_sid in polling:
+            await self.sio.close_transport(eio_sid)
+        return len(polling)
+
+    async def _route(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope.get("type")
+        if kind in ("http", "websocket") and mount_matches(
             scope.get("path", ""), self.settings.socketio_path
         ):
             await self._gate(scope, receive, send)
@@ -172,11 +203,13 @@ class A2CServerApp:
                     _log.error("cannot start: %s", exc)
                     await send({"type": "lifespan.startup.failed", "message": str(exc)})
                     return
+                guard_loop(asyncio.get_running_loop())
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 await self.sio.shutdown()
                 if self.multinode is not None:
                     await self.multinode.stop()
+                unguard_loop(asyncio.get_running_loop())
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
@@ -222,6 +255,7 @@ def create_app(
     ``settings.redis_url`` is set; that needs the ``a2c-server[redis]`` extra.
     """
     settings = settings or ServerSettings()
+    quiet_client_faults()
     provider = auth if auth is not None else default_auth(settings)
     if isinstance(provider, AllowAllAuth) and not is_loopback_host(settings.host):
         _log.warning(

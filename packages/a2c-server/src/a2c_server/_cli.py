@@ -180,7 +180,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         # After the drain, a long-poll still open must not hold the exit up.
         timeout_graceful_shutdown=2,
     )
-    server = DrainingServer(config, drain=app.drain, grace=settings.shutdown_grace)
+    server = DrainingServer(
+        config, drain=app.drain, grace=settings.shutdown_grace, after_drain=app.end_requests
+    )
     # Bind before announcing, so that --port 0 shows the port actually picked. A failed
     # bind (port in use) is logged by uvicorn and exits 3 without a traceback.
     sock = config.bind_socket()

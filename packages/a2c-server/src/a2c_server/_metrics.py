@@ -103,6 +103,10 @@ class ServerMetrics:
             "its office or disconnected with them in flight",
             registry=r,
         )
+        self.polling_refusals = Counter(
+            "a2c_server_polling_refusals", "Long-polling POSTs refused (400/413), by reason",
+            ["reason"], registry=r,
+        )  # fmt: skip
         for role in Role:
             self.clients.labels(role.value)
         self._roles: dict[str, str] = {}
@@ -162,6 +166,9 @@ class ServerMetrics:
     def watch_multinode(self, counts: PubSubCounts, reachable: Callable[[], bool]) -> None:
         """Multi-node: expose the registry's reachability and this node's pub/sub traffic."""
         self.registry.register(_MultiNodeCollector(counts, reachable))
+
+    def polling_refused(self, reason: str) -> None:
+        self.polling_refusals.labels(reason).inc()
 
     # -- exposition ----------------------------------------------------------------------
 

@@ -7,6 +7,8 @@ the WebSocket layer before anyone sees it. This thin ASGI wrapper, placed in fro
 Engine.IO, notices each case and logs the Engine.IO sid, the Socket.IO sid, the member's
 role and name (looked up *before* the drop removes the session) and the size when it is
 known. For the 1009 close the size is not reported by the WebSocket layer; the log says so.
+A WebSocket the ASGI server closed with 1007 (a text frame that is not UTF-8) gets one
+WARNING with the peer here too.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ _log = logging.getLogger("a2c_server.limits")
 #: ``describe(eio_sid) -> (socketio_sid, role, name)``, each None when unknown.
 Describe = Callable[[str], Awaitable[tuple[str | None, str | None, str | None]]]
 _WS_MESSAGE_TOO_BIG = 1009
+_WS_INVALID_TEXT = 1007  # uvicorn's WebSocket layer closed it (see _uvicorn_log)
 
 
 def _eio_sid(scope: Scope) -> str | None:
@@ -101,8 +104,16 @@ class OversizeWatch:
                     size = len(data.encode("utf-8"))
                 if size > self._limit:
                     await self._warn(eio_sid, size, "WebSocket message")
-            elif kind == "websocket.disconnect" and message.get("code") == _WS_MESSAGE_TOO_BIG:
-                await self._warn(eio_sid, None, "WebSocket closed with 1009")
+            elif kind == "websocket.disconnect":
+                code = message.get("code")
+                if code == _WS_MESSAGE_TOO_BIG:
+                    await self._warn(eio_sid, None, "WebSocket closed with 1009")
+                elif code == _WS_INVALID_TEXT:
+                    client = scope.get("client")
+                    log(_log, logging.WARNING,
+                        "WebSocket closed with 1007: a text frame was not valid UTF-8",
+                        peer=f"{client[0]}:{client[1]}" if client else "?",
+                        eio_sid=eio_sid or "unknown")  # fmt: skip
             return message
 
         return watched

@@ -3,9 +3,11 @@
 On the first signal the Server stops listening (existing connections stay up), answers
 new ``client:*`` requests with a flat 500 (``details.reason: "server_shutdown"``), and
 lets the routed calls already in flight finish for up to the grace period. Calls still
-waiting then are answered with the same flat error, and only then does uvicorn close the
-connections (clients see a transport loss and reconnect, to another node if there is
-one) and run the lifespan shutdown. A second signal skips the wait.
+waiting then are answered with the same flat error; then the HTTP requests still open
+(long-polls, bodies never finished) are answered 503 and the long-polling sessions
+closed (``after_drain``), and only then does uvicorn close the connections (clients see
+a transport loss and reconnect, to another node if there is one) and run the lifespan
+shutdown. A second signal skips the wait.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import asyncio
 import contextlib
 import logging
 import signal
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from types import FrameType
 from typing import Any
 
@@ -86,10 +88,14 @@ class Drain:
 class DrainingServer(uvicorn.Server):
     """``uvicorn.Server`` whose first SIGTERM/SIGINT drains before the usual shutdown."""
 
-    def __init__(self, config: uvicorn.Config, *, drain: Drain, grace: float) -> None:
+    def __init__(
+        self, config: uvicorn.Config, *, drain: Drain, grace: float,
+        after_drain: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:  # fmt: skip
         super().__init__(config)
         self._drain = drain
         self._grace = grace
+        self._after_drain = after_drain  # ends the requests still open (the app's)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._draining: asyncio.Task[None] | None = None
 
@@ -117,5 +123,7 @@ class DrainingServer(uvicorn.Server):
             for server in self.servers:
                 server.close()  # stop listening; open connections stay
             await self._drain.drain(self._grace)
+            if self._after_drain is not None:
+                await self._after_drain()
         finally:
             self.should_exit = True

@@ -6,7 +6,9 @@ WebSocket upgrade probe; after it, :mod:`a2c_server._socket` ends the session it
 the ASGI server then logs them at ERROR with a traceback and answers HTTP 500.
 :func:`serve_engineio` turns each into one rate-limited WARNING, closes the Engine.IO
 session involved (its writer would otherwise stay parked) and answers a plain 400 when no
-response has started.
+response has started. A GET with ``transport=websocket`` that is not a WebSocket handshake
+is refused before python-engineio opens a session for it (it would answer nothing), and
+any request python-engineio returns from without a response gets the same 400.
 """
 
 from __future__ import annotations
@@ -31,12 +33,19 @@ async def serve_engineio(sio: SmcpSocketServer, scope: Scope, receive: Receive, 
         started = started or message.get("type") == "http.response.start"
         await send(message)
 
+    query = bytes(scope.get("query_string", b"")).decode("latin-1")
+    if not websocket and _websocket_over_http(query):
+        sio.noise.warning(
+            "websocket over http", "request refused: transport=websocket without an upgrade",
+            peer=_peer(scope),
+        )  # fmt: skip
+        await _refuse(scope, send)
+        return
     try:
         # A WebSocket can be closed whatever it has sent so far, so only HTTP needs to know
         # whether a response started; its frames, the hot path, go to ``send`` unwrapped.
         await sio.handle_request(scope, receive, send if websocket else tracking_send)
     except Exception as exc:
-        query = bytes(scope.get("query_string", b"")).decode("latin-1")
         eio_sid = first_query_value(query, "sid")
         sio.noise.warning(
             "transport error", "request refused: Engine.IO could not handle it",
@@ -49,6 +58,30 @@ async def serve_engineio(sio: SmcpSocketServer, scope: Scope, receive: Receive, 
                 await _refuse(scope, send)
         elif not started:
             await _refuse(scope, send)
+    else:
+        if not websocket and not started:
+            # Not seen since the check above; kept so that no request goes unanswered.
+            sio.noise.warning(
+                "unanswered", "request refused: Engine.IO returned no response",
+                peer=_peer(scope),
+            )  # fmt: skip
+            await _refuse(scope, send)
+
+
+def _websocket_over_http(query: str) -> bool:
+    # python-engineio opens a session for a GET with transport=websocket and an Upgrade
+    # header but no "Connection: Upgrade", polls it as if it were long-polling, and then
+    # returns the packets instead of a response (uvicorn logs an ERROR and answers 500).
+    # A real WebSocket handshake never arrives as an http scope.
+    return (
+        first_query_value(query, "transport") == "websocket"
+        and first_query_value(query, "sid") is None
+    )
+
+
+def _peer(scope: Scope) -> str:
+    client = scope.get("client")
+    return f"{client[0]}:{client[1]}" if client else "?"
 
 
 async def _refuse(scope: Scope, send: Send) -> None:
