@@ -14,7 +14,7 @@ from a2c_protocol import CallToolResult, ComputerConfig, Event, JsonObject
 
 from ._blob_settings import BlobSettings
 from ._blobs import BlobStore
-from ._computer import ComputerCore, ConfirmCallback
+from ._computer import ComputerCore, ConfirmCallback, ResultFinisher
 from ._exceptions import ComputerStateError
 from ._inputs import PromptFn
 from ._link import ComputerLink
@@ -170,11 +170,12 @@ class Computer(ComputerCore):
         timeout: float = 60.0,
         req_id: str | None = None,
         agent: str | None = None,
+        finish: ResultFinisher | None = None,
     ) -> CallToolResult:
         entry = self._registry.lookup(tool_name).entry
         started = time.monotonic()
         result = await super().call_tool(
-            tool_name, params, timeout=timeout, req_id=req_id, agent=agent
+            tool_name, params, timeout=timeout, req_id=req_id, agent=agent, finish=finish
         )
         self.metrics.tool_call(
             entry.server if entry else None,

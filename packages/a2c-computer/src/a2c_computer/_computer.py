@@ -71,6 +71,7 @@ __all__ = [
     "ComputerCore",
     "ConfirmCallback",
     "ConfirmRequest",
+    "ResultFinisher",
     "ServerState",
     "UpdateListener",
     "error_result",
@@ -81,6 +82,8 @@ logger = logging.getLogger("a2c_computer")
 
 #: Called with ``Event.UPDATE_CONFIG`` / ``UPDATE_TOOL_LIST`` / ``UPDATE_DESKTOP``.
 UpdateListener: TypeAlias = Callable[[Event], Awaitable[None] | None]
+#: Turns a tool call's result into the answer sent (e.g. the sideband and size check).
+ResultFinisher: TypeAlias = Callable[[CallToolResult], Awaitable[CallToolResult]]
 
 
 @attrs.frozen
@@ -491,13 +494,20 @@ class ComputerCore:
         timeout: float = 60.0,
         req_id: str | None = None,
         agent: str | None = None,
+        finish: ResultFinisher | None = None,
     ) -> CallToolResult:
-        """Run a tool by exposed name; every failure is an ``isError`` result with a code."""
+        """Run a tool by exposed name; every failure is an ``isError`` result with a code.
+
+        ``finish`` (the link's sideband and size check) turns the result into the answer
+        actually sent; the call's log line reports that answer's outcome.
+        """
         req_id = req_id or uuid.uuid4().hex
         started = time.monotonic()
         outcome = "cancelled"
         try:
             result = await self._call_tool(tool_name, params, timeout, req_id, agent)
+            if finish is not None:
+                result = await finish(result)
             outcome = call_outcome(result.is_error, result.meta)
             return result
         except Exception as exc:
