@@ -13,6 +13,8 @@ EXPECTED = {
     "A2C_CANCEL_REASON",
     "A2C_SHA256",
     "A2C_STRUCTURED_REFS",
+    "ComputerConfigView",
+    "McpServerState",
     "detach_structured_duplicates",
     "restore_structured_refs",
     "A2C_TIMEOUT",

@@ -36,6 +36,7 @@ from a2c_protocol import (
 )
 
 from ._config import load_config
+from ._config_view import safe_error
 from ._confirm import ConfirmCallback, ConfirmRequest, ask_confirmation, error_result
 from ._desktop import (
     CallRecord,
@@ -48,6 +49,7 @@ from ._desktop import (
     updated_needs_refresh,
     window_uri_set,
 )
+from ._down import down_note, down_owner, down_result
 from ._encoding import unencodable_field
 from ._exceptions import ComputerStateError
 from ._foreign import did_you_mean
@@ -125,6 +127,7 @@ class ComputerCore:
         self._start_timeout = start_timeout
         self._servers: dict[str, McpServer] = {}
         self._tools: dict[str, list[JsonObject]] = {}
+        self._last_listed: dict[str, frozenset[str]] = {}
         self._windows: dict[str, list[WindowInfo]] = {}
         self._window_sets: dict[str, frozenset[str]] = {}
         self._registry = build_registry({}, {})
@@ -341,6 +344,14 @@ class ComputerCore:
     def _build_registry(self) -> ToolRegistry:
         running = {n: t for n, t in self._tools.items() if n in self._servers}
         registry = build_registry(self._config.servers, running)
+        # What each server exposed when last listed: a call to one of these while the
+        # server is down is answered "server down", not "not found".
+        for name in running:
+            self._last_listed[name] = frozenset(
+                e.exposed for e in registry.entries.values() if e.server == name
+            )
+        for name in set(self._last_listed) - set(self._config.servers):
+            del self._last_listed[name]
         # Each clash is warned about once, not at every rebuild of the tool list.
         fresh = [c for c in registry.clashes if c not in self._warned_clashes]
         self._warned_clashes.update(fresh)
@@ -392,6 +403,17 @@ class ComputerCore:
                 len(self._windows.get(name, [])),
             )
         return out
+
+    def _down_servers(self) -> dict[str, str | None]:
+        """Enabled servers that are not ready, with their last error (none once stopped)."""
+        if not self._running:
+            return {}
+        return {
+            name: safe_error(server.last_error) or server.status.value
+            for name, server in self._servers.items()
+            if server.status is not ServerStatus.READY
+            and not getattr(self._config.servers.get(name), "disabled", True)
+        }
 
     def tool_server(self, exposed_name: str) -> str | None:
         """The MCP server owning an exposed tool name (None if not exposed)."""
@@ -540,10 +562,14 @@ class ComputerCore:
                 mcp_server=lookup.server,
             )
         if lookup.kind is LookupKind.UNKNOWN or lookup.entry is None:
+            down = self._down_servers()
+            owner = down_owner(tool_name, down, self._last_listed, self._config.servers)
+            if owner is not None:
+                return down_result(tool_name, owner, down[owner])
             return error_result(
                 ErrorCode.TOOL_NOT_FOUND,
                 f"Tool {tool_name!r} not found on this Computer"
-                + did_you_mean(tool_name, self._registry.names()),
+                + (down_note(down) or did_you_mean(tool_name, self._registry.names())),
             )
         entry = lookup.entry
         server = self._servers.get(entry.server)

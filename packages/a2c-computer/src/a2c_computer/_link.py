@@ -56,7 +56,7 @@ from ._answers import fit_answer, fit_tool_result
 from ._blob_serve import serve_get_blob
 from ._blobs import BlobStore
 from ._computer import ComputerCore
-from ._config_view import agent_view
+from ._config_view import agent_view, states_view
 from ._decisions import ConnectVerdict, judge_namespace_refusal, judge_refusal
 from ._exceptions import ComputerError, LinkError, ServerRefusedError
 from ._skills import SkillManager, serve_get_skill, serve_get_skills
@@ -413,7 +413,8 @@ class ComputerLink:
     async def _on_get_config(self, data: Any) -> Any:
         req = from_wire(GetComputerConfigReq, data)
         self._check_target(req.computer)
-        return agent_view(to_wire(self._core.config))
+        view = agent_view(to_wire(self._core.config))
+        return {**view, "a2c_server_states": states_view(self._core.server_states())}
 
     async def _on_get_blob(self, data: Any) -> Any:
         req = from_wire(GetBlobReq, data)
