@@ -130,19 +130,21 @@ class Computer(ComputerCore):
         return self._link
 
     async def __aenter__(self) -> Self:
-        await asyncio.to_thread(self.blob_store.open)
-        self._sweeper = asyncio.ensure_future(self.blob_store.run_sweeper())
-        await self.skills.start()
-        await self.start()
-        if self._link is not None:
-            try:
-                await self._link.connect(self._wait_for_server)
-            except BaseException:
-                await self._link.close()
-                await self.stop()
-                await self.skills.stop()
-                await self._stop_sweeper()
-                raise
+        try:
+            await asyncio.to_thread(self.blob_store.open)
+            self._sweeper = asyncio.ensure_future(self.blob_store.run_sweeper())
+            await self.skills.start()
+            await self.start()
+            if self._link is not None:
+                try:
+                    await self._link.connect(self._wait_for_server)
+                except BaseException:
+                    await self._link.close()
+                    raise
+        except BaseException:
+            # A failed start leaves nothing behind either (spool, staged skills).
+            await self._teardown()
+            raise
         return self
 
     async def __aexit__(
@@ -151,9 +153,13 @@ class Computer(ComputerCore):
         if self._link is not None:
             with contextlib.suppress(Exception):
                 await self._link.close()
+        await self._teardown()
+
+    async def _teardown(self) -> None:
         await self.stop()
         await self.skills.stop()
         await self._stop_sweeper()
+        await asyncio.to_thread(self.blob_store.close)
 
     async def _stop_sweeper(self) -> None:
         if self._sweeper is not None:
