@@ -12,11 +12,13 @@ result the Computer does turn into an error is logged and counted as one.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import os
 import re
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -48,12 +50,19 @@ def filesystem_server_bin() -> Path:
     prefix = base / f"server-filesystem-{FS_VERSION}"
     binary = prefix / "node_modules" / ".bin" / "mcp-server-filesystem"
     if not binary.exists():
-        prefix.mkdir(parents=True, exist_ok=True)
-        subprocess.run(
-            [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund",
-             "--loglevel", "error", f"{FS_PACKAGE}@{FS_VERSION}"],
-            check=True, timeout=600,
-        )  # fmt: skip
+        # Install next to it, then move into place: concurrent runs never see half of it.
+        base.mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix=".install-", dir=base))
+        try:
+            subprocess.run(
+                [npm, "install", "--prefix", str(scratch), "--no-audit", "--no-fund",
+                 "--loglevel", "error", f"{FS_PACKAGE}@{FS_VERSION}"],
+                check=True, timeout=600,
+            )  # fmt: skip
+            with contextlib.suppress(OSError):  # another run was first: use its copy
+                scratch.rename(prefix)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
     assert binary.exists(), f"npm did not install {binary}"
     return binary
 
