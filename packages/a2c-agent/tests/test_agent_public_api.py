@@ -32,6 +32,8 @@ EXPECTED = [
     "ForbiddenError",
     "GetBlobRet",
     "GetComputerConfigRet",
+    "ComputerConfigView",
+    "McpServerState",
     "InternalError",
     "InvalidResponseError",
     "InvalidSkillNameError",

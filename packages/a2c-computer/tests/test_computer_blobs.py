@@ -71,15 +71,56 @@ def test_codec_binds_handles_to_owner_and_key() -> None:
 # -- spool store -------------------------------------------------------------------
 
 
-def test_store_directory_is_private_and_key_persists(tmp_path: Path) -> None:
+def test_store_directory_is_private_locked_and_removed_on_close(tmp_path: Path) -> None:
     store = make_store(tmp_path)
     mode = stat.S_IMODE(store.directory.stat().st_mode)
     assert mode == 0o700
     info = store.put_bytes(b"hello" * 1000, "text/plain")
-    again = make_store(tmp_path)  # a restarted Computer with the same spool
-    chunk = again.read_chunk(info.handle, 0, 10)
+    chunk = store.read_chunk(info.handle, 0, 10)
     assert chunk.data == b"hellohello"
     assert chunk.sha256 == hashlib.sha256(b"hello" * 1000).hexdigest()
+    # A second Computer on the same spool would share its key and files: refused.
+    with pytest.raises(ComputerError, match=r"in use by another Computer \(pid \d+\)"):
+        make_store(tmp_path)
+    store.close()
+    store.close()  # idempotent
+    assert not (tmp_path / "box-1").exists()  # nothing left behind
+    again = make_store(tmp_path)  # the next Computer starts afresh: old handles are gone
+    with pytest.raises(BlobUnavailableError):
+        again.read_chunk(info.handle, 0, 10)
+    again.close()
+
+
+def test_a_close_leaves_foreign_files_of_a_given_spool_alone(tmp_path: Path) -> None:
+    (tmp_path / "box-1").mkdir(mode=0o700)
+    (tmp_path / "box-1" / "notes.txt").write_text("mine")
+    store = make_store(tmp_path)
+    store.put_bytes(b"x" * 100, "text/plain")
+    store.close()
+    assert sorted(p.name for p in (tmp_path / "box-1").iterdir()) == ["notes.txt"]
+
+
+def test_default_spools_are_per_process_and_dead_ones_are_swept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    first, second = BlobStore(owner="box"), BlobStore(owner="box")
+    first.open()
+    second.open()  # same name, same process: still two spools, two keys
+    assert first.directory != second.directory
+    handle = first.put_bytes(b"a" * 10, "text/plain").handle
+    with pytest.raises(BlobUnavailableError):
+        second.read_chunk(handle, 0, 1)
+    # A Computer that died without closing: its lock is free, the next start removes it.
+    dead = first.directory.parent / "box-1-99999999-abcdef"
+    (dead / "data").mkdir(parents=True)
+    (dead / ".lock").write_text("99999999")
+    third = BlobStore(owner="box")
+    third.open()
+    assert not dead.exists()
+    for store in (first, second, third):
+        store.close()
+    assert list(first.directory.parent.iterdir()) == []
 
 
 def test_store_loosened_directory_is_tightened(tmp_path: Path) -> None:
@@ -188,10 +229,11 @@ def test_reput_restarts_ttl(tmp_path: Path) -> None:
 
 
 def test_open_removes_stale_temporary_files(tmp_path: Path) -> None:
+    # Left in a given spool by a Computer that crashed mid-write.
+    (tmp_path / "box-1" / "data").mkdir(parents=True)
+    (tmp_path / "box-1" / "data" / ".tmp-deadbeef").write_bytes(b"partial")
     store = make_store(tmp_path)
-    (store.directory / "data" / ".tmp-deadbeef").write_bytes(b"partial")
-    store2 = make_store(tmp_path)
-    assert not (store2.directory / "data" / ".tmp-deadbeef").exists()
+    assert not (store.directory / "data" / ".tmp-deadbeef").exists()
 
 
 def test_capacity_evicts_oldest_and_never_exceeds(tmp_path: Path) -> None:

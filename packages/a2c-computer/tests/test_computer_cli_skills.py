@@ -69,10 +69,12 @@ def test_skill_flags_fall_back_to_their_environment_variables(tmp_path: Path) ->
         return skill_settings(args, "box/1")
 
     default = settings([], {})
-    assert default.install_dir.name == "box_1" and default.user_dir is not None
+    assert default.install_dir.name.startswith("box_1-") and default.user_dir is not None
+    assert default.per_process  # its own directory per process, see _workdirs
     env = {"A2C_SKILLS_DIR": str(tmp_path / "u"), "A2C_SKILLS_INSTALL_DIR": str(tmp_path / "i")}
     from_env = settings([], env)
     assert from_env.user_dir == tmp_path / "u" and from_env.install_dir == tmp_path / "i"
+    assert not from_env.per_process
     assert settings(["--skills-dir", str(tmp_path / "f")], env).user_dir == tmp_path / "f"
     assert settings([], {**env, "A2C_NO_USER_SKILLS": "1"}).user_dir is None
     assert settings(["--no-user-skills"], {}).user_dir is None

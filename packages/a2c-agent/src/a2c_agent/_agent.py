@@ -29,13 +29,13 @@ from a2c_protocol import (
     A2CSkillRef,
     AgentCallData,
     CallToolResult,
+    ComputerConfigView,
     EnterOfficeReq,
     Event,
     EventKind,
     GetBlobReq,
     GetBlobRet,
     GetComputerConfigReq,
-    GetComputerConfigRet,
     GetDeskTopReq,
     GetDeskTopRet,
     GetResourcesReq,
@@ -464,12 +464,13 @@ class AsyncAgent:
         )
         return list(tools_from_ret(computer, ret))
 
-    async def get_config(self, computer: str) -> GetComputerConfigRet:
-        """The MCP server configuration of ``computer`` (placeholders unresolved)."""
+    async def get_config(self, computer: str) -> ComputerConfigView:
+        """The MCP server configuration of ``computer`` (placeholders unresolved); from our
+        Computer also each MCP server's state (``server_states``, None from others)."""
         return await self._ask(
             Event.GET_CONFIG,
             GetComputerConfigReq(agent=self._name, req_id=_req_id(), computer=computer),
-            GetComputerConfigRet,
+            ComputerConfigView,
         )
 
     async def get_desktop(

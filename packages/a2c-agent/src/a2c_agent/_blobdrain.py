@@ -10,6 +10,9 @@ Rules:
   would pass it, or whose pull fails, is left untouched (handle and empty carrier) with
   ``_meta.a2c_blob_error`` saying why, and a WARN log line; the tool result itself is
   never lost because of one item;
+* then each ``structuredContent`` string the Computer emptied because it duplicated a
+  restored item (``meta.a2c_structured_refs``) gets that item's base64 back and the
+  marker goes; references to items left unrestored stay;
 * the input is never mutated.
 """
 
@@ -26,6 +29,7 @@ from a2c_protocol import (
     CallToolResult,
     JsonObject,
     blob_sideband_of,
+    restore_structured_refs,
     without_blob_sideband,
 )
 
@@ -84,4 +88,4 @@ async def drain_result(
         content.append(restored)
     if not changed:
         return result
-    return attrs.evolve(result, content=content)
+    return restore_structured_refs(attrs.evolve(result, content=content))

@@ -175,15 +175,24 @@ def desktop_hint(computer: str) -> str:
 
 
 def server_status(
-    server: Mapping[str, Any], name: str, tools: Sequence[Mapping[str, Any]] | None
+    server: Mapping[str, Any],
+    name: str,
+    tools: Sequence[Mapping[str, Any]] | None,
+    states: Mapping[str, Any] | None = None,
 ) -> str:
     """What the config table says about one MCP server.
 
-    ``disabled``; else, when the Computer names each tool's owner, how many tools it
-    exposes (``no tools``: it failed, or every tool lost a name clash); else ``enabled``.
+    ``disabled``; ``failed: <reason>`` (or ``starting``, ``stopped``) when the Computer
+    reports the server's state (``a2c_server_states``) and it is not ready; else, when
+    the Computer names each tool's owner, how many tools it exposes (``no tools``: every
+    tool lost a name clash, or it lists none); else ``enabled``.
     """
     if server.get("disabled"):
         return "disabled"
+    state = (states or {}).get(name)
+    if isinstance(state, Mapping) and state.get("status") not in (None, "ready"):
+        error = state.get("error")
+        return f"{state['status']}: {error}" if error else str(state["status"])
     owners = [owning_server(t) for t in tools or ()]
     if not any(owners):
         return "enabled"
@@ -222,7 +231,11 @@ def render_table(
         return table(heads, rows, width=width)
     if kind == "config":
         rows = [
-            (name, server.get("type"), server_status(server, name, tools))
+            (
+                name,
+                server.get("type"),
+                server_status(server, name, tools, data.get("a2c_server_states")),
+            )
             for name, server in data["servers"].items()
         ]
         return table(("SERVER", "TYPE", "STATUS"), rows, width=width)

@@ -6,6 +6,10 @@ Rules:
   the absolute cap (or the spool capacity) turns the result into an ``isError`` result
   that states the item's size and the cap (``meta.error_code`` 4003,
   ``meta.reason = "blob_too_large"``);
+* a string in ``structuredContent`` that duplicates the base64 of an item moved out of
+  band is emptied and referenced from ``meta.a2c_structured_refs`` (see
+  :func:`a2c_protocol.detach_structured_duplicates`), so a server that returns its image
+  twice (content and structured output) still fits;
 * then the encoded answer is measured; one that would exceed the message limit (large
   text, large ``structuredContent``) becomes an ``isError`` result that states its size
   and the limit (``meta.error_code`` 4003, ``meta.reason = "result_too_large"``) and a
@@ -18,7 +22,13 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from a2c_protocol import CallToolResult, ErrorCode, ErrorPayload, to_wire
+from a2c_protocol import (
+    CallToolResult,
+    ErrorCode,
+    ErrorPayload,
+    detach_structured_duplicates,
+    to_wire,
+)
 
 from ._blob_settings import BlobSettings
 from ._blobs import BlobStore
@@ -26,7 +36,13 @@ from ._computer import error_result
 from ._exceptions import BlobTooLargeError
 from ._sideband import ANSWER_MARGIN, encoded_size, offload_binaries
 
-__all__ = ["REASON_BLOB_TOO_LARGE", "REASON_RESULT_TOO_LARGE", "fit_answer", "tool_answer"]
+__all__ = [
+    "REASON_BLOB_TOO_LARGE",
+    "REASON_RESULT_TOO_LARGE",
+    "fit_answer",
+    "fit_tool_result",
+    "tool_answer",
+]
 
 logger = logging.getLogger("a2c_computer.blobs")
 
@@ -50,13 +66,14 @@ def _warn_oversize(what: str, size: int, settings: BlobSettings, instead: str) -
     )
 
 
-def tool_answer(
+def fit_tool_result(
     result: CallToolResult, *, tool: str, store: BlobStore, mcp_server: str | None = None
-) -> dict[str, Any]:
-    """The wire form of ``result`` after the sideband, guaranteed to fit (blocking I/O)."""
+) -> CallToolResult:
+    """``result`` after the sideband, guaranteed to fit one answer (blocking I/O)."""
     settings = store.settings
     try:
-        result = offload_binaries(result, settings.inline_budget, store.put_bytes)
+        offloaded = offload_binaries(result, settings.inline_budget, store.put_bytes)
+        result = detach_structured_duplicates(result, offloaded)
     except BlobTooLargeError as exc:
         logger.warning("tool %s returned a binary item of %d bytes: %s", tool, exc.size, exc)
         result = error_result(
@@ -70,25 +87,31 @@ def tool_answer(
                 "limit_bytes": exc.limit,
             },
         )
-    wire: dict[str, Any] = to_wire(result)
-    size = encoded_size(wire)
+    size = encoded_size(to_wire(result))
     limit = _answer_limit(settings)
     if size <= limit:
-        return wire
+        return result
     _warn_oversize(f"result of tool {tool}", size, settings, "an error result")
-    refusal: dict[str, Any] = to_wire(
-        error_result(
-            ErrorCode.TOOL_EXECUTION_FAILED,
-            f"The result of tool {tool!r} is {size} bytes once encoded, more than the "
-            f"{limit} bytes one message may carry on this deployment (max_message_bytes="
-            f"{settings.max_message_bytes}); only binary items can travel by blob handle. "
-            "Ask for less (a range, a page, a summary), or raise the message limit of the "
-            "Server and of this Computer together.",
-            mcp_server=mcp_server,
-            extra={"reason": REASON_RESULT_TOO_LARGE, "size_bytes": size, "limit_bytes": limit},
-        )
+    return error_result(
+        ErrorCode.TOOL_EXECUTION_FAILED,
+        f"The result of tool {tool!r} is {size} bytes once encoded, more than the "
+        f"{limit} bytes one message may carry on this deployment (max_message_bytes="
+        f"{settings.max_message_bytes}); only binary items can travel by blob handle. "
+        "Ask for less (a range, a page, a summary), or raise the message limit of the "
+        "Server and of this Computer together.",
+        mcp_server=mcp_server,
+        extra={"reason": REASON_RESULT_TOO_LARGE, "size_bytes": size, "limit_bytes": limit},
     )
-    return refusal
+
+
+def tool_answer(
+    result: CallToolResult, *, tool: str, store: BlobStore, mcp_server: str | None = None
+) -> dict[str, Any]:
+    """The wire form of :func:`fit_tool_result` (blocking I/O)."""
+    wire: dict[str, Any] = to_wire(
+        fit_tool_result(result, tool=tool, store=store, mcp_server=mcp_server)
+    )
+    return wire
 
 
 def fit_answer(event: str, answer: Any, settings: BlobSettings) -> Any:

@@ -14,7 +14,7 @@ from a2c_protocol import CallToolResult, ComputerConfig, Event, JsonObject
 
 from ._blob_settings import BlobSettings
 from ._blobs import BlobStore
-from ._computer import ComputerCore, ConfirmCallback
+from ._computer import ComputerCore, ConfirmCallback, ResultFinisher
 from ._exceptions import ComputerStateError
 from ._inputs import PromptFn
 from ._link import ComputerLink
@@ -130,19 +130,21 @@ class Computer(ComputerCore):
         return self._link
 
     async def __aenter__(self) -> Self:
-        await asyncio.to_thread(self.blob_store.open)
-        self._sweeper = asyncio.ensure_future(self.blob_store.run_sweeper())
-        await self.skills.start()
-        await self.start()
-        if self._link is not None:
-            try:
-                await self._link.connect(self._wait_for_server)
-            except BaseException:
-                await self._link.close()
-                await self.stop()
-                await self.skills.stop()
-                await self._stop_sweeper()
-                raise
+        try:
+            await asyncio.to_thread(self.blob_store.open)
+            self._sweeper = asyncio.ensure_future(self.blob_store.run_sweeper())
+            await self.skills.start()
+            await self.start()
+            if self._link is not None:
+                try:
+                    await self._link.connect(self._wait_for_server)
+                except BaseException:
+                    await self._link.close()
+                    raise
+        except BaseException:
+            # A failed start leaves nothing behind either (spool, staged skills).
+            await self._teardown()
+            raise
         return self
 
     async def __aexit__(
@@ -151,9 +153,13 @@ class Computer(ComputerCore):
         if self._link is not None:
             with contextlib.suppress(Exception):
                 await self._link.close()
+        await self._teardown()
+
+    async def _teardown(self) -> None:
         await self.stop()
         await self.skills.stop()
         await self._stop_sweeper()
+        await asyncio.to_thread(self.blob_store.close)
 
     async def _stop_sweeper(self) -> None:
         if self._sweeper is not None:
@@ -170,11 +176,12 @@ class Computer(ComputerCore):
         timeout: float = 60.0,
         req_id: str | None = None,
         agent: str | None = None,
+        finish: ResultFinisher | None = None,
     ) -> CallToolResult:
         entry = self._registry.lookup(tool_name).entry
         started = time.monotonic()
         result = await super().call_tool(
-            tool_name, params, timeout=timeout, req_id=req_id, agent=agent
+            tool_name, params, timeout=timeout, req_id=req_id, agent=agent, finish=finish
         )
         self.metrics.tool_call(
             entry.server if entry else None,

@@ -3,8 +3,10 @@
 Rules (spec §5.2-§5.6, §17 A6/A8):
 
 * tool-result bytes are spooled as files named by their SHA-256 in a private directory
-  (0700, owned by this user; refused otherwise), written atomically, so a handle keeps
-  working across a Computer restart while its file lives;
+  (0700, owned by this user; refused otherwise), written atomically; the directory belongs
+  to one Computer process (by default its own ``<name>-<pid>-<random>``; a given one is
+  locked and refused to a second process) and is removed by :meth:`BlobStore.close`, so
+  handles live as long as the process that minted them;
 * a spooled item stays servable for ``ttl`` seconds after it was last minted; sweeps on
   open and on a timer remove expired items and stale temporary files; the spool never
   holds more than ``spool_max_bytes`` (oldest items are evicted first to make room);
@@ -38,6 +40,7 @@ import attrs
 from ._blob_handles import HandleCodec
 from ._blob_settings import BlobSettings, default_cache_root
 from ._exceptions import BlobTooLargeError, BlobUnavailableError, ComputerError
+from ._workdirs import OwnedDir, per_process_name, sweep_stale
 
 __all__ = ["BlobChunk", "BlobInfo", "BlobResolver", "BlobSource", "BlobStore", "SpoolUsage"]
 
@@ -46,6 +49,8 @@ logger = logging.getLogger("a2c_computer.blobs")
 _SPOOL_KIND = "spool"
 _TMP_PREFIX = ".tmp-"
 _KEY_FILE = "handle.key"
+#: What the store creates in its directory (removed on close).
+_CONTENTS = ("data", _KEY_FILE)
 _COPY_BLOCK = 1024 * 1024
 
 
@@ -117,8 +122,9 @@ def _safe_segment(name: str) -> str:
 class BlobStore:
     """Blob handles and the spool of one Computer (``owner`` is its name).
 
-    Call :meth:`open` before use (creates the directory and key, sweeps); run
-    :meth:`run_sweeper` as a task to keep sweeping. The methods are blocking file I/O:
+    Call :meth:`open` before use (creates and locks the directory, makes the key, sweeps)
+    and :meth:`close` at the end (removes it all); run :meth:`run_sweeper` as a task to
+    keep sweeping. The methods are blocking file I/O:
     from async code call the large ones (``put_*``, ``sweep``) through a thread.
     """
 
@@ -126,11 +132,17 @@ class BlobStore:
         self.settings = settings or BlobSettings()
         self.owner = owner
         base = self.settings.spool_dir
+        # One directory per process by default: two Computers with one name never share a
+        # key or spool, and each removes its own on exit.
         self.directory = (
             base
             if base is not None
-            else default_cache_root() / "a2c-computer" / "blobs" / _safe_segment(owner)
+            else default_cache_root()
+            / "a2c-computer"
+            / "blobs"
+            / per_process_name(_safe_segment(owner))
         )
+        self._owned: OwnedDir | None = None
         self._data = self.directory / "data"
         self._codec: HandleCodec | None = None
         self._resolvers: dict[str, BlobResolver] = {_SPOOL_KIND: self._resolve_spool}
@@ -145,8 +157,20 @@ class BlobStore:
         if self.settings.spool_dir is None:
             _private_dir(self.directory.parent.parent)
         _private_dir(self.directory)
-        _private_dir(self._data)
-        self._codec = HandleCodec(self._load_key(), self.owner)
+        self._owned = OwnedDir.claim(
+            self.directory, _CONTENTS, what="blob spool",
+            hint="give each Computer its own --blob-spool-dir (or leave it unset)",
+        )  # fmt: skip
+        try:
+            if self.settings.spool_dir is None:
+                stale = sweep_stale(self.directory.parent, _CONTENTS, keep=self.directory)
+                if stale:
+                    logger.info("blob spool: removed %d left by Computers that died", stale)
+            _private_dir(self._data)
+            self._codec = HandleCodec(self._load_key(), self.owner)
+        except BaseException:
+            self.close()
+            raise
         removed = self.sweep(stale_tmp_age=0.0)
         usage = self.usage()
         logger.info(
@@ -156,6 +180,13 @@ class BlobStore:
             usage.bytes,
             removed,
         )
+
+    def close(self) -> None:
+        """Remove the spool (items, key, lock; the directory when empty). Idempotent."""
+        self._codec = None
+        if self._owned is not None:
+            self._owned.release()
+            self._owned = None
 
     def _load_key(self) -> bytes:
         path = self.directory / _KEY_FILE

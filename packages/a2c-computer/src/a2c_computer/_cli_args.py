@@ -178,7 +178,8 @@ def skill_settings(args: argparse.Namespace, computer_name: str) -> SkillSetting
     """The SkillSettings of parsed (and :func:`apply_env`-filled) arguments."""
     settings = default_skill_settings(computer_name)
     if args.skills_install_dir:
-        settings = attrs.evolve(settings, install_dir=Path(args.skills_install_dir).expanduser())
+        install = Path(args.skills_install_dir).expanduser()
+        settings = attrs.evolve(settings, install_dir=install, per_process=False)
     if args.no_user_skills:
         return attrs.evolve(settings, user_dir=None)
     if args.skills_dir:

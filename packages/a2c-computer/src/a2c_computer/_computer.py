@@ -36,6 +36,7 @@ from a2c_protocol import (
 )
 
 from ._config import load_config
+from ._config_view import safe_error
 from ._confirm import ConfirmCallback, ConfirmRequest, ask_confirmation, error_result
 from ._desktop import (
     CallRecord,
@@ -48,6 +49,7 @@ from ._desktop import (
     updated_needs_refresh,
     window_uri_set,
 )
+from ._down import down_note, down_owner, down_result
 from ._encoding import unencodable_field
 from ._exceptions import ComputerStateError
 from ._foreign import did_you_mean
@@ -71,6 +73,7 @@ __all__ = [
     "ComputerCore",
     "ConfirmCallback",
     "ConfirmRequest",
+    "ResultFinisher",
     "ServerState",
     "UpdateListener",
     "error_result",
@@ -81,6 +84,8 @@ logger = logging.getLogger("a2c_computer")
 
 #: Called with ``Event.UPDATE_CONFIG`` / ``UPDATE_TOOL_LIST`` / ``UPDATE_DESKTOP``.
 UpdateListener: TypeAlias = Callable[[Event], Awaitable[None] | None]
+#: Turns a tool call's result into the answer sent (e.g. the sideband and size check).
+ResultFinisher: TypeAlias = Callable[[CallToolResult], Awaitable[CallToolResult]]
 
 
 @attrs.frozen
@@ -122,6 +127,7 @@ class ComputerCore:
         self._start_timeout = start_timeout
         self._servers: dict[str, McpServer] = {}
         self._tools: dict[str, list[JsonObject]] = {}
+        self._last_listed: dict[str, frozenset[str]] = {}
         self._windows: dict[str, list[WindowInfo]] = {}
         self._window_sets: dict[str, frozenset[str]] = {}
         self._registry = build_registry({}, {})
@@ -338,6 +344,14 @@ class ComputerCore:
     def _build_registry(self) -> ToolRegistry:
         running = {n: t for n, t in self._tools.items() if n in self._servers}
         registry = build_registry(self._config.servers, running)
+        # What each server exposed when last listed: a call to one of these while the
+        # server is down is answered "server down", not "not found".
+        for name in running:
+            self._last_listed[name] = frozenset(
+                e.exposed for e in registry.entries.values() if e.server == name
+            )
+        for name in set(self._last_listed) - set(self._config.servers):
+            del self._last_listed[name]
         # Each clash is warned about once, not at every rebuild of the tool list.
         fresh = [c for c in registry.clashes if c not in self._warned_clashes]
         self._warned_clashes.update(fresh)
@@ -389,6 +403,17 @@ class ComputerCore:
                 len(self._windows.get(name, [])),
             )
         return out
+
+    def _down_servers(self) -> dict[str, str | None]:
+        """Enabled servers that are not ready, with their last error (none once stopped)."""
+        if not self._running:
+            return {}
+        return {
+            name: safe_error(server.last_error) or server.status.value
+            for name, server in self._servers.items()
+            if server.status is not ServerStatus.READY
+            and not getattr(self._config.servers.get(name), "disabled", True)
+        }
 
     def tool_server(self, exposed_name: str) -> str | None:
         """The MCP server owning an exposed tool name (None if not exposed)."""
@@ -493,13 +518,20 @@ class ComputerCore:
         timeout: float = 60.0,
         req_id: str | None = None,
         agent: str | None = None,
+        finish: ResultFinisher | None = None,
     ) -> CallToolResult:
-        """Run a tool by exposed name; every failure is an ``isError`` result with a code."""
+        """Run a tool by exposed name; every failure is an ``isError`` result with a code.
+
+        ``finish`` (the link's sideband and size check) turns the result into the answer
+        actually sent; the call's log line reports that answer's outcome.
+        """
         req_id = req_id or uuid.uuid4().hex
         started = time.monotonic()
         outcome = "cancelled"
         try:
             result = await self._call_tool(tool_name, params, timeout, req_id, agent)
+            if finish is not None:
+                result = await finish(result)
             outcome = call_outcome(result.is_error, result.meta)
             return result
         except Exception as exc:
@@ -532,10 +564,14 @@ class ComputerCore:
                 mcp_server=lookup.server,
             )
         if lookup.kind is LookupKind.UNKNOWN or lookup.entry is None:
+            down = self._down_servers()
+            owner = down_owner(tool_name, down, self._last_listed, self._config.servers)
+            if owner is not None:
+                return down_result(tool_name, owner, down[owner])
             return error_result(
                 ErrorCode.TOOL_NOT_FOUND,
                 f"Tool {tool_name!r} not found on this Computer"
-                + did_you_mean(tool_name, self._registry.names()),
+                + (down_note(down) or did_you_mean(tool_name, self._registry.names())),
             )
         entry = lookup.entry
         server = self._servers.get(entry.server)

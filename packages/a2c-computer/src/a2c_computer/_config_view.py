@@ -13,7 +13,10 @@ resolved values must not):
   pairs, bearer and basic credentials, JWTs, long secrets), a URL's password is masked,
   and a URL's query keeps its keys with every value masked (``?token=[redacted]``: the
   reader sees that a token is passed, not which), its fragment is masked whole;
-* a password input's ``default`` is masked.
+* a password input's ``default`` is masked;
+* next to the config, ``a2c_server_states`` (our extension, ignored by other peers) gives
+  each server's status, tool count and, when it is not ready, its last error with the
+  same masking: ``config`` views show ``failed: <reason>``, not ``no tools``.
 
 Pure: a JSON document in, a new one out.
 """
@@ -22,15 +25,17 @@ from __future__ import annotations
 
 import copy
 import re
-from typing import Any, Final
+from collections.abc import Mapping
+from typing import Any, Final, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
 from a2c_protocol import REDACTED
 
 from ._auth import redact_text
 from ._inputs import placeholder_ids
+from ._logging import SECRETS
 
-__all__ = ["agent_view"]
+__all__ = ["agent_view", "safe_error", "states_view"]
 
 _MASKED_MAPS: Final = ("env", "headers")
 _TEXT: Final = ("url", "cwd")
@@ -50,6 +55,31 @@ def agent_view(config: dict[str, Any]) -> dict[str, Any]:
         if isinstance(item, dict) and item.get("password") and item.get("default") is not None:
             item["default"] = REDACTED
     return view
+
+
+class _State(Protocol):
+    @property
+    def status(self) -> str: ...
+    @property
+    def last_error(self) -> str | None: ...
+    @property
+    def tools(self) -> int: ...
+
+
+def safe_error(text: str | None) -> str | None:
+    """An MCP server's error as an Agent may see it (resolved secrets and credentials out)."""
+    return None if text is None else redact_text(SECRETS.redact(text))
+
+
+def states_view(states: Mapping[str, _State]) -> dict[str, Any]:
+    """``a2c_server_states``: name → ``{status, tools, error}`` (error only when not ready)."""
+    out: dict[str, Any] = {}
+    for name, state in states.items():
+        entry: dict[str, Any] = {"status": state.status, "tools": state.tools}
+        if state.status != "ready" and state.last_error:
+            entry["error"] = safe_error(state.last_error)
+        out[name] = entry
+    return out
 
 
 def _mask_params(params: dict[str, Any]) -> None:

@@ -23,6 +23,7 @@ from a2c_protocol import (
     NAMESPACE,
     PROTOCOL_VERSION,
     AgentCallData,
+    CallToolResult,
     CapabilityNotSupportedError,
     EnterOfficeReq,
     ErrorCode,
@@ -51,11 +52,11 @@ from a2c_protocol import (
     with_version_query,
 )
 
-from ._answers import fit_answer, tool_answer
+from ._answers import fit_answer, fit_tool_result
 from ._blob_serve import serve_get_blob
 from ._blobs import BlobStore
 from ._computer import ComputerCore
-from ._config_view import agent_view
+from ._config_view import agent_view, states_view
 from ._decisions import ConnectVerdict, judge_namespace_refusal, judge_refusal
 from ._exceptions import ComputerError, LinkError, ServerRefusedError
 from ._link_calls import LinkCalls, notice_reason
@@ -376,18 +377,22 @@ class ComputerLink:
         self._check_target(req.computer)
         if req.timeout <= 0:
             return _error(ErrorCode.BAD_REQUEST, "timeout must be a positive number of seconds")
+        mcp_server = self._core.tool_server(req.tool_name)
+
+        async def finish(result: CallToolResult) -> CallToolResult:
+            # Spooling hashes and writes megabytes: keep it off the event loop.
+            return await asyncio.to_thread(
+                fit_tool_result, result, tool=req.tool_name, store=self._blobs,
+                mcp_server=mcp_server,
+            )  # fmt: skip
+
+        # The sideband runs inside the call, so its log line and metrics see the answer sent.
         with self._calls.running(req.req_id, req.agent):
             result = await self._core.call_tool(
-                req.tool_name, req.params, timeout=req.timeout, req_id=req.req_id, agent=req.agent
-            )
-        # Spooling hashes and writes megabytes: keep it off the event loop.
-        return await asyncio.to_thread(
-            tool_answer,
-            result,
-            tool=req.tool_name,
-            store=self._blobs,
-            mcp_server=self._core.tool_server(req.tool_name),
-        )
+                req.tool_name, req.params, timeout=req.timeout, req_id=req.req_id,
+                agent=req.agent, finish=finish,
+            )  # fmt: skip
+        return to_wire(result)
 
     async def _on_get_tools(self, data: Any) -> Any:
         req = from_wire(GetToolsReq, data)
@@ -414,7 +419,8 @@ class ComputerLink:
     async def _on_get_config(self, data: Any) -> Any:
         req = from_wire(GetComputerConfigReq, data)
         self._check_target(req.computer)
-        return agent_view(to_wire(self._core.config))
+        view = agent_view(to_wire(self._core.config))
+        return {**view, "a2c_server_states": states_view(self._core.server_states())}
 
     async def _on_get_blob(self, data: Any) -> Any:
         req = from_wire(GetBlobReq, data)

@@ -8,7 +8,10 @@ Rules:
 * ``httpx`` / ``httpcore`` log each request at INFO: they stay at WARNING unless ``-v``;
 * one INFO line per tool call: agent, tool, MCP server, duration, outcome;
 * an MCP server's ``notifications/message`` is logged under ``a2c_computer.mcp_log.<server>``
-  at the level it names (notice → INFO, alert/emergency → CRITICAL).
+  at the level it names (notice → INFO, alert/emergency → CRITICAL);
+* the mcp library's own ERROR-with-traceback records about a lost HTTP transport (an SSE or
+  Streamable HTTP server that died) are dropped, or kept at DEBUG with ``-v``: the Computer
+  logs that loss itself as one WARNING line ("MCP server X went away: …").
 """
 
 from __future__ import annotations
@@ -18,10 +21,14 @@ import sys
 from collections.abc import Mapping
 from typing import Any, Final, Literal
 
+import anyio
+import httpx
+
 from a2c_protocol import JsonLogFormatter, RedactingFilter, SecretRedactor, is_cancelled
 
 __all__ = [
     "SECRETS",
+    "TransportNoiseFilter",
     "call_outcome",
     "configure_logging",
     "forward_mcp_log",
@@ -46,6 +53,16 @@ _MCP_LEVELS: Final[Mapping[str, int]] = {
     "emergency": logging.CRITICAL,
 }
 
+_MCP_CLIENT: Final = ("mcp.client.sse", "mcp.client.streamable_http")
+_TRANSPORT_LOSS: Final = (
+    httpx.TransportError,
+    httpx.HTTPStatusError,
+    anyio.ClosedResourceError,
+    anyio.BrokenResourceError,
+    anyio.EndOfStream,
+    ConnectionError,
+)
+
 _calls = logging.getLogger("a2c_computer.calls")
 _FILTER: Final = RedactingFilter(SECRETS)
 
@@ -66,11 +83,33 @@ def redacting_filter() -> RedactingFilter:
     return _FILTER
 
 
+class TransportNoiseFilter(logging.Filter):
+    """Drops (or with ``verbose`` demotes to DEBUG) the mcp client's tracebacks of a lost
+    HTTP transport; the Computer's own WARNING line reports the loss."""
+
+    def __init__(self, verbose: bool) -> None:
+        super().__init__()
+        self.verbose = verbose
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not record.name.startswith(_MCP_CLIENT) or record.levelno < logging.ERROR:
+            return True
+        exc = record.exc_info[1] if record.exc_info else None
+        if not isinstance(exc, _TRANSPORT_LOSS):
+            return True
+        if not self.verbose:
+            return False
+        record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        return True
+
+
 def configure_logging(level: int, *, verbose: bool, fmt: Literal["text", "json"] = "text") -> None:
     """One stderr handler on the root logger, with the redacting filter, in ``fmt``."""
     redacting = redacting_filter()
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonLogFormatter() if fmt == "json" else logging.Formatter(_TEXT_FORMAT))
+    # Before the redaction, which renders the traceback and clears exc_info.
+    handler.addFilter(TransportNoiseFilter(verbose))
     handler.addFilter(redacting)
     root = logging.getLogger()
     # Replace our own earlier handler (a second call), keep anyone else's (e.g. a test's).

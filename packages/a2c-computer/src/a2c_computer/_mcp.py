@@ -21,12 +21,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
+import functools
 import json
 import logging
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
-from typing import Any, Final, TypeAlias
+from typing import Any, Final, TextIO, TypeAlias
 
 import anyio
 import httpx
@@ -49,6 +50,7 @@ from a2c_protocol import (
 from ._auth import redact_text
 from ._exceptions import ComputerError
 from ._logging import SECRETS, forward_mcp_log
+from ._stderr import stderr_pipe
 
 __all__ = [
     "McpCallFailure",
@@ -183,7 +185,9 @@ def _headers(params: Mapping[str, Any]) -> dict[str, str] | None:
 
 
 @contextlib.asynccontextmanager
-async def _open_stdio(params: Mapping[str, Any], _: RefusalSink) -> AsyncIterator[Streams]:
+async def _open_stdio(
+    params: Mapping[str, Any], _: RefusalSink, errlog: TextIO = sys.stderr
+) -> AsyncIterator[Streams]:
     env = params.get("env")
     server = StdioServerParameters(
         command=str(params["command"]),
@@ -193,7 +197,7 @@ async def _open_stdio(params: Mapping[str, Any], _: RefusalSink) -> AsyncIterato
         encoding=params.get("encoding") or "utf-8",
         encoding_error_handler=params.get("encoding_error_handler") or "strict",
     )
-    async with stdio_client(server, errlog=sys.stderr) as (read, write):
+    async with stdio_client(server, errlog=errlog) as (read, write):
         yield read, write
 
 
@@ -440,6 +444,9 @@ class McpServer:
         params = await self._params()
         closed = anyio.Event()
         async with AsyncExitStack() as stack:
+            if opener is _open_stdio:  # its stderr becomes log records, one per line
+                errlog = stack.enter_context(stderr_pipe(self.name))
+                opener = functools.partial(_open_stdio, errlog=errlog)
             read, write = await stack.enter_async_context(opener(params, self._refused))
             watched = _WatchedReceive(read, closed)
             stack.push_async_callback(watched.aclose)

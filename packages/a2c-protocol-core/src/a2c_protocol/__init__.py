@@ -102,6 +102,7 @@ from ._models import (
     CapabilityNotSupportedPayload,
     CommandInput,
     ComputerConfig,
+    ComputerConfigView,
     EnterOfficeNotification,
     EnterOfficeReq,
     ErrorPayload,
@@ -127,6 +128,7 @@ from ._models import (
     MCPServerConfig,
     MCPServerInput,
     McpServerNotFoundPayload,
+    McpServerState,
     MCPServerStdioParameters,
     MCPServerStreamableHttpParameters,
     MCPSSEParameters,
@@ -156,6 +158,11 @@ from ._priority import (
     window_resource,
 )
 from ._redact import REDACTED, RedactingFilter, SecretRedactor
+from ._structured import (
+    A2C_STRUCTURED_REFS,
+    detach_structured_duplicates,
+    restore_structured_refs,
+)
 from ._version import __version__
 from ._versioning import (
     PROTOCOL_VERSION,
@@ -186,6 +193,7 @@ __all__ = [
     "A2C_CANCELLED",
     "A2C_CANCEL_REASON",
     "A2C_SHA256",
+    "A2C_STRUCTURED_REFS",
     "A2C_TIMEOUT",
     "A2C_TOOL_META_KEY",
     "A2C_TOTAL_SIZE",
@@ -227,6 +235,7 @@ __all__ = [
     "CapabilityNotSupportedPayload",
     "CommandInput",
     "ComputerConfig",
+    "ComputerConfigView",
     "CrossOfficeError",
     "EnterOfficeNotification",
     "EnterOfficeReq",
@@ -270,6 +279,7 @@ __all__ = [
     "MCPServerStreamableHttpParameters",
     "McpServerNotFoundError",
     "McpServerNotFoundPayload",
+    "McpServerState",
     "NotFoundError",
     "NotInOfficeError",
     "PickStringInput",
@@ -316,6 +326,7 @@ __all__ = [
     "cancelled_result",
     "config_from_json",
     "decode_tool_meta",
+    "detach_structured_duplicates",
     "encode_tool_meta",
     "error_from_handshake_response",
     "error_from_payload",
@@ -335,6 +346,7 @@ __all__ = [
     "read_priority",
     "reconnect_delays",
     "remote_error_of",
+    "restore_structured_refs",
     "result_marker",
     "supported_range",
     "timeout_result",

@@ -3,7 +3,8 @@
 Keys: ``time`` (ISO 8601 UTC, milliseconds), ``level``, ``logger``, ``message``, then
 every ``extra`` field the code passed (a dict passed as ``extra={"a2c": {...}}`` is
 flattened into the object: that is how the roles attach context), then ``exception`` /
-``stack`` when present. Values JSON cannot carry are rendered with ``str``.
+``stack`` when present. Values JSON cannot carry are rendered with ``str``. uvicorn's
+``color_message`` (the message again, with ANSI colour escapes) is left out.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from ._redact import standard_record_fields
 __all__ = ["JsonLogFormatter"]
 
 _RESERVED: Final = frozenset({"time", "level", "logger", "message", "exception", "stack"})
+#: Extra fields that only repeat the message for a terminal (uvicorn's, with ANSI escapes).
+_DROPPED: Final = frozenset({"color_message"})
 
 
 class JsonLogFormatter(logging.Formatter):
@@ -33,7 +36,7 @@ class JsonLogFormatter(logging.Formatter):
         }
         standard = standard_record_fields()
         for key, value in record.__dict__.items():
-            if key in standard:
+            if key in standard or key in _DROPPED:
                 continue
             if key == "a2c" and isinstance(value, dict):
                 for inner, item in value.items():

@@ -26,6 +26,7 @@ __all__ = [
     "CapabilityNotSupportedPayload",
     "CommandInput",
     "ComputerConfig",
+    "ComputerConfigView",
     "EnterOfficeNotification",
     "EnterOfficeReq",
     "ErrorPayload",
@@ -54,6 +55,7 @@ __all__ = [
     "MCPServerStdioParameters",
     "MCPServerStreamableHttpParameters",
     "McpServerNotFoundPayload",
+    "McpServerState",
     "PickStringInput",
     "PromptStringInput",
     "Role",
@@ -367,6 +369,28 @@ class GetComputerConfigRet:
 
     servers: dict[str, MCPServerConfig]
     inputs: list[MCPServerInput] | None = _opt()
+
+
+@attrs.frozen(kw_only=True)
+class McpServerState:
+    """One MCP server's state as our Computer reports it next to its config.
+
+    ``status``: ``ready``, ``starting``, ``failed``, ``stopped`` or ``disabled``; ``error``:
+    why it is not ready (secrets masked); ``tools``: how many tools it listed.
+    """
+
+    status: str
+    error: str | None = _opt()
+    tools: int | None = _opt()
+
+
+@attrs.frozen(kw_only=True)
+class ComputerConfigView(GetComputerConfigRet):
+    """``client:get_config`` answer as our Agent reads it: the config and, from our
+    Computer, each MCP server's state (``a2c_server_states``, an extension other peers
+    ignore and do not send)."""
+
+    server_states: dict[str, McpServerState] | None = _opt(metadata={"wire": "a2c_server_states"})
 
 
 #: A Computer configuration document has exactly the shape of ``GetComputerConfigRet``.

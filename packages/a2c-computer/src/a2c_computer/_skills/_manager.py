@@ -32,6 +32,7 @@ import attrs
 
 from a2c_computer._blobs import BlobSource
 from a2c_computer._exceptions import BlobUnavailableError
+from a2c_computer._workdirs import OwnedDir, per_process_name, sweep_stale
 from a2c_protocol import (
     DEFAULT_SKILL_REL_PATH,
     A2CSkillRef,
@@ -63,6 +64,8 @@ __all__ = ["SkillManager", "SkillSettings", "SkillSource", "default_skill_settin
 logger = logging.getLogger("a2c_computer.skills")
 
 BLOB_KIND = "skill"
+#: What staging creates in the install directory (removed on stop).
+_STAGED = ("mcp",)
 
 
 @attrs.frozen(kw_only=True)
@@ -83,6 +86,9 @@ class SkillSettings:
     limits: ArchiveLimits = ArchiveLimits()
     #: Changes within this window are announced once.
     debounce: float = 0.3
+    #: ``install_dir`` is this process's own (``<name>-<pid>-<random>``): directories that
+    #: dead Computers left next to it are removed at start.
+    per_process: bool = False
 
 
 def default_data_root() -> Path:
@@ -98,11 +104,15 @@ def default_data_root() -> Path:
 
 def default_skill_settings(computer_name: str) -> SkillSettings:
     """Skills under the user's data directory: ``a2c-computer/skills/user`` is the user
-    folder (shared by the user's Computers), ``a2c-computer/skills/staged/<name>`` holds what
-    this Computer staged from its MCP servers."""
+    folder (shared by the user's Computers), ``a2c-computer/skills/staged/<name>-<pid>-<random>``
+    holds what this Computer process staged from its MCP servers (removed when it stops)."""
     base = default_data_root() / "a2c-computer" / "skills"
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in computer_name) or "_"
-    return SkillSettings(install_dir=base / "staged" / safe, user_dir=base / "user")
+    return SkillSettings(
+        install_dir=base / "staged" / per_process_name(safe),
+        user_dir=base / "user",
+        per_process=True,
+    )
 
 
 class SkillSource(Protocol):
@@ -159,6 +169,7 @@ class SkillManager:
         self._dirty = False
         self._started = False
         self._refusals: dict[str, tuple[str, ...]] = {}
+        self._owned: OwnedDir | None = None
         if blobs is not None:
             blobs.register_kind(BLOB_KIND, self._resolve_blob)
 
@@ -166,21 +177,36 @@ class SkillManager:
 
     async def start(self) -> None:
         """Create the install location, read the user folder, start watching it."""
-        await asyncio.to_thread(
-            self.settings.install_dir.mkdir, mode=0o700, parents=True, exist_ok=True
-        )
+        await asyncio.to_thread(self._claim_install_dir)
         await self.scan_user_folder()
         self._started = True  # what exists at start is not a change to announce
         if self.settings.user_dir is not None:
             self._poller = asyncio.create_task(self._poll_user_folder())
 
     async def stop(self) -> None:
-        """Stop watching and drop a pending announcement."""
+        """Stop watching, drop a pending announcement, remove what was staged."""
         for task in (self._poller, self._pending):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
+        if self._owned is not None:
+            await asyncio.to_thread(self._owned.release)
+            self._owned = None
+
+    def _claim_install_dir(self) -> None:
+        if self._owned is not None:
+            return
+        install = self.settings.install_dir
+        install.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self._owned = OwnedDir.claim(
+            install, _STAGED, what="skill staging directory",
+            hint="give each Computer its own --skills-install-dir (SkillSettings.install_dir)",
+        )  # fmt: skip
+        if self.settings.per_process:
+            stale = sweep_stale(install.parent, _STAGED, keep=install)
+            if stale:
+                logger.info("skills: removed %d staging directories of dead Computers", stale)
 
     # ---------------------------------------------------------------- sources
 
