@@ -38,6 +38,8 @@ from a2c_protocol import (
     to_wire,
 )
 
+from ._access import FORBIDDEN_JOIN, Access
+from ._audit import Audit
 from ._auth import AuthProvider, AuthRequest
 from ._exceptions import AuthenticationError, StoreUnavailableError
 from ._gate import check_version_query, first_query_value
@@ -92,6 +94,7 @@ class SmcpNamespace:
         metrics: ServerMetrics | None = None,
         drain: Drain | None = None,
         watch: Callable[[str], asyncio.Future[None]] | None = None,
+        audit: Audit | None = None,
     ) -> None:
         self._sio = sio
         self._metrics = metrics if metrics is not None else ServerMetrics()
@@ -100,6 +103,8 @@ class SmcpNamespace:
         self._offices = offices
         self._store = offices.store
         self._auth = auth
+        audit = audit if audit is not None else Audit(self._metrics.registry)
+        self._access = Access(auth, audit, self._expire)
         # One future per connected sid, resolved when it disconnects: forwarded calls race
         # against it because AsyncServer.call() would otherwise wait out its timeout.
         self._gone: dict[str, asyncio.Future[None]] = {}
@@ -191,10 +196,14 @@ class SmcpNamespace:
             identity = await self._auth.authenticate(request)
         except AuthenticationError as exc:
             log(_log, logging.WARNING, "authentication failed", sid=sid, peer=peer, reason=exc)
+            self._access.refused(sid, role, str(exc), peer)
             raise _refusal(ErrorCode.UNAUTHORIZED, str(exc) or "Authentication failed") from exc
         except Exception as exc:
             _log.exception("auth provider failed sid=%s", sid)
             raise _refusal(ErrorCode.INTERNAL_ERROR, "Authentication failed") from exc
+        problem = self._access.check_connect(sid, role, identity, peer)
+        if problem is not None:
+            raise _refusal(ErrorCode.FORBIDDEN, problem)
         if not self._transport_alive(sid):
             # The client left while the provider was deciding; python-socketio will not
             # report a disconnect for a connection it never finished, so stop here.
@@ -207,6 +216,7 @@ class SmcpNamespace:
         )
         await self._offices.connect(sid, role, version)
         self._gone[sid] = asyncio.get_running_loop().create_future()
+        self._access.admitted(sid, identity)
         self._metrics.connected(sid, role)
         log(
             _log,
@@ -231,6 +241,7 @@ class SmcpNamespace:
             log(_log, logging.WARNING, "lifecycle refused: disconnect of a live session", sid=sid)
             return
         try:
+            self._access.forget(sid)
             gone = self._gone.pop(sid, None)
             if gone is not None and not gone.done():
                 gone.set_result(None)
@@ -240,6 +251,11 @@ class SmcpNamespace:
             log(_log, logging.INFO, "disconnected", sid=sid, office=outcome.left_office)
         except Exception:
             _log.exception("disconnect handler failed sid=%s", sid)
+
+    async def _expire(self, sid: str) -> None:
+        """The session's token expired: disconnect it (its office is told it left)."""
+        log(_log, logging.INFO, "token expired, disconnecting", sid=sid)
+        await self._sio.disconnect(sid, namespace=NAMESPACE)
 
     # ------------------------------------------------------------------- offices
 
@@ -263,7 +279,14 @@ class SmcpNamespace:
         except InvalidPayloadError as exc:
             self._metrics.join(self._metrics.role_of(sid), JoinRefusal.INVALID_PAYLOAD)
             return (False, str(exc))
+        forbidden = await self._access.authorize_join(sid, req)
+        if forbidden is not None:
+            self._metrics.join(req.role, FORBIDDEN_JOIN)
+            log(_log, logging.WARNING, "join refused", sid=sid, name=req.name,
+                office=req.office_id, refusal=FORBIDDEN_JOIN, reason=forbidden)  # fmt: skip
+            return (False, forbidden)
         outcome = await self._offices.join(sid, req)
+        self._access.joined(sid, req, outcome.ok, outcome.reason)
         self._metrics.join(req.role, outcome.refusal)  # None exactly when it was accepted
         if not outcome.ok:
             log(_log, logging.INFO, "join refused", sid=sid, name=req.name,
