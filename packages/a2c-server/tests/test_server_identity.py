@@ -9,8 +9,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sys
 import time
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -27,6 +29,7 @@ from a2c_server import (
     JwksKeys,
     JwtAuth,
     ServerSettings,
+    SettingsError,
     SharedTokenAuth,
 )
 from a2c_server._auth import check_office_pattern, connect_problem, join_problem, office_matches
@@ -456,3 +459,75 @@ async def test_identity_audit_names_who_did_what_and_never_a_token(
         assert token not in record.getMessage() and token.split(".")[2] not in str(record.__dict__)
     assert 'a2c_server_audit_events_total{event="join",outcome="refused"} 1.0' in metrics
     assert 'a2c_server_audit_events_total{event="admission",outcome="ok"} 1.0' in metrics
+
+
+# ------------------------------------------------------------------ settings and keys
+
+
+def test_identity_jwt_settings_are_checked() -> None:
+    ok = {"jwt_issuer": "https://i.test", "jwt_audience": "a2c"}
+    bad: list[dict[str, Any]] = [
+        {"jwt_jwks_url": "https://i.test/jwks"},  # no issuer/audience
+        {"jwt_issuer": "https://i.test"},  # no key source
+        {**ok, "jwt_jwks_url": "https://i.test/jwks", "jwt_secret": "x" * 32},
+        {**ok, "jwt_jwks_url": "http://i.test/jwks"},  # plain http off loopback
+        {**ok, "jwt_secret": "x" * 32, "auth_token": "t"},
+        {**ok, "jwt_secret": "x" * 32, "allow_offices": ["o1"]},
+        {"allow_offices": ["a*b"]},
+    ]
+    for values in bad:
+        with pytest.raises(SettingsError):
+            ServerSettings(**values)
+    assert ServerSettings(**ok, jwt_jwks_url="http://127.0.0.1:9/jwks").jwt_enabled
+    assert not ServerSettings(allow_offices=["team-*"]).jwt_enabled
+    with pytest.raises(SettingsError, match="at least 32 bytes"):
+        JwtAuth(issuer="i", audience="a", secret="short")
+    with pytest.raises(SettingsError, match="exactly one"):
+        JwtAuth(issuer="i", audience="a")
+
+
+def test_identity_jwt_without_the_extra_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from a2c_server._auth import require_jwt_support
+
+    monkeypatch.setitem(sys.modules, "jwt", None)
+    with pytest.raises(SettingsError, match=r"a2c-server\[jwt\]"):
+        require_jwt_support()
+
+
+async def test_identity_public_key_file_and_hs256_secret_from_settings(
+    issuer: Issuer, tmp_path: Path
+) -> None:
+    pem = tmp_path / "issuer.pem"
+    pem.write_bytes(
+        issuer.private_key()
+        .public_key()
+        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    )
+    claims = {"jwt_issuer": issuer.issuer, "jwt_audience": issuer.audience}
+    async with running_server(ServerSettings(jwt_public_key=str(pem), **claims)) as srv:
+        async with client(srv, "agent", issuer.token("alice", ALICE)) as alice:
+            assert await alice.join("agent", "alice-agent", OFFICE_B) == (
+                False,
+                "Forbidden: this identity may not join office 'office-b'",
+            )
+        forged = Issuer().token("alice", ALICE)
+        assert (await refused_connect(srv, "agent", forged))["code"] == 401
+    secret = "s" * 40
+    async with running_server(ServerSettings(jwt_secret=secret, **claims)) as srv:
+        signed = issuer.token("alice", ALICE, key=secret, algorithm="HS256")
+        async with client(srv, "agent", signed) as alice:
+            assert await alice.join("agent", "alice-agent", OFFICE_A) == (True, None)
+        rsa_signed = issuer.token("alice", ALICE)  # RS256 where only HS256 is configured
+        error = await refused_connect(srv, "agent", rsa_signed)
+        assert error["code"] == 401 and "algorithm not accepted" in error["message"]
+
+
+async def test_identity_es256_keys_from_a_jwks() -> None:
+    with running_issuer(algorithm="ES256") as es:
+        auth = JwtAuth(issuer=es.issuer, audience=es.audience, jwks_url=es.url)
+        request = AuthRequest(
+            role=Role.COMPUTER, auth={"token": es.token("pc", BOB)}, headers={}, peer=None
+        )
+        identity = await auth.authenticate(request)
+    assert identity.subject == "pc" and identity.grant == Grant.from_claim(BOB)
+    assert identity.expires_at is not None and identity.expires_at > time.time() + 500
