@@ -326,6 +326,7 @@ async def test_identity_hostile_client_never_reaches_another_office(
         assert await bob.join("computer", "bob-pc", OFFICE_B) == (True, None)
         token = issuer.token("mallory", ALICE)
         mallory = await stack.enter_async_context(client(server, "agent", token))
+        data: dict[str, Any]
         names = ["alice-agent", "bob-pc", "mallory", "admin", "alice-agent ", "ALICE-AGENT"]
         offices = [OFFICE_B, "office-b ", "office-*", "*", "office-a*", "OFFICE-A", "office-a/b"]
         for office in offices:
@@ -334,14 +335,21 @@ async def test_identity_hostile_client_never_reaches_another_office(
                     attempts += 1
                     ok = await mallory.join(role, name, office)
                     successes += ok[0] is True  # type: ignore[index]
+        for event in (Event.GET_TOOLS, Event.TOOL_CALL):  # in no office yet: 4103
+            for _ in range(10):
+                attempts += 1
+                data = {"agent": "alice-agent", "computer": "bob-pc", "req_id": f"r{attempts}"}
+                if event is Event.TOOL_CALL:
+                    data.update(tool_name="shell", params={}, timeout=5)
+                answer = await mallory.call(event, data)
+                assert isinstance(answer, dict) and answer.get("code") == 4103, answer
         # Now legitimately in A; ask for B's Computer under every name it could claim.
         assert await mallory.join("agent", "alice-agent", OFFICE_A) == (True, None)
         for agent_name in ("alice-agent", "bob-pc", "mallory"):
             for event in (Event.GET_TOOLS, Event.GET_CONFIG, Event.TOOL_CALL):
                 for _ in range(8):
                     attempts += 1
-                    data: dict[str, Any] = {"agent": agent_name, "computer": "bob-pc",
-                                            "req_id": f"r{attempts}"}  # fmt: skip
+                    data = {"agent": agent_name, "computer": "bob-pc", "req_id": f"r{attempts}"}
                     if event is Event.TOOL_CALL:
                         data.update(tool_name="shell", params={}, timeout=5)
                     answer = await mallory.call(event, data)
@@ -438,27 +446,55 @@ async def test_identity_audit_names_who_did_what_and_never_a_token(
 ) -> None:
     caplog.set_level(logging.INFO)
     token = issuer.token("alice", ALICE)
-    async with running_server(ServerSettings(), auth=provider_for(issuer)) as srv:
+    secret_args = {"command": "cat /home/alice/.ssh/id_ed25519"}
+    async with (
+        running_server(ServerSettings(), auth=provider_for(issuer)) as srv,
+        client(srv, "computer", issuer.token("alice-box", ALICE_PC)) as pc,
+    ):
+        pc.sio.on(
+            "client:tool_call",
+            lambda data: {"content": [], "isError": False},
+            namespace=NAMESPACE,
+        )
+        assert await pc.join("computer", "alice-pc", OFFICE_A) == (True, None)
         async with client(srv, "agent", token) as alice:
             await alice.join("agent", "alice-agent", OFFICE_B)
             await alice.join("agent", "alice-agent", OFFICE_A)
+            call = {"agent": "alice-agent", "tool_name": "shell", "params": secret_args,
+                    "timeout": 10}  # fmt: skip
+            answer = await alice.call(
+                Event.TOOL_CALL, {**call, "computer": "alice-pc", "req_id": "r1"}
+            )
+            assert answer == {"content": [], "isError": False}
+            answer = await alice.call(
+                Event.TOOL_CALL, {**call, "computer": "bob-pc", "req_id": "r2"}
+            )
+            assert isinstance(answer, dict) and answer["code"] == 404
         await refused_connect(srv, "computer", token)
         async with httpx.AsyncClient() as http:
             metrics = (await http.get(f"{srv.url}/metrics")).text
     audit = [r for r in caplog.records if r.name == "a2c_server.audit"]
-    seen = [(r.a2c["event"], r.a2c["outcome"], r.a2c.get("office")) for r in audit]  # type: ignore[attr-defined]
+    fields = [r.a2c for r in audit if r.a2c.get("subject") != "alice-box"]  # type: ignore[attr-defined]
+    seen = [(f["event"], f["outcome"], f.get("office"), f.get("computer")) for f in fields]
     assert seen == [
-        ("admission", "ok", None),
-        ("join", "refused", OFFICE_B),
-        ("join", "ok", OFFICE_A),
-        ("admission", "refused", None),
+        ("admission", "ok", None, None),
+        ("join", "refused", OFFICE_B, None),
+        ("join", "ok", OFFICE_A, None),
+        ("route", "ok", OFFICE_A, "alice-pc"),
+        ("route", "refused", OFFICE_A, "bob-pc"),
+        ("admission", "refused", None, None),
     ]
-    assert all(r.a2c["subject"] == "alice" for r in audit[:3])  # type: ignore[attr-defined]
-    assert audit[1].a2c["name"] == "alice-agent" and audit[1].levelno == logging.WARNING  # type: ignore[attr-defined]
+    assert all(f["subject"] == "alice" for f in fields[:5])
+    assert fields[3]["request"] == "client:tool_call" and fields[3]["name"] == "alice-agent"
+    refused = [r for r in audit if r.a2c["outcome"] != "ok"]  # type: ignore[attr-defined]
+    assert refused and all(r.levelno == logging.WARNING for r in refused)
     for record in caplog.records:
-        assert token not in record.getMessage() and token.split(".")[2] not in str(record.__dict__)
+        text = f"{record.getMessage()} {record.__dict__}"
+        assert token.split(".")[2] not in text and "id_ed25519" not in text
     assert 'a2c_server_audit_events_total{event="join",outcome="refused"} 1.0' in metrics
-    assert 'a2c_server_audit_events_total{event="admission",outcome="ok"} 1.0' in metrics
+    assert 'a2c_server_audit_events_total{event="admission",outcome="ok"} 2.0' in metrics
+    assert 'a2c_server_audit_events_total{event="route",outcome="ok"} 1.0' in metrics
+    assert 'a2c_server_audit_events_total{event="route",outcome="refused"} 1.0' in metrics
 
 
 # ------------------------------------------------------------------ settings and keys

@@ -18,10 +18,11 @@ import time
 from collections.abc import Callable, Coroutine
 from typing import Any, Final
 
-from a2c_protocol import EnterOfficeReq, Role
+from a2c_protocol import EnterOfficeReq, Event, Role
 
 from ._audit import Audit, AuditEvent
 from ._auth import AuthProvider, Identity, JoinAuthorizer, connect_problem, join_problem
+from ._rules import Member
 
 __all__ = ["FORBIDDEN_JOIN", "Access"]
 
@@ -106,6 +107,21 @@ class Access:
         self._audit.record(AuditEvent.JOIN, "ok" if ok else "refused", sid=sid,
                            subject=identity.subject if identity else None, role=req.role.value,
                            name=req.name, office=req.office_id, reason=reason)  # fmt: skip
+
+    def routed(
+        self, sid: str, event: Event, sender: Member | None, computer: str, refused: str | None
+    ) -> None:
+        """Audit a forwarded ``client:tool_call`` or a refused ``client:*`` request.
+
+        Names who asked which Computer, never the tool's arguments.
+        """
+        identity = self._identities.get(sid)
+        self._audit.record(AuditEvent.ROUTE, "ok" if refused is None else "refused", sid=sid,
+                           subject=identity.subject if identity else None,
+                           role=sender.role.value if sender else None,
+                           name=sender.name if sender else None,
+                           office=sender.office_id if sender else None,
+                           request=event.value, computer=computer, reason=refused)  # fmt: skip
 
     def forget(self, sid: str) -> None:
         """The session is gone: drop its identity and disarm its expiry."""

@@ -2,7 +2,8 @@
 
 Logger ``a2c_server.audit`` (INFO for what was allowed, WARNING for refusals), so an
 operator can route it apart from the operational log. Each line names the subject (from
-the identity, never the token), role, name, office and outcome; the counter
+the identity, never the token), role, name, office and outcome (and, for a routed
+request, the event and the Computer; never arguments); the counter
 ``a2c_server_audit_events{event, outcome}`` has bounded labels only.
 """
 
@@ -31,6 +32,8 @@ class AuditEvent(enum.StrEnum):
     JOIN = "join"
     #: a session disconnected by the Server because its token expired
     EXPIRY = "expiry"
+    #: a client:tool_call forwarded, or any client:* request the office rules refused
+    ROUTE = "route"
 
 
 class Audit:
@@ -39,7 +42,7 @@ class Audit:
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self._events = Counter(
             "a2c_server_audit_events",
-            "Security decisions (admission, join, expiry) by outcome",
+            "Security decisions (admission, join, expiry, route) by outcome",
             ["event", "outcome"],
             registry=registry,
         )
@@ -56,9 +59,12 @@ class Audit:
         office: str | None = None,
         reason: str | None = None,
         peer: str | None = None,
+        request: str | None = None,
+        computer: str | None = None,
     ) -> None:
         """One decision; ``outcome`` is a short fixed word (``ok``, ``refused``…)."""
         self._events.labels(event.value, outcome).inc()
         level = logging.INFO if outcome == "ok" else logging.WARNING
         log(_log, level, "audit", event=event.value, outcome=outcome, subject=subject,
-            role=role, name=name, office=office, sid=sid, peer=peer, reason=reason)  # fmt: skip
+            role=role, name=name, office=office, request=request, computer=computer, sid=sid,
+            peer=peer, reason=reason)  # fmt: skip
