@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from ._connection import versioned_url
+from ._token_file import read_token_file
 from ._version import __version__
 
 __all__ = ["ENV_VARS", "EXIT_CODES", "build_parser", "parse_args"]
@@ -28,6 +29,7 @@ ENV_VARS: Final[Mapping[str, str]] = {
     "server": "A2C_SERVER_URL",
     "office": "A2C_OFFICE",
     "token": "A2C_TOKEN",
+    "token_file": "A2C_TOKEN_FILE",
 }
 
 EXIT_OK: Final = 0
@@ -92,7 +94,7 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
 
     def from_env(flag: str, dest: str, help_text: str) -> None:
         var = ENV_VARS[dest]
-        required = dest != "token" and var not in env
+        required = dest not in ("token", "token_file") and var not in env
         parser.add_argument(
             flag, dest=dest, default=env.get(var), required=required,
             help=f"{help_text} [env {var}]",
@@ -101,6 +103,9 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
     from_env("--server", "server", "Server URL, e.g. http://127.0.0.1:8000")
     from_env("--office", "office", "office to join")
     from_env("--token", "token", "sent as auth.token")
+    from_env("--token-file", "token_file",
+             "file holding the token, read again at every (re)connect (for short-lived "
+             "tokens renewed by another process)")  # fmt: skip
     parser.add_argument("--name", default="a2c-agent-cli", help="agent name in the office")
     parser.add_argument("--socketio-path", default="socket.io", help="Engine.IO mount path")
     parser.add_argument(
@@ -179,6 +184,13 @@ def parse_args(
             parser.error(f"{var} is set but empty: unset it or give a value")
         if getattr(args, dest) == "":
             parser.error(f"--{dest} must not be empty")
+    if args.token and args.token_file:
+        parser.error("give --token or --token-file (A2C_TOKEN or A2C_TOKEN_FILE), not both")
+    if args.token_file:
+        try:
+            read_token_file(args.token_file)
+        except ValueError as exc:
+            parser.error(str(exc))
     problem = _url_problem(args.server)
     if problem is not None:
         parser.error(f"--server: {problem}")

@@ -22,7 +22,7 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from a2c_protocol import ProtocolVersionError
@@ -38,6 +38,7 @@ from ._metrics import serve_metrics
 from ._reload import ConfigReloader
 from ._shutdown import drain
 from ._skills_cmd import run_skills
+from ._token_file import read_token_file, token_file_auth
 
 __all__ = ["main"]
 
@@ -79,9 +80,21 @@ async def _drain_unless_signalled_again(
     await asyncio.gather(draining, again, return_exceptions=True)
 
 
+def _token_file_hook(path: str) -> Callable[[], dict[str, str]]:
+    read = token_file_auth(path)
+
+    def fields() -> dict[str, str]:
+        got = read()
+        register_secret(got["token"])  # each new token is kept out of the logs too
+        return got
+
+    return fields
+
+
 async def _run(args: argparse.Namespace) -> int:
     auth: dict[str, Any] = {"token": args.token} if args.token else {}
     register_secret(args.token)
+    auth_hook = _token_file_hook(args.token_file) if args.token_file else None
     interactive = foreground_terminal(sys.stdin)
     confirm = _confirmer(args.confirm, interactive)
     policy: Literal["allow", "deny"] = "deny" if args.confirm == "deny" else "allow"
@@ -96,6 +109,7 @@ async def _run(args: argparse.Namespace) -> int:
         server_url=args.server,
         office_id=args.office,
         auth=auth,
+        auth_hook=auth_hook,
         socketio_path=args.socketio_path,
         confirm=confirm,
         confirm_policy=policy,
@@ -166,6 +180,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 + ", ".join(f"--{f}" for f in missing)
                 + " (or their environment variables, see --help)"
             )
+        if args.token and args.token_file:
+            parser.error("give --token or --token-file (A2C_TOKEN or A2C_TOKEN_FILE), not both")
+        if args.token_file:
+            try:
+                read_token_file(args.token_file)
+            except ValueError as exc:
+                parser.error(str(exc))
     if args.command == "skills":
         apply_env(parser, args, options=SKILL_OPTIONS)
     level = (
