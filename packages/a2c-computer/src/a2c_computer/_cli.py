@@ -117,7 +117,12 @@ async def _run(args: argparse.Namespace) -> int:
         wait_for_server=args.wait_server,
         blobs=blob_settings(args),
         skills=skill_settings(args, args.name),
+        allow_agents=args.allow_agent or None,
     )
+    if not args.allow_agent:
+        logger.warning(
+            "no --allow-agent: any Agent in office %s may call this Computer's tools", args.office
+        )
     stop_metrics = None
     if args.metrics_port is not None:
         stop_metrics = serve_metrics(computer.metrics, args.metrics_host, args.metrics_port)[1]
