@@ -567,3 +567,30 @@ async def test_identity_es256_keys_from_a_jwks() -> None:
         identity = await auth.authenticate(request)
     assert identity.subject == "pc" and identity.grant == Grant.from_claim(BOB)
     assert identity.expires_at is not None and identity.expires_at > time.time() + 500
+
+
+class _Expiring:
+    """A custom provider whose identities carry an expiry (and a role-limited grant)."""
+
+    def __init__(self, expires_in: float) -> None:
+        self.expires_in = expires_in
+
+    async def authenticate(self, request: AuthRequest) -> Identity:
+        return Identity(
+            subject="svc",
+            grant=Grant(offices=("o1",), role=Role.COMPUTER),
+            expires_at=time.time() + self.expires_in,
+        )
+
+
+async def test_identity_from_a_custom_provider_is_enforced_too() -> None:
+    async with running_server(ServerSettings(), auth=_Expiring(-1)) as srv:
+        error = await refused_connect(srv, "computer", None)
+        assert error == {"code": 401, "message": "Authentication failed: token expired"}
+    async with running_server(ServerSettings(), auth=_Expiring(600)) as srv:
+        error = await refused_connect(srv, "agent", None)
+        assert error["code"] == 403 and "only connect as computer" in error["message"]
+        async with connect_raw(srv, "computer") as pc:
+            ok, message = await pc.join("computer", "pc", "o2")  # type: ignore[misc]
+            assert ok is False and "'o2'" in message
+            assert await pc.join("computer", "pc", "o1") == (True, None)

@@ -18,11 +18,11 @@ import time
 from collections.abc import Callable, Coroutine
 from typing import Any, Final
 
-from a2c_protocol import EnterOfficeReq, Event, Role
+from a2c_protocol import EnterOfficeReq, ErrorCode, Event, Role
 
 from ._audit import Audit, AuditEvent
 from ._auth import AuthProvider, Identity, JoinAuthorizer, connect_problem, join_problem
-from ._rules import Member
+from ._rules import Member, Refusal
 
 __all__ = ["FORBIDDEN_JOIN", "Access"]
 
@@ -54,19 +54,22 @@ class Access:
 
     def check_connect(
         self, sid: str, role: Role, identity: Identity, peer: str | None
-    ) -> str | None:
-        """Why this admission is refused (403), or None after recording it."""
+    ) -> Refusal | None:
+        """Why this admission is refused (403, or 401 for an expired identity), or None.
+
+        Either way the decision is audited.
+        """
+        refusal = None
         problem = connect_problem(identity.grant, role)
-        if (
-            problem is None
-            and identity.expires_at is not None
-            and identity.expires_at <= time.time()
-        ):
-            problem = "Authentication failed: token expired"
-        outcome = "ok" if problem is None else "refused"
-        self._audit.record(AuditEvent.ADMISSION, outcome, sid=sid, subject=identity.subject,
-                           role=role.value, reason=problem, peer=peer)  # fmt: skip
-        return problem
+        if problem is not None:
+            refusal = Refusal(code=ErrorCode.FORBIDDEN, message=problem, security=True)
+        elif identity.expires_at is not None and identity.expires_at <= time.time():
+            refusal = Refusal(code=ErrorCode.UNAUTHORIZED,
+                              message="Authentication failed: token expired")  # fmt: skip
+        self._audit.record(AuditEvent.ADMISSION, "ok" if refusal is None else "refused",
+                           sid=sid, subject=identity.subject, role=role.value,
+                           reason=refusal.message if refusal else None, peer=peer)  # fmt: skip
+        return refusal
 
     def admitted(self, sid: str, identity: Identity) -> None:
         """Keep ``identity`` for the session and arm its expiry."""

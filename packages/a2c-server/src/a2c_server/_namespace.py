@@ -201,9 +201,9 @@ class SmcpNamespace:
         except Exception as exc:
             _log.exception("auth provider failed sid=%s", sid)
             raise _refusal(ErrorCode.INTERNAL_ERROR, "Authentication failed") from exc
-        problem = self._access.check_connect(sid, role, identity, peer)
-        if problem is not None:
-            raise _refusal(ErrorCode.FORBIDDEN, problem)
+        refused = self._access.check_connect(sid, role, identity, peer)
+        if refused is not None:
+            raise _refusal(refused.code, refused.message)
         if not self._transport_alive(sid):
             # The client left while the provider was deciding; python-socketio will not
             # report a disconnect for a connection it never finished, so stop here.
