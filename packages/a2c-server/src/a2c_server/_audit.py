@@ -1,9 +1,9 @@
 """The audit trail: one structured line and one counter per security decision.
 
-Logger ``a2c_server.audit`` (INFO for what was allowed, WARNING for refusals), so an
-operator can route it apart from the operational log. Each line names the subject (from
-the identity, never the token), role, name, office and outcome (and, for a routed
-request, the event and the Computer; never arguments); the counter
+Logger ``a2c_server.audit``, always at INFO (a record, not an alert: the operational log
+already has its WARNING for each refusal), so an operator can route it apart. Each line
+names the subject (from the identity, never the token), role, name, office and outcome
+(and, for a routed request, the event and the Computer; never arguments); the counter
 ``a2c_server_audit_events{event, outcome}`` has bounded labels only.
 """
 
@@ -64,7 +64,6 @@ class Audit:
     ) -> None:
         """One decision; ``outcome`` is a short fixed word (``ok``, ``refused``…)."""
         self._events.labels(event.value, outcome).inc()
-        level = logging.INFO if outcome == "ok" else logging.WARNING
-        log(_log, level, "audit", event=event.value, outcome=outcome, subject=subject,
+        log(_log, logging.INFO, "audit", event=event.value, outcome=outcome, subject=subject,
             role=role, name=name, office=office, request=request, computer=computer, sid=sid,
             peer=peer, reason=reason)  # fmt: skip
