@@ -22,6 +22,7 @@ from a2c_protocol import EnterOfficeReq, ErrorCode, Event, Role
 
 from ._audit import Audit, AuditEvent
 from ._auth import AuthProvider, Identity, JoinAuthorizer, connect_problem, join_problem
+from ._ratelimit import TOO_MANY_REQUESTS
 from ._rules import Member, Refusal
 
 __all__ = ["FORBIDDEN_JOIN", "Access"]
@@ -44,8 +45,12 @@ class Access:
         provider: AuthProvider,
         audit: Audit,
         expire: Callable[[str], Coroutine[Any, Any, None]],
+        *,
+        max_per_subject: int | None = None,
     ) -> None:
         self._provider = provider
+        self._max_per_subject = max_per_subject
+        self._per_subject: dict[str, int] = {}
         self._audit = audit
         self._expire = expire
         self._identities: dict[str, Identity] = {}
@@ -66,6 +71,14 @@ class Access:
         elif identity.expires_at is not None and identity.expires_at <= time.time():
             refusal = Refusal(code=ErrorCode.UNAUTHORIZED,
                               message="Authentication failed: token expired")  # fmt: skip
+        elif (
+            self._max_per_subject is not None
+            and self._per_subject.get(identity.subject, 0) >= self._max_per_subject
+        ):
+            refusal = Refusal(
+                code=TOO_MANY_REQUESTS,
+                message=f"Too many connections: this identity may hold {self._max_per_subject}",
+            )
         self._audit.record(AuditEvent.ADMISSION, "ok" if refusal is None else "refused",
                            sid=sid, subject=identity.subject, role=role.value,
                            reason=refusal.message if refusal else None, peer=peer)  # fmt: skip
@@ -74,6 +87,7 @@ class Access:
     def admitted(self, sid: str, identity: Identity) -> None:
         """Keep ``identity`` for the session and arm its expiry."""
         self._identities[sid] = identity
+        self._per_subject[identity.subject] = self._per_subject.get(identity.subject, 0) + 1
         if identity.expires_at is not None:
             loop = asyncio.get_running_loop()
             delay = max(0.0, identity.expires_at - time.time())
@@ -128,7 +142,13 @@ class Access:
 
     def forget(self, sid: str) -> None:
         """The session is gone: drop its identity and disarm its expiry."""
-        self._identities.pop(sid, None)
+        identity = self._identities.pop(sid, None)
+        if identity is not None:
+            left = self._per_subject.get(identity.subject, 1) - 1
+            if left > 0:
+                self._per_subject[identity.subject] = left
+            else:
+                self._per_subject.pop(identity.subject, None)
         timer = self._timers.pop(sid, None)
         if timer is not None:
             timer.cancel()

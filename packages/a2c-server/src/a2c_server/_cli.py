@@ -64,6 +64,9 @@ ENV_VARS: Final[Mapping[str, tuple[str, Callable[[str], Any]]]] = {
     "jwt_secret": ("A2C_SERVER_JWT_SECRET", str),
     "jwt_issuer": ("A2C_SERVER_JWT_ISSUER", str),
     "jwt_audience": ("A2C_SERVER_JWT_AUDIENCE", str),
+    "max_requests_per_second": ("A2C_SERVER_MAX_REQUESTS_PER_SECOND", float),
+    "request_burst": ("A2C_SERVER_REQUEST_BURST", int),
+    "max_connections_per_subject": ("A2C_SERVER_MAX_CONNECTIONS_PER_SUBJECT", int),
     "allow_offices": (
         "A2C_SERVER_ALLOW_OFFICES",
         lambda text: tuple(o.strip() for o in text.split(",") if o.strip()),
@@ -120,6 +123,12 @@ def _parser() -> argparse.ArgumentParser:
         help="offices shared-token/allow-all clients may join: an id or a prefix ending in * "
         "(repeatable) [env A2C_SERVER_ALLOW_OFFICES, comma-separated; default any]",
     )  # fmt: skip
+    opt("--max-requests-per-second", "max_requests_per_second", float,
+        "requests one session may send per second (token bucket; over it: 429)")  # fmt: skip
+    opt("--request-burst", "request_burst", int,
+        "requests a session may send at once before --max-requests-per-second applies")  # fmt: skip
+    opt("--max-connections-per-subject", "max_connections_per_subject", int,
+        "sessions one identity (token subject) may hold on this node (over it: 429)")  # fmt: skip
     opt("--max-message-bytes", "max_message_bytes", int, "largest accepted message")
     opt("--max-tool-timeout", "max_tool_timeout", int, "largest client:tool_call timeout (s)")
     opt("--tool-call-buffer", "tool_call_buffer", float,

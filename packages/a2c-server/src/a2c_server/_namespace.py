@@ -46,6 +46,7 @@ from ._gate import check_version_query, first_query_value
 from ._logs import log
 from ._metrics import RouteOutcome, ServerMetrics
 from ._offices import Broadcast, MembershipOutcome, Offices
+from ._ratelimit import RequestLimiter
 from ._rules import (
     JoinRefusal,
     Member,
@@ -104,7 +105,12 @@ class SmcpNamespace:
         self._store = offices.store
         self._auth = auth
         audit = audit if audit is not None else Audit(self._metrics.registry)
-        self._access = Access(auth, audit, self._expire)
+        self._access = Access(
+            auth, audit, self._expire, max_per_subject=settings.max_connections_per_subject
+        )
+        self._limiter = RequestLimiter(
+            settings.max_requests_per_second, settings.request_burst, self._metrics.registry
+        )
         # One future per connected sid, resolved when it disconnects: forwarded calls race
         # against it because AsyncServer.call() would otherwise wait out its timeout.
         self._gone: dict[str, asyncio.Future[None]] = {}
@@ -137,6 +143,8 @@ class SmcpNamespace:
         async def guarded(sid: str, *args: Any) -> Any:
             # Exactly one argument is a payload; anything else fails validation as a list.
             data = args[0] if len(args) == 1 else list(args) if args else None
+            if not self._limiter.allow(sid, event):
+                return self._limiter.answer(event)
             try:
                 return await handler(sid, data)
             except StoreUnavailableError as exc:
@@ -242,6 +250,7 @@ class SmcpNamespace:
             return
         try:
             self._access.forget(sid)
+            self._limiter.forget(sid)
             gone = self._gone.pop(sid, None)
             if gone is not None and not gone.done():
                 gone.set_result(None)

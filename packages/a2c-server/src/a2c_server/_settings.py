@@ -29,6 +29,11 @@ def _non_negative(instance: Any, attribute: attrs.Attribute[Any], value: float) 
         raise SettingsError(f"{attribute.name} must be >= 0, got {value!r}")
 
 
+def _positive_or_none(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if value is not None:
+        _positive(instance, attribute, value)
+
+
 def _port(instance: Any, attribute: attrs.Attribute[Any], value: int) -> None:
     if isinstance(value, bool) or not 0 <= value <= 65535:
         raise SettingsError(f"port must be in 0..65535, got {value!r}")
@@ -131,7 +136,9 @@ class ServerSettings:
     one key source (``jwt_jwks_url``, ``jwt_public_key`` a PEM file, or an HS256
     ``jwt_secret``) plus the required ``jwt_issuer`` and ``jwt_audience``.
     ``allow_offices`` (patterns like ``team-*``) limits the offices shared-token or
-    allow-all clients may join.
+    allow-all clients may join. ``max_requests_per_second`` (with ``request_burst``) is a
+    token bucket per session, ``max_connections_per_subject`` caps the sessions one
+    identity holds on a node; both are off (None) by default.
     """
 
     host: str = "127.0.0.1"
@@ -164,6 +171,9 @@ class ServerSettings:
     jwt_issuer: str | None = None
     jwt_audience: str | None = None
     allow_offices: tuple[str, ...] = attrs.field(default=(), converter=_patterns)
+    max_requests_per_second: float | None = attrs.field(default=None, validator=_positive_or_none)
+    request_burst: int = attrs.field(default=20, validator=_positive)
+    max_connections_per_subject: int | None = attrs.field(default=None, validator=_positive_or_none)
 
     def __attrs_post_init__(self) -> None:
         if self.auth_token is not None and not self.auth_token:
