@@ -199,7 +199,9 @@ def _check_jwt(s: ServerSettings) -> None:
     if given > 1:
         raise SettingsError("give only one of jwt_jwks_url, jwt_public_key and jwt_secret")
     if not s.jwt_issuer or not s.jwt_audience:
-        raise SettingsError("JWT authentication needs jwt_issuer and jwt_audience")
+        raise SettingsError(
+            "JWT authentication needs jwt_issuer and jwt_audience (--jwt-issuer, --jwt-audience)"
+        )
     if s.auth_token is not None:
         raise SettingsError("auth_token and JWT authentication exclude each other")
     if s.allow_offices:
