@@ -25,6 +25,7 @@ SECTIONS = [
     "# Desk notes",
     "9. A refused handshake",
     "ProtocolVersionError: server 0.2.3, client 0.1.0, accepts 0.2.0..0.2.999",
+    "10. A join outside the grant",
     "Done",
 ]
 
@@ -68,6 +69,7 @@ async def test_demo_tours_the_protocol_and_exits_cleanly(
     else:
         output = await _run_demo(procs)
         assert "(started here) runs protocol 0.2.3" in output
+        assert "Forbidden: this identity may not join office 'payroll-" in output
     positions = [output.find(section) for section in SECTIONS]
     assert all(p >= 0 for p in positions), [
         s for s, p in zip(SECTIONS, positions, strict=True) if p < 0

@@ -82,6 +82,9 @@ def test_server_cli_env_vars_and_flag_precedence() -> None:
         "log_protocol", "shutdown_grace",
         "redis_url", "redis_prefix", "node_id", "node_ttl",
         "max_id_length", "max_outgoing_bytes", "admission_timeout", "max_unadmitted_per_address",
+        "jwt_jwks_url", "jwt_public_key", "jwt_secret", "jwt_issuer", "jwt_audience",
+        "allow_offices", "max_requests_per_second", "request_burst",
+        "max_connections_per_subject",
     }  # fmt: skip
 
 

@@ -75,6 +75,7 @@ from ._connection import (
     handshake_probe_url,
     handshake_refusal,
     refusal_is_final,
+    resolve_auth,
     versioned_url,
 )
 from ._exceptions import (
@@ -166,8 +167,9 @@ class AsyncAgent:
         server_url: ``http(s)://`` or ``ws(s)://`` URL of the Server; never include
             ``a2c_version`` (the SDK adds ``a2c_version=PROTOCOL_VERSION``).
         name: the agent's name in its office (routing name).
-        auth: business ``auth`` fields (e.g. ``{"token": ...}``), or a callable returning
-            them at every (re)connect; ``role: "agent"`` is always added.
+        auth: business ``auth`` fields (e.g. ``{"token": ...}``), or a callable (sync or
+            async) returning them at every (re)connect, e.g. a token provider that hands
+            out a fresh token; ``role: "agent"`` is always added.
         socketio_path: the Engine.IO mount path of the deployment.
         request_timeout: how long to wait for the answer of a ``client:get_*`` or
             ``server:*`` request (≥ 30 s recommended by the protocol).
@@ -782,10 +784,8 @@ class AsyncAgent:
             raise AgentStateError("the agent is not open")
         return self._sio
 
-    def _auth(self) -> dict[str, Any]:
-        source = self._auth_source
-        extra = source() if callable(source) else source
-        return build_auth(extra)
+    async def _auth(self) -> dict[str, Any]:
+        return await resolve_auth(self._auth_source)
 
     # ---------------------------------------------------------------- connecting
 
@@ -796,7 +796,7 @@ class AsyncAgent:
         try:
             await sio.connect(
                 self._url,
-                auth=self._auth(),
+                auth=await self._auth(),
                 transports=list(self._transports),
                 namespaces=[NAMESPACE],
                 socketio_path=self._socketio_path,

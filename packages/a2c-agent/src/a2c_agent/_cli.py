@@ -25,7 +25,8 @@ a Computer's skills; ``skill`` prints one skill file (``SKILL.md`` by default) w
 text, and writes binary files only to ``-o FILE`` or a pipe, never to a terminal.
 
 ``--server``, ``--office`` and ``--token`` default to ``A2C_SERVER_URL``, ``A2C_OFFICE`` and
-``A2C_TOKEN``. Output is JSON, or a readable table when stdout is a terminal (``--json`` /
+``A2C_TOKEN``; ``--token-file`` (``A2C_TOKEN_FILE``) reads the token from a file at every
+connect instead. Output is JSON, or a readable table when stdout is a terminal (``--json`` /
 ``--table`` force one). Exit codes are listed in :data:`a2c_agent._cli_args.EXIT_CODES`
 (and by ``--help``): 0 success; 1 an error (its message is printed on stderr, at once for a
 refusal: a refused token or version is never retried); 2 bad usage; 3 the tool ran but
@@ -65,7 +66,9 @@ from ._cli_files import ProgressBar, save_binaries
 from ._cli_render import desktop_hint, render_table
 from ._cli_skill import RAW, skill_command
 from ._cli_watch import watch
+from ._connection import AuthSource
 from ._exceptions import JoinOfficeError
+from ._token_file import token_file_auth
 from ._types import AgentTool
 
 __all__ = ["build_parser", "main", "render_table"]
@@ -142,11 +145,17 @@ async def _download(agent: AsyncAgent, args: argparse.Namespace) -> dict[str, An
     }
 
 
+def _auth(args: argparse.Namespace) -> AuthSource:
+    if args.token_file:
+        return token_file_auth(args.token_file)
+    return {"token": args.token} if args.token else None
+
+
 async def _run(args: argparse.Namespace, out: TextIO, as_table: bool) -> int:
     agent = AsyncAgent(
         args.server,
         name=args.name,
-        auth={"token": args.token} if args.token else None,
+        auth=_auth(args),
         socketio_path=args.socketio_path,
         request_timeout=args.request_timeout,
         tool_cache=False,

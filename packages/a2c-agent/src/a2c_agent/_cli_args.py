@@ -28,6 +28,7 @@ from a2c_protocol import InvalidWindowURIError, WindowURI
 
 from ._cli_dest import dir_problem, file_problem
 from ._connection import versioned_url
+from ._token_file import read_token_file
 from ._version import __version__
 
 __all__ = ["DEFAULT_NAME_PREFIX", "ENV_VARS", "EXIT_CODES", "build_parser", "parse_args"]
@@ -40,6 +41,7 @@ ENV_VARS: Final[Mapping[str, str]] = {
     "server": "A2C_SERVER_URL",
     "office": "A2C_OFFICE",
     "token": "A2C_TOKEN",
+    "token_file": "A2C_TOKEN_FILE",
 }
 
 EXIT_OK: Final = 0
@@ -111,6 +113,9 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
     from_env("--server", "server", "Server URL, e.g. http://127.0.0.1:8000 (needed)")
     from_env("--office", "office", "office to join (needed)")
     from_env("--token", "token", "sent as auth.token")
+    from_env("--token-file", "token_file",
+             "file holding the token, read again at every (re)connect (for short-lived "
+             "tokens renewed by another process)")  # fmt: skip
     parser.add_argument(
         "--name",
         help=f"agent name in the office (default: {DEFAULT_NAME_PREFIX}XXXXXX, new each run)",
@@ -209,6 +214,13 @@ def parse_args(
             parser.error(f"{var} is set but empty: unset it or give a value")
         if getattr(args, dest) == "":
             parser.error(f"--{dest} must not be empty")
+    if args.token and args.token_file:
+        parser.error("give --token or --token-file (A2C_TOKEN or A2C_TOKEN_FILE), not both")
+    if args.token_file:
+        try:
+            read_token_file(args.token_file)
+        except ValueError as exc:
+            parser.error(str(exc))
     problem = _url_problem(args.server)
     if problem is not None:
         parser.error(f"--server: {problem}")

@@ -21,8 +21,9 @@ Rules:
 
 from __future__ import annotations
 
+import inspect
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Final, TypeAlias
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -47,14 +48,21 @@ __all__ = [
     "handshake_probe_url",
     "handshake_refusal",
     "refusal_is_final",
+    "resolve_auth",
     "versioned_url",
 ]
 
 #: Polling first, then upgrade (C1).
 DEFAULT_TRANSPORTS: Final = ("polling", "websocket")
 
-#: Extra ``auth`` fields: a mapping, or a callable evaluated at every (re)connect.
-AuthSource: TypeAlias = Mapping[str, Any] | Callable[[], Mapping[str, Any]] | None
+#: Extra ``auth`` fields: a mapping, or a callable (sync or async) evaluated at every
+#: (re)connect, so a token provider hands a fresh token to each connection.
+AuthSource: TypeAlias = (
+    Mapping[str, Any]
+    | Callable[[], Mapping[str, Any]]
+    | Callable[[], Awaitable[Mapping[str, Any]]]
+    | None
+)
 
 
 def versioned_url(server_url: str) -> str:
@@ -86,6 +94,14 @@ def check_transports(transports: Sequence[str]) -> tuple[str, ...]:
     if not values or any(t not in ("polling", "websocket") for t in values):
         raise ValueError(f"transports must be 'polling' and/or 'websocket', got {values!r}")
     return values
+
+
+async def resolve_auth(source: AuthSource) -> dict[str, Any]:
+    """The ``auth`` object for one connection attempt: ``source`` asked now, awaited if needed."""
+    extra = source() if callable(source) else source
+    if inspect.isawaitable(extra):
+        extra = await extra
+    return build_auth(extra)
 
 
 def build_auth(extra: Mapping[str, Any] | None) -> dict[str, Any]:

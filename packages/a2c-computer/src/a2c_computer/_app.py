@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, Self
 
 from a2c_protocol import CallToolResult, ComputerConfig, Event, JsonObject
 
+from ._agent_allowlist import AgentAllowList
 from ._blob_settings import BlobSettings
 from ._blobs import BlobStore
 from ._computer import ComputerCore, ConfirmCallback, ResultFinisher
@@ -56,6 +57,9 @@ class Computer(ComputerCore):
     where skills of MCP servers are staged (default: under the user's data directory, see
     :func:`default_skill_settings`). :attr:`skills` is the skill manager; it answers
     ``client:get_skills`` / ``client:get_skill`` and announces ``server:update_skills``.
+
+    Agents: ``allow_agents`` (names) limits who gets answers: ``client:*`` requests from any
+    other Agent are refused with 403 and their cancels ignored, whatever the Server does.
     """
 
     def __init__(
@@ -81,6 +85,7 @@ class Computer(ComputerCore):
         history_size: int = 10,
         blobs: BlobSettings | None = None,
         skills: SkillSettings | None = None,
+        allow_agents: Iterable[str] | None = None,
     ) -> None:
         super().__init__(
             str(config) if isinstance(config, Path) else config,
@@ -123,6 +128,8 @@ class Computer(ComputerCore):
                 connect_timeout=connect_timeout,
             )
             self._link.on_blob_served = self.metrics.blob_served
+            if allow_agents is not None:
+                self._link.allowed_agents = AgentAllowList(allow_agents)
 
     @property
     def link(self) -> ComputerLink | None:

@@ -23,7 +23,7 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from a2c_protocol import ProtocolVersionError
@@ -47,6 +47,7 @@ from ._metrics import serve_metrics
 from ._reload import ConfigReloader
 from ._shutdown import drain
 from ._skills_cmd import run_skills
+from ._token_file import read_token_file, token_file_auth
 
 __all__ = ["main"]
 
@@ -89,9 +90,21 @@ async def _drain_unless_signalled_again(
     await asyncio.gather(draining, again, return_exceptions=True)
 
 
+def _token_file_hook(path: str) -> Callable[[], dict[str, str]]:
+    read = token_file_auth(path)
+
+    def fields() -> dict[str, str]:
+        got = read()
+        register_secret(got["token"])  # each new token is kept out of the logs too
+        return got
+
+    return fields
+
+
 async def _run(args: argparse.Namespace) -> int:
     auth: dict[str, Any] = {"token": args.token} if args.token else {}
     register_secret(args.token)
+    auth_hook = _token_file_hook(args.token_file) if args.token_file else None
     interactive = foreground_terminal(sys.stdin)
     confirm = _confirmer(args.confirm, interactive)
     policy: Literal["allow", "deny"] = "deny" if args.confirm == "deny" else "allow"
@@ -106,6 +119,7 @@ async def _run(args: argparse.Namespace) -> int:
         server_url=args.server,
         office_id=args.office,
         auth=auth,
+        auth_hook=auth_hook,
         socketio_path=args.socketio_path,
         confirm=confirm,
         confirm_policy=policy,
@@ -113,7 +127,12 @@ async def _run(args: argparse.Namespace) -> int:
         wait_for_server=args.wait_server,
         blobs=blob_settings(args),
         skills=skill_settings(args, args.name),
+        allow_agents=args.allow_agent or None,
     )
+    if not args.allow_agent:
+        logger.warning(
+            "no --allow-agent: any Agent in office %s may call this Computer's tools", args.office
+        )
     stop_metrics = None
     if args.metrics_port is not None:
         stop_metrics = serve_metrics(computer.metrics, args.metrics_host, args.metrics_port)[1]
@@ -181,6 +200,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 + ", ".join(f"--{f}" for f in missing)
                 + " (or their environment variables, see --help)"
             )
+        if args.token and args.token_file:
+            parser.error("give --token or --token-file (A2C_TOKEN or A2C_TOKEN_FILE), not both")
+        if args.token_file:
+            try:
+                read_token_file(args.token_file)
+            except ValueError as exc:
+                parser.error(str(exc))
     if args.command == "skills":
         apply_env(parser, args, options=SKILL_OPTIONS)
     level = (

@@ -94,6 +94,10 @@ def switch(text: str) -> bool:
     raise ValueError(f"{text!r} is not one of 1, true, yes, on, 0, false, no, off")
 
 
+def _names(text: str) -> list[str]:
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
 @attrs.frozen
 class EnvOption:
     """A ``run`` option that may come from the environment (the first set name wins)."""
@@ -110,6 +114,8 @@ ENV_OPTIONS: tuple[EnvOption, ...] = (
     EnvOption("office", ("A2C_OFFICE", "A2C_OFFICE_ID")),
     EnvOption("name", ("A2C_COMPUTER_NAME",)),
     EnvOption("token", ("A2C_TOKEN",)),
+    EnvOption("token_file", ("A2C_TOKEN_FILE",)),
+    EnvOption("allow_agent", ("A2C_ALLOW_AGENTS",), _names),
     EnvOption("socketio_path", ("A2C_SOCKETIO_PATH",), default="socket.io"),
     EnvOption("wait_server", ("A2C_WAIT_SERVER",), seconds, 30.0),
     EnvOption("confirm", ("A2C_CONFIRM",), confirm_mode, "ask"),
@@ -245,6 +251,7 @@ environment (a flag wins over its variable; empty counts as unset):
   A2C_COMPUTER_CONFIG  --config         A2C_SERVER_URL      --server
   A2C_OFFICE           --office (also A2C_OFFICE_ID)
   A2C_COMPUTER_NAME    --name           A2C_TOKEN           --token
+  A2C_TOKEN_FILE       --token-file     A2C_ALLOW_AGENTS    --allow-agent
   A2C_SOCKETIO_PATH    --socketio-path  A2C_WAIT_SERVER     --wait-server
   A2C_CONFIRM          --confirm        A2C_METRICS_PORT    --metrics-port
   A2C_METRICS_HOST     --metrics-host   A2C_SHUTDOWN_GRACE  --shutdown-grace
@@ -293,6 +300,19 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--office", help="office id to join (env A2C_OFFICE or A2C_OFFICE_ID)")
     run.add_argument("--name", help="this Computer's name (env A2C_COMPUTER_NAME)")
     run.add_argument("--token", help="sent as auth.token (env A2C_TOKEN; prefer it to the flag)")
+    run.add_argument(
+        "--allow-agent",
+        action="append",
+        metavar="NAME",
+        help="answer only this Agent (repeatable; env A2C_ALLOW_AGENTS, comma-separated); "
+        "others get 403 whatever the Server does. Without it any Agent in the office may "
+        "call this Computer's tools",
+    )
+    run.add_argument(
+        "--token-file",
+        help="file holding the token, read again at every (re)connect, for short-lived tokens "
+        "renewed by another process (env A2C_TOKEN_FILE)",
+    )
     run.add_argument("--socketio-path", help="default socket.io (env A2C_SOCKETIO_PATH)")
     run.add_argument(
         "--wait-server",

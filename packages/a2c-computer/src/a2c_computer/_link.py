@@ -52,6 +52,7 @@ from a2c_protocol import (
     with_version_query,
 )
 
+from ._agent_allowlist import AgentAllowList
 from ._answers import fit_answer, fit_tool_result
 from ._blob_serve import serve_get_blob
 from ._blobs import BlobStore
@@ -95,6 +96,8 @@ class ComputerLink:
         self._blobs = blobs
         #: Told the raw size of every blob chunk served (the Computer's metrics).
         self.on_blob_served: Callable[[int], None] | None = None
+        #: When set, only these Agents get answers (``--allow-agent``).
+        self.allowed_agents: AgentAllowList | None = None
         self._skills = skills
         self.name = name
         self._url = server_url
@@ -351,6 +354,9 @@ class ComputerLink:
     ) -> Callable[..., Awaitable[Any]]:
         async def run(*args: Any) -> Any:
             data = args[0] if args else None
+            refused = self.allowed_agents and self.allowed_agents.refusal(event.value, data)
+            if refused:
+                return refused
             try:
                 answer = await handler(data)
                 if event in _SIZED_BY_HANDLER:
@@ -456,6 +462,9 @@ class ComputerLink:
             req = from_wire(AgentCallData, data)
         except InvalidPayloadError as exc:
             logger.warning("ignoring a malformed tool_call_cancel: %s", exc)
+            return
+        if self.allowed_agents is not None and not self.allowed_agents.allows(req.agent):
+            logger.warning("ignoring a tool_call_cancel from Agent %r: not allowed", req.agent)
             return
         reason = notice_reason(data)
         if self._core.cancel(req.req_id, reason=reason):

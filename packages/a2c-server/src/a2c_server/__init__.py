@@ -12,7 +12,17 @@ Agents and Computers connect to ``http://host:port/?a2c_version=0.2.0`` (Engine.
 """
 
 from ._app import A2CServerApp, create_app
-from ._auth import AllowAllAuth, AuthProvider, AuthRequest, Identity, SharedTokenAuth
+from ._auth import (
+    AllowAllAuth,
+    AuthProvider,
+    AuthRequest,
+    Grant,
+    Identity,
+    JoinAuthorizer,
+    JwksKeys,
+    JwtAuth,
+    SharedTokenAuth,
+)
 from ._consistency import registry_mismatches
 from ._exceptions import (
     AuthenticationError,
@@ -36,7 +46,11 @@ __all__ = [
     "AuthRequest",
     "AuthenticationError",
     "Broadcast",
+    "Grant",
     "Identity",
+    "JoinAuthorizer",
+    "JwksKeys",
+    "JwtAuth",
     "Member",
     "MembershipOutcome",
     "MemoryStateStore",

@@ -19,7 +19,7 @@ import socketio
 
 from a2c_protocol import NAMESPACE, Event
 
-from ._auth import AllowAllAuth, AuthProvider, SharedTokenAuth, is_loopback_host
+from ._auth import AllowAllAuth, AuthProvider, SharedTokenAuth, is_loopback_host, jwt_auth
 from ._consistency import registry_mismatches
 from ._exceptions import StoreUnavailableError
 from ._gate import Receive, Scope, Send, VersionGate, first_query_value, mount_matches
@@ -234,10 +234,13 @@ async def _respond(send: Send, status: int, content_type: str, body: bytes) -> N
 
 
 def default_auth(settings: ServerSettings) -> AuthProvider:
-    """Shared-token auth when ``settings.auth_token`` is set, else allow-all."""
+    """JWT auth when a ``jwt_*`` key source is set, shared-token auth when
+    ``settings.auth_token`` is, else allow-all (both limited by ``allow_offices``)."""
+    if settings.jwt_enabled:
+        return jwt_auth(settings)
     if settings.auth_token:
-        return SharedTokenAuth(settings.auth_token)
-    return AllowAllAuth()
+        return SharedTokenAuth(settings.auth_token, settings.allow_offices)
+    return AllowAllAuth(settings.allow_offices)
 
 
 def create_app(

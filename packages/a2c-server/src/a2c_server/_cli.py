@@ -18,7 +18,7 @@ from typing import Any, Final
 import uvicorn
 
 from ._app import create_app
-from ._auth import is_loopback_host
+from ._auth import is_loopback_host, require_jwt_support
 from ._exceptions import SettingsError, StoreUnavailableError
 from ._logs import announce, configure_logging, uvicorn_log_level
 from ._runtime import runtime_stack
@@ -59,6 +59,18 @@ ENV_VARS: Final[Mapping[str, tuple[str, Callable[[str], Any]]]] = {
     "max_outgoing_bytes": ("A2C_SERVER_MAX_OUTGOING_BYTES", int),
     "admission_timeout": ("A2C_SERVER_ADMISSION_TIMEOUT", float),
     "max_unadmitted_per_address": ("A2C_SERVER_MAX_UNADMITTED_PER_ADDRESS", int),
+    "jwt_jwks_url": ("A2C_SERVER_JWT_JWKS_URL", str),
+    "jwt_public_key": ("A2C_SERVER_JWT_PUBLIC_KEY", str),
+    "jwt_secret": ("A2C_SERVER_JWT_SECRET", str),
+    "jwt_issuer": ("A2C_SERVER_JWT_ISSUER", str),
+    "jwt_audience": ("A2C_SERVER_JWT_AUDIENCE", str),
+    "max_requests_per_second": ("A2C_SERVER_MAX_REQUESTS_PER_SECOND", float),
+    "request_burst": ("A2C_SERVER_REQUEST_BURST", int),
+    "max_connections_per_subject": ("A2C_SERVER_MAX_CONNECTIONS_PER_SUBJECT", int),
+    "allow_offices": (
+        "A2C_SERVER_ALLOW_OFFICES",
+        lambda text: tuple(o.strip() for o in text.split(",") if o.strip()),
+    ),
 }
 
 
@@ -81,7 +93,8 @@ def _parser() -> argparse.ArgumentParser:
     def opt(flag: str, dest: str, kind: Callable[[str], Any], help_text: str) -> None:
         env = ENV_VARS[dest][0]
         default = getattr(defaults, dest)
-        shown = "unset" if dest in ("auth_token", "redis_url") or default is None else default
+        secret = dest in ("auth_token", "redis_url", "jwt_secret")
+        shown = "unset" if secret or default is None else default
         # An empty default (no CORS origins) is explained by the help text itself.
         default_text = "" if shown in ((), "") else f"; default {shown}"
         p.add_argument(
@@ -97,6 +110,27 @@ def _parser() -> argparse.ArgumentParser:
     opt("--auth-token", "auth_token", str,
         "shared token clients must send as auth.token (prefer the env var: flags are "
         "visible to other local users); without it every client is accepted")  # fmt: skip
+    opt("--jwt-jwks-url", "jwt_jwks_url", str,
+        "verify clients' auth.token as a JWT with the keys at this JWKS URL (an OIDC "
+        "issuer's jwks_uri; needs a2c-server[jwt])")  # fmt: skip
+    opt("--jwt-public-key", "jwt_public_key", str,
+        "verify JWTs with the PEM public key in this FILE instead of a JWKS URL")  # fmt: skip
+    opt("--jwt-secret", "jwt_secret", str,
+        "verify HS256 JWTs with this shared secret (>= 32 bytes; prefer the env var)")  # fmt: skip
+    opt("--jwt-issuer", "jwt_issuer", str, "required JWT iss (with any --jwt-* key source)")
+    opt("--jwt-audience", "jwt_audience", str, "required JWT aud (with any --jwt-* key source)")
+    p.add_argument(
+        "--allow-offices", dest="allow_offices", action="append", default=None,
+        metavar="PATTERN", type=str,
+        help="offices shared-token/allow-all clients may join: an id or a prefix ending in * "
+        "(repeatable) [env A2C_SERVER_ALLOW_OFFICES, comma-separated; default any]",
+    )  # fmt: skip
+    opt("--max-requests-per-second", "max_requests_per_second", float,
+        "requests one session may send per second (token bucket; over it: 429)")  # fmt: skip
+    opt("--request-burst", "request_burst", int,
+        "requests a session may send at once before --max-requests-per-second applies")  # fmt: skip
+    opt("--max-connections-per-subject", "max_connections_per_subject", int,
+        "sessions one identity (token subject) may hold on this node (over it: 429)")  # fmt: skip
     opt("--max-message-bytes", "max_message_bytes", int, "largest accepted message")
     opt("--max-tool-timeout", "max_tool_timeout", int, "largest client:tool_call timeout (s)")
     opt("--tool-call-buffer", "tool_call_buffer", float,
@@ -168,6 +202,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     configure_logging(settings)
     if settings.redis_url is not None:
         _require_redis(settings.redis_url)
+    if settings.jwt_enabled:
+        _require_jwt()
     app = create_app(settings)
     config = uvicorn.Config(
         app,
@@ -196,7 +232,9 @@ def main(argv: Sequence[str] | None = None) -> None:
 def banner(settings: ServerSettings, port: int) -> str:
     """The start-up line: version, the URL clients use, and who is let in."""
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
-    if settings.auth_token:
+    if settings.jwt_enabled:
+        auth = "jwt"
+    elif settings.auth_token:
         auth = "token"
     elif is_loopback_host(settings.host):
         auth = "allow-all"
@@ -207,6 +245,15 @@ def banner(settings: ServerSettings, port: int) -> str:
         f"http://{host}:{port}/{settings.socketio_path}/ (namespace /smcp, auth {auth}) "
         f"on {runtime_stack().describe()}"
     )
+
+
+def _require_jwt() -> None:
+    """Exit 2 with a clear message unless the jwt extra is installed."""
+    try:
+        require_jwt_support()
+    except SettingsError as exc:
+        print(f"a2c-server: {exc}", file=sys.stderr)
+        raise SystemExit(2) from exc
 
 
 def _require_redis(url: str) -> None:

@@ -40,6 +40,8 @@ from a2c_protocol import (
     to_wire,
 )
 
+from ._access import FORBIDDEN_JOIN, Access
+from ._audit import Audit
 from ._auth import AuthProvider, AuthRequest
 from ._exceptions import AuthenticationError, StoreUnavailableError
 from ._gate import check_version_query, first_query_value
@@ -47,6 +49,7 @@ from ._inflight import InFlightCall, InFlightCalls, cancel_notice
 from ._logs import log
 from ._metrics import RouteOutcome, ServerMetrics
 from ._offices import Broadcast, MembershipOutcome, Offices
+from ._ratelimit import RequestLimiter
 from ._remote import MAY_HAVE_RUN, RemoteWatch, delivered_details
 from ._rules import (
     JoinRefusal,
@@ -96,6 +99,7 @@ class SmcpNamespace:
         metrics: ServerMetrics | None = None,
         drain: Drain | None = None,
         remote: RemoteWatch | None = None,
+        audit: Audit | None = None,
     ) -> None:
         self._sio = sio
         self._metrics = metrics if metrics is not None else ServerMetrics()
@@ -104,6 +108,13 @@ class SmcpNamespace:
         self._offices = offices
         self._store = offices.store
         self._auth = auth
+        audit = audit if audit is not None else Audit(self._metrics.registry)
+        self._access = Access(
+            auth, audit, self._expire, max_per_subject=settings.max_connections_per_subject
+        )
+        self._limiter = RequestLimiter(
+            settings.max_requests_per_second, settings.request_burst, self._metrics.registry
+        )
         # One future per connected sid, resolved when it disconnects: forwarded calls race
         # against it because AsyncServer.call() would otherwise wait out its timeout.
         self._gone: dict[str, asyncio.Future[None]] = {}
@@ -138,6 +149,8 @@ class SmcpNamespace:
         async def guarded(sid: str, *args: Any) -> Any:
             # Exactly one argument is a payload; anything else fails validation as a list.
             data = args[0] if len(args) == 1 else list(args) if args else None
+            if not self._limiter.allow(sid, event):
+                return self._limiter.answer(event)
             try:
                 return await handler(sid, data)
             except StoreUnavailableError as exc:
@@ -198,10 +211,14 @@ class SmcpNamespace:
             identity = await self._auth.authenticate(request)
         except AuthenticationError as exc:
             log(_log, logging.WARNING, "authentication failed", sid=sid, peer=peer, reason=exc)
+            self._access.refused(sid, role, str(exc), peer)
             raise _refusal(ErrorCode.UNAUTHORIZED, str(exc) or "Authentication failed") from exc
         except Exception as exc:
             _log.exception("auth provider failed sid=%s", sid)
             raise _refusal(ErrorCode.INTERNAL_ERROR, "Authentication failed") from exc
+        refused = self._access.check_connect(sid, role, identity, peer)
+        if refused is not None:
+            raise _refusal(refused.code, refused.message)
         if not self._transport_alive(sid):
             # The client left while the provider was deciding; python-socketio will not
             # report a disconnect for a connection it never finished, so stop here.
@@ -214,6 +231,7 @@ class SmcpNamespace:
         )
         await self._offices.connect(sid, role, version)
         self._gone[sid] = asyncio.get_running_loop().create_future()
+        self._access.admitted(sid, identity)
         self._metrics.connected(sid, role)
         log(
             _log,
@@ -238,6 +256,8 @@ class SmcpNamespace:
             log(_log, logging.WARNING, "lifecycle refused: disconnect of a live session", sid=sid)
             return
         try:
+            self._access.forget(sid)
+            self._limiter.forget(sid)
             gone = self._gone.pop(sid, None)
             if gone is not None and not gone.done():
                 gone.set_result(None)
@@ -248,6 +268,11 @@ class SmcpNamespace:
             log(_log, logging.INFO, "disconnected", sid=sid, office=outcome.left_office)
         except Exception:
             _log.exception("disconnect handler failed sid=%s", sid)
+
+    async def _expire(self, sid: str) -> None:
+        """The session's token expired: disconnect it (its office is told it left)."""
+        log(_log, logging.INFO, "token expired, disconnecting", sid=sid)
+        await self._sio.disconnect(sid, namespace=NAMESPACE)
 
     # ------------------------------------------------------------------- offices
 
@@ -271,7 +296,14 @@ class SmcpNamespace:
         except InvalidPayloadError as exc:
             self._metrics.join(self._metrics.role_of(sid), JoinRefusal.INVALID_PAYLOAD)
             return (False, str(exc))
+        forbidden = await self._access.authorize_join(sid, req)
+        if forbidden is not None:
+            self._metrics.join(req.role, FORBIDDEN_JOIN)
+            log(_log, logging.WARNING, "join refused", sid=sid, name=req.name,
+                office=req.office_id, refusal=FORBIDDEN_JOIN, reason=forbidden)  # fmt: skip
+            return (False, forbidden)
         outcome = await self._offices.join(sid, req)
+        self._access.joined(sid, req, outcome.ok, outcome.reason)
         self._metrics.join(req.role, outcome.refusal)  # None exactly when it was accepted
         if not outcome.ok:
             log(_log, logging.INFO, "join refused", sid=sid, name=req.name,
@@ -441,7 +473,10 @@ class SmcpNamespace:
                 if refusal is None:  # pragma: no cover - check_route refuses a missing target
                     return _internal_error()
                 self._metrics.route(event.value, RouteOutcome.REFUSED)
+                self._access.routed(sid, event, sender, req.computer, refusal.message)
                 return self._refuse(refusal, sid, event, req.req_id, sender)
+            if event is Event.TOOL_CALL:
+                self._access.routed(sid, event, sender, req.computer, None)
             log(_log, logging.DEBUG, "forwarding", sid=sid, event=event.value, req_id=req.req_id,
                 name=req.agent, office=target.office_id, computer=req.computer)  # fmt: skip
             with self._drain.tracking(), self._track(sid, req, target.sid):

@@ -29,6 +29,11 @@ def _non_negative(instance: Any, attribute: attrs.Attribute[Any], value: float) 
         raise SettingsError(f"{attribute.name} must be >= 0, got {value!r}")
 
 
+def _positive_or_none(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if value is not None:
+        _positive(instance, attribute, value)
+
+
 def _port(instance: Any, attribute: attrs.Attribute[Any], value: int) -> None:
     if isinstance(value, bool) or not 0 <= value <= 65535:
         raise SettingsError(f"port must be in 0..65535, got {value!r}")
@@ -84,6 +89,15 @@ def _node_id(value: str | None) -> str | None:
     return None if value is None else _key_part("node_id", value)
 
 
+def _patterns(value: Any) -> tuple[str, ...]:
+    from ._auth import GrantError, check_office_pattern
+
+    try:
+        return tuple(check_office_pattern(p) for p in value)
+    except GrantError as exc:
+        raise SettingsError(f"allow_offices: {exc}") from exc
+
+
 def _log_level(value: str) -> str:
     level = value.strip().upper()
     if level not in ("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG"):
@@ -118,6 +132,13 @@ class ServerSettings:
     docs/server.md).
     ``shutdown_grace`` is how long routed calls in flight may still finish after
     SIGTERM/SIGINT.
+    ``jwt_*`` switch authentication to JWT bearer tokens (needs ``a2c-server[jwt]``):
+    one key source (``jwt_jwks_url``, ``jwt_public_key`` a PEM file, or an HS256
+    ``jwt_secret``) plus the required ``jwt_issuer`` and ``jwt_audience``.
+    ``allow_offices`` (patterns like ``team-*``) limits the offices shared-token or
+    allow-all clients may join. ``max_requests_per_second`` (with ``request_burst``) is a
+    token bucket per session, ``max_connections_per_subject`` caps the sessions one
+    identity holds on a node; both are off (None) by default.
     """
 
     host: str = "127.0.0.1"
@@ -144,7 +165,53 @@ class ServerSettings:
     max_outgoing_bytes: int = attrs.field(default=16_000_000, validator=_positive)
     admission_timeout: float = attrs.field(default=10.0, validator=_positive)
     max_unadmitted_per_address: int = attrs.field(default=64, validator=_positive)
+    jwt_jwks_url: str | None = None
+    jwt_public_key: str | None = None
+    jwt_secret: str | None = attrs.field(default=None, repr=False)
+    jwt_issuer: str | None = None
+    jwt_audience: str | None = None
+    allow_offices: tuple[str, ...] = attrs.field(default=(), converter=_patterns)
+    max_requests_per_second: float | None = attrs.field(default=None, validator=_positive_or_none)
+    request_burst: int = attrs.field(default=20, validator=_positive)
+    max_connections_per_subject: int | None = attrs.field(default=None, validator=_positive_or_none)
 
     def __attrs_post_init__(self) -> None:
         if self.auth_token is not None and not self.auth_token:
             raise SettingsError("auth_token must not be empty (omit it to disable tokens)")
+        _check_jwt(self)
+
+    @property
+    def jwt_enabled(self) -> bool:
+        """Whether clients authenticate with JWTs (a key source is configured)."""
+        sources = (self.jwt_jwks_url, self.jwt_public_key, self.jwt_secret)
+        return any(s is not None for s in sources)
+
+
+def _check_jwt(s: ServerSettings) -> None:
+    sources = [s.jwt_jwks_url, s.jwt_public_key, s.jwt_secret]
+    given = sum(x is not None for x in sources)
+    if given == 0:
+        if s.jwt_issuer is not None or s.jwt_audience is not None:
+            raise SettingsError(
+                "jwt_issuer/jwt_audience need a key source: a JWKS URL, a public key or a secret"
+            )
+        return
+    if given > 1:
+        raise SettingsError("give only one of jwt_jwks_url, jwt_public_key and jwt_secret")
+    if not s.jwt_issuer or not s.jwt_audience:
+        raise SettingsError(
+            "JWT authentication needs jwt_issuer and jwt_audience (--jwt-issuer, --jwt-audience)"
+        )
+    if s.auth_token is not None:
+        raise SettingsError("auth_token and JWT authentication exclude each other")
+    if s.allow_offices:
+        raise SettingsError("allow_offices limits token/allow-all setups; with JWT, grant offices "
+                            "in the token's a2c claim")  # fmt: skip
+    url = s.jwt_jwks_url
+    if url is not None and not (url.startswith("https://") or _loopback_http(url)):
+        raise SettingsError(f"jwt_jwks_url must be https:// (http only on loopback), got {url!r}")
+
+
+def _loopback_http(url: str) -> bool:
+    return url.startswith(("http://127.0.0.1:", "http://127.0.0.1/", "http://localhost:",
+                           "http://localhost/", "http://[::1]:", "http://[::1]/"))  # fmt: skip

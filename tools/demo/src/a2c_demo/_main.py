@@ -3,7 +3,8 @@
 It starts a Server (unless ``--server`` names a running one), a Computer hosting the example
 MCP server that ships with ``a2c-computer`` (a real stdio subprocess), and an Agent, then
 walks through the protocol: handshake, office members, tools, a tool call, the desktop,
-resource pages, a live desktop update, the Computer's skills and a refused handshake.
+resource pages, a live desktop update, the Computer's skills, a refused handshake and a
+join refused because the office is outside the client's grant.
 Everything it started is stopped (and everything it staged removed) before it exits.
 """
 
@@ -26,7 +27,7 @@ from typing import Any
 import httpx
 import uvicorn
 
-from a2c_agent import AsyncAgent, result_text
+from a2c_agent import AsyncAgent, JoinOfficeError, result_text
 from a2c_computer import Computer, SkillSettings
 from a2c_protocol import (
     PROTOCOL_VERSION,
@@ -61,9 +62,13 @@ def _free_port() -> int:
 
 @contextlib.asynccontextmanager
 async def _local_server() -> AsyncIterator[str]:
-    """The real Server app under uvicorn on a free loopback port."""
+    """The real Server app under uvicorn on a free loopback port.
+
+    Its clients may join only ``demo-*`` offices (``--allow-offices demo-*``), so the tour
+    can show a join outside that grant being refused.
+    """
     port = _free_port()
-    settings = ServerSettings(host="127.0.0.1", port=port)
+    settings = ServerSettings(host="127.0.0.1", port=port, allow_offices=("demo-*",))
     server = uvicorn.Server(
         uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
     )
@@ -213,6 +218,19 @@ async def run_demo(server_url: str | None = None) -> None:
             accepted = f"{error.min_supported}..{error.max_supported}"
             print(f"    → ProtocolVersionError: server {error.server_version}, "
                   f"client {error.client_version}, accepts {accepted}")  # fmt: skip
+
+        _say("10. A join outside the grant (server:join_office → Forbidden)")
+        elsewhere = f"payroll-{uuid.uuid4()}"
+        async with AsyncAgent(server_url, name="demo-intruder") as intruder:
+            try:
+                await intruder.join_office(elsewhere)
+            except JoinOfficeError as exc:
+                print(f"    demo-intruder joins {elsewhere!r}")
+                print(f"    → [false, {exc.reason!r}]: nothing joined, nobody notified")
+            else:
+                print(f"    demo-intruder joined {elsewhere!r}: this Server lets every client "
+                      "into every office (no JWT grants, no --allow-offices)")  # fmt: skip
+                await intruder.leave_office()
 
         _say("Done")
         print("Stopping the Agent, the Computer (and its MCP server) and the Server.")

@@ -3,7 +3,9 @@
 The protocol only requires ``auth.role`` (checked by the namespace before any provider
 runs); everything else in ``auth`` is business data that a provider may judge. A provider
 returns an :class:`Identity` to accept or raises :class:`AuthenticationError` to refuse.
-Tokens are compared in constant time and never logged or repr'd.
+An identity may carry a :class:`Grant` (the offices, role and name it may use) and an
+expiry; the Server enforces both. Tokens are compared in constant time and never logged
+or repr'd.
 """
 
 from __future__ import annotations
@@ -11,20 +13,22 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
 from a2c_protocol import Role
+from a2c_server._exceptions import AuthenticationError
 
-from ._exceptions import AuthenticationError
+from ._grants import Grant
 
 __all__ = [
     "AllowAllAuth",
     "AuthProvider",
     "AuthRequest",
     "Identity",
+    "JoinAuthorizer",
     "SharedTokenAuth",
     "is_loopback_host",
 ]
@@ -49,10 +53,16 @@ class AuthRequest:
 
 @attrs.frozen(kw_only=True)
 class Identity:
-    """Who a provider says the client is; ``subject`` shows up in logs."""
+    """Who a provider says the client is; ``subject`` shows up in logs.
+
+    ``grant`` limits the role, name and offices the session may use (None: no limit);
+    ``expires_at`` (Unix time) is when the Server disconnects the session (None: never).
+    """
 
     subject: str
     attributes: Mapping[str, Any] = attrs.field(factory=dict)
+    grant: Grant | None = None
+    expires_at: float | None = None
 
 
 @runtime_checkable
@@ -66,26 +76,54 @@ class AuthProvider(Protocol):
     async def authenticate(self, request: AuthRequest) -> Identity: ...
 
 
+@runtime_checkable
+class JoinAuthorizer(Protocol):
+    """The optional second method of an :class:`AuthProvider`: judge each office join.
+
+    Return None to allow, or a client-safe reason to refuse with 403 (the Server has
+    already applied the identity's :class:`Grant`). A provider without this method
+    allows every join its grant allows. Called for every ``server:join_office``,
+    including re-joins after a reconnect.
+    """
+
+    async def authorize_join(
+        self, identity: Identity, office_id: str, role: Role, name: str
+    ) -> str | None: ...
+
+
+def _offices_grant(allow_offices: Iterable[str]) -> Grant | None:
+    patterns = tuple(allow_offices)
+    return Grant.of_patterns(patterns) if patterns else None
+
+
 class AllowAllAuth:
     """Accepts everybody. For local development only.
 
     The app factory logs a WARNING when it is used on a non-loopback address.
+    ``allow_offices`` (patterns, ``team-*``) limits the offices anyone may join.
     """
 
+    def __init__(self, allow_offices: Iterable[str] = ()) -> None:
+        self._grant = _offices_grant(allow_offices)
+
     async def authenticate(self, request: AuthRequest) -> Identity:
-        return Identity(subject=f"anonymous-{request.role.value}")
+        return Identity(subject=f"anonymous-{request.role.value}", grant=self._grant)
 
     def __repr__(self) -> str:
         return "AllowAllAuth()"
 
 
 class SharedTokenAuth:
-    """Accepts clients whose ``auth["token"]`` equals one shared secret."""
+    """Accepts clients whose ``auth["token"]`` equals one shared secret.
 
-    def __init__(self, token: str) -> None:
+    ``allow_offices`` (patterns, ``team-*``) limits the offices token holders may join.
+    """
+
+    def __init__(self, token: str, allow_offices: Iterable[str] = ()) -> None:
         if not token:
             raise ValueError("the shared token must not be empty")
         self._token = token.encode()
+        self._grant = _offices_grant(allow_offices)
 
     async def authenticate(self, request: AuthRequest) -> Identity:
         offered = request.auth.get("token")
@@ -97,7 +135,7 @@ class SharedTokenAuth:
             raise AuthenticationError("Authentication failed: invalid token") from None
         if not hmac.compare_digest(encoded, self._token):
             raise AuthenticationError("Authentication failed: invalid token")
-        return Identity(subject=f"token-{request.role.value}")
+        return Identity(subject=f"token-{request.role.value}", grant=self._grant)
 
     def __repr__(self) -> str:
         return "SharedTokenAuth(token=***)"

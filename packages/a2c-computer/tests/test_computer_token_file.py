@@ -1,0 +1,85 @@
+"""``a2c-computer run --token-file``: the token is read again at every (re)connect, so a
+Computer outlives the expiry of each short-lived token that another process renews."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sys
+from pathlib import Path
+
+from a2c_protocol import Event
+from a2c_server import JwksKeys, JwtAuth, ServerSettings
+from a2c_testkit.issuer import running_issuer
+from a2c_testkit.server import connect_raw, running_server
+
+OFFICE = "office-a"
+PC = {"role": "computer", "name": "alice-pc", "offices": [OFFICE]}
+AGENT = {"role": "agent", "name": "alice-agent", "offices": [OFFICE]}
+
+
+async def cli(*args: str) -> tuple[int, str]:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "a2c_computer._cli", *args,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        stdin=asyncio.subprocess.DEVNULL,
+    )  # fmt: skip
+    _, err = await asyncio.wait_for(proc.communicate(), 120)
+    assert proc.returncode is not None
+    return proc.returncode, err.decode()
+
+
+async def test_computer_token_file_is_read_again_after_the_token_expired(tmp_path: Path) -> None:
+    config = tmp_path / "computer.json"
+    config.write_text(json.dumps({"servers": {}}))
+    token_file = tmp_path / "token"
+    with running_issuer() as issuer:
+        auth = JwtAuth(
+            issuer=issuer.issuer, audience=issuer.audience,
+            jwks=JwksKeys(issuer.url, min_refresh=0.2), leeway=0,
+        )  # fmt: skip
+        token_file.write_text(issuer.token("alice", PC, lifetime=4))
+        async with (
+            running_server(ServerSettings(), auth=auth) as srv,
+            connect_raw(srv, "agent", auth={"token": issuer.token("alice", AGENT)}) as agent,
+        ):
+            assert await agent.join("agent", "alice-agent", OFFICE) == (True, None)
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "a2c_computer._cli", "run", "--config", str(config),
+                "--server", srv.url, "--office", OFFICE, "--name", "alice-pc",
+                "--token-file", str(token_file), "--socketio-path", srv.socketio_path,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                stdin=asyncio.subprocess.DEVNULL,
+            )  # fmt: skip
+            try:
+                _, first = await agent.next_notification(Event.NOTIFY_ENTER_OFFICE, timeout=60)
+                assert isinstance(first, dict) and first["computer"] == "alice-pc"
+                # The renewer writes a fresh token; the old one expires and the Server
+                # disconnects the Computer, which comes back with the file's new token.
+                token_file.write_text(issuer.token("alice", PC, lifetime=600) + "\n")
+                _, left = await agent.next_notification(Event.NOTIFY_LEAVE_OFFICE, timeout=60)
+                assert isinstance(left, dict) and left["computer"] == "alice-pc"
+                _, back = await agent.next_notification(Event.NOTIFY_ENTER_OFFICE, timeout=60)
+                assert isinstance(back, dict) and back["computer"] == "alice-pc"
+            finally:
+                proc.send_signal(signal.SIGTERM)
+                _, err = await asyncio.wait_for(proc.communicate(), 60)
+            text = err.decode()
+            assert "Traceback" not in text
+            assert token_file.read_text().strip() not in text  # the token never in the logs
+
+
+async def test_computer_token_file_usage_errors(tmp_path: Path) -> None:
+    config = tmp_path / "computer.json"
+    config.write_text(json.dumps({"servers": {}}))
+    base = ["run", "--config", str(config), "--server", "http://127.0.0.1:9", "--office", "o",
+            "--name", "n"]  # fmt: skip
+    (tmp_path / "empty").write_text("\n")
+    for extra, said in (
+        (["--token-file", str(tmp_path / "missing")], "missing"),
+        (["--token-file", str(tmp_path / "empty")], "is empty"),
+        (["--token-file", str(config), "--token", "t"], "not both"),
+    ):
+        code, err = await cli(*base, *extra)
+        assert code == 2 and said in err and "Traceback" not in err, err
