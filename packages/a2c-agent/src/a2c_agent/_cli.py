@@ -49,7 +49,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from a2c_protocol import A2CError, RemoteError, to_wire
+from a2c_protocol import A2CError, RemoteError, to_wire, token_file_auth
 
 from ._agent import AsyncAgent
 from ._cli_args import (
@@ -68,7 +68,6 @@ from ._cli_skill import RAW, skill_command
 from ._cli_watch import watch
 from ._connection import AuthSource
 from ._exceptions import JoinOfficeError
-from ._token_file import token_file_auth
 from ._types import AgentTool
 
 __all__ = ["build_parser", "main", "render_table"]

@@ -24,11 +24,10 @@ import secrets
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from a2c_protocol import InvalidWindowURIError, WindowURI
+from a2c_protocol import InvalidWindowURIError, WindowURI, token_flags_problem
 
 from ._cli_dest import dir_problem, file_problem
 from ._connection import versioned_url
-from ._token_file import read_token_file
 from ._version import __version__
 
 __all__ = ["DEFAULT_NAME_PREFIX", "ENV_VARS", "EXIT_CODES", "build_parser", "parse_args"]
@@ -214,13 +213,9 @@ def parse_args(
             parser.error(f"{var} is set but empty: unset it or give a value")
         if getattr(args, dest) == "":
             parser.error(f"--{dest} must not be empty")
-    if args.token and args.token_file:
-        parser.error("give --token or --token-file (A2C_TOKEN or A2C_TOKEN_FILE), not both")
-    if args.token_file:
-        try:
-            read_token_file(args.token_file)
-        except ValueError as exc:
-            parser.error(str(exc))
+    token_problem = token_flags_problem(args.token, args.token_file)
+    if token_problem is not None:
+        parser.error(token_problem)
     problem = _url_problem(args.server)
     if problem is not None:
         parser.error(f"--server: {problem}")

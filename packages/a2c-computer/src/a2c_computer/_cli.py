@@ -26,7 +26,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-from a2c_protocol import ProtocolVersionError
+from a2c_protocol import ProtocolVersionError, token_file_auth, token_flags_problem
 
 from ._app import Computer
 from ._check_cmd import run_check
@@ -47,7 +47,6 @@ from ._metrics import serve_metrics
 from ._reload import ConfigReloader
 from ._shutdown import drain
 from ._skills_cmd import run_skills
-from ._token_file import read_token_file, token_file_auth
 
 __all__ = ["main"]
 
@@ -200,13 +199,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 + ", ".join(f"--{f}" for f in missing)
                 + " (or their environment variables, see --help)"
             )
-        if args.token and args.token_file:
-            parser.error("give --token or --token-file (A2C_TOKEN or A2C_TOKEN_FILE), not both")
-        if args.token_file:
-            try:
-                read_token_file(args.token_file)
-            except ValueError as exc:
-                parser.error(str(exc))
+        token_problem = token_flags_problem(args.token, args.token_file)
+        if token_problem is not None:
+            parser.error(token_problem)
     if args.command == "skills":
         apply_env(parser, args, options=SKILL_OPTIONS)
     level = (

@@ -163,6 +163,7 @@ from ._structured import (
     detach_structured_duplicates,
     restore_structured_refs,
 )
+from ._token_file import read_token_file, token_file_auth, token_flags_problem
 from ._version import __version__
 from ._versioning import (
     PROTOCOL_VERSION,
@@ -344,6 +345,7 @@ __all__ = [
     "priority_from_v01",
     "read_fullscreen",
     "read_priority",
+    "read_token_file",
     "reconnect_delays",
     "remote_error_of",
     "restore_structured_refs",
@@ -351,6 +353,8 @@ __all__ = [
     "supported_range",
     "timeout_result",
     "to_wire",
+    "token_file_auth",
+    "token_flags_problem",
     "tool_error_from_result",
     "tool_meta_of",
     "version_rejected_by_close",

@@ -1,4 +1,4 @@
-"""``--token-file``: the token is read from a file at every (re)connect.
+"""``--token-file`` of both client CLIs: the token is read from a file at every (re)connect.
 
 Short-lived tokens (a JWT minted by an OIDC issuer) are renewed by another process that
 rewrites the file; each new connection then carries the current token. Only the file's
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["read_token_file", "token_file_auth"]
+__all__ = ["read_token_file", "token_file_auth", "token_flags_problem"]
 
 #: A token file larger than this is not a token.
 _MAX_BYTES = 65_536
@@ -41,3 +41,19 @@ def token_file_auth(path: str) -> Callable[[], dict[str, str]]:
         return {"token": read_token_file(path)}
 
     return fields
+
+
+def token_flags_problem(token: str | None, token_file: str | None) -> str | None:
+    """What is wrong with a CLI's ``--token`` / ``--token-file`` pair, or None.
+
+    Both at once is refused (which one would win is a guess), and a token file is read once
+    up front so that a typo is a usage error now rather than a refused connection later.
+    """
+    if token and token_file:
+        return "give --token or --token-file (A2C_TOKEN or A2C_TOKEN_FILE), not both"
+    if token_file:
+        try:
+            read_token_file(token_file)
+        except ValueError as exc:
+            return str(exc)
+    return None
