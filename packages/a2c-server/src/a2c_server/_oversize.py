@@ -20,7 +20,7 @@ from urllib.parse import parse_qs
 from ._gate import Message, Receive, Scope, Send
 from ._logs import log
 
-__all__ = ["OversizeWatch"]
+__all__ = ["OversizeWatch", "content_length"]
 
 _log = logging.getLogger("a2c_server.limits")
 
@@ -36,7 +36,8 @@ def _eio_sid(scope: Scope) -> str | None:
     return values[0] if values else None
 
 
-def _content_length(scope: Scope) -> int | None:
+def content_length(scope: Scope) -> int | None:
+    """The request's Content-Length header as a number (None when absent or not one)."""
     for key, value in scope.get("headers", ()):
         if key.lower() == b"content-length":
             try:
@@ -83,7 +84,7 @@ class OversizeWatch:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope.get("type")
         if kind == "http" and scope.get("method") == "POST":
-            length = _content_length(scope)
+            length = content_length(scope)
             if length is not None and length > self._limit:
                 await self._warn(_eio_sid(scope), length, "long-polling POST")
         elif kind == "websocket":

@@ -37,6 +37,7 @@ from engineio import payload as eio_payload
 from a2c_protocol import ErrorPayload, to_wire
 
 from ._gate import ASGIApp, Message, Receive, Scope, Send, first_query_value
+from ._oversize import content_length
 from ._sio import SmcpSocketServer
 
 __all__ = ["CLIENT_PACKET_TYPES", "PostRefusal", "PostScreen", "screen_body", "send_flat_error"]
@@ -93,16 +94,6 @@ async def send_flat_error(
         headers.append((b"connection", b"close"))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
-
-
-def _content_length(scope: Scope) -> int | None:
-    for key, value in scope.get("headers", ()):
-        if key.lower() == b"content-length":
-            try:
-                return int(value)
-            except ValueError:
-                return None
-    return None
 
 
 class _Gone(Exception):
@@ -180,7 +171,7 @@ class PostScreen:
         if socket is None or not socket.connected or socket.upgraded or socket.closed:
             await self._app(scope, receive, send)  # python-engineio answers these itself
             return
-        declared = _content_length(scope)
+        declared = content_length(scope)
         # A declared size over the limit is refused unread (the size watch logged it).
         announced = declared is not None and declared > self._limit
         try:
