@@ -12,10 +12,11 @@ from typing import Any
 
 import httpx
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
 from a2c_agent import AsyncAgent, JoinOfficeError, RemoteError
 from a2c_testkit.mcp_servers import stdio_server_config
+from a2c_testkit.metrics import metric_sample as sample
+from a2c_testkit.metrics import scrape_metrics as scrape
 from a2c_testkit.triangle import (
     deployment,
     eventually,
@@ -25,23 +26,6 @@ from a2c_testkit.triangle import (
 )
 
 SECRET_ARG = "s3cret-argument-value"
-
-
-def sample(text: str, name: str, **labels: str) -> float | None:
-    """The value of sample ``name`` whose labels include ``labels`` (None when absent)."""
-    for family in text_string_to_metric_families(text):
-        for s in family.samples:
-            if s.name == name and all(s.labels.get(k) == v for k, v in labels.items()):
-                return float(s.value)
-    return None
-
-
-async def scrape(url: str) -> str:
-    async with httpx.AsyncClient(timeout=10) as client:
-        response = await client.get(url)
-    assert response.status_code == 200
-    assert response.headers["content-type"].startswith("text/plain")
-    return response.text
 
 
 async def metrics_url(computer: Any) -> str:

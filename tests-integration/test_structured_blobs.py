@@ -24,11 +24,11 @@ from typing import Any
 
 import httpx
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
 from a2c_agent import result_error_code
 from a2c_testkit.mcp_servers import stdio_server_config
 from a2c_testkit.mcp_servers.bulk import noise_png
+from a2c_testkit.metrics import metric_sample as sample
 from a2c_testkit.triangle import deployment, write_config
 
 MB = 1_000_000
@@ -65,14 +65,6 @@ def filesystem_server_bin() -> Path:
             shutil.rmtree(scratch, ignore_errors=True)
     assert binary.exists(), f"npm did not install {binary}"
     return binary
-
-
-def sample(text: str, name: str, **labels: str) -> float | None:
-    for family in text_string_to_metric_families(text):
-        for s in family.samples:
-            if s.name == name and all(s.labels.get(k) == v for k, v in labels.items()):
-                return float(s.value)
-    return None
 
 
 def sha(data: bytes) -> str:

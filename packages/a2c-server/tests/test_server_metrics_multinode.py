@@ -4,20 +4,20 @@ in-process nodes sharing a private redis-server."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from contextlib import AsyncExitStack
 from typing import Any
 
-import httpx
 import pytest
 import socketio
-from prometheus_client.parser import text_string_to_metric_families
 
 from a2c_protocol import NAMESPACE, Event
 from a2c_server import ServerSettings
+from a2c_testkit.metrics import metric_sample as sample
+from a2c_testkit.metrics import scrape_metrics
 from a2c_testkit.redis_server import RedisServer, redis_server
 from a2c_testkit.server import RunningServer, connect_raw, joined_raw, running_nodes
+from a2c_testkit.triangle import eventually
 
 SETTINGS = ServerSettings(tool_call_buffer=0.5, node_ttl=1.5)
 CALL = {"agent": "alice", "req_id": "r1", "computer": "c1", "tool_name": "echo",
@@ -30,28 +30,8 @@ def private_redis() -> Iterator[RedisServer]:
         yield server
 
 
-def sample(text: str, name: str, **labels: str) -> float | None:
-    for family in text_string_to_metric_families(text):
-        for s in family.samples:
-            if s.name == name and all(s.labels.get(k) == v for k, v in labels.items()):
-                return float(s.value)
-    return None
-
-
 async def scrape(node: RunningServer) -> str:
-    async with httpx.AsyncClient(timeout=30) as http:
-        response = await http.get(f"{node.url}/metrics")
-    assert response.status_code == 200, response.text
-    return response.text
-
-
-async def eventually(check: Callable[[], Awaitable[bool]], what: str, timeout: float = 60) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not await check():
-        if loop.time() > deadline:
-            raise AssertionError(f"not within {timeout} s: {what}")
-        await asyncio.sleep(0.05)
+    return await scrape_metrics(f"{node.url}/metrics")
 
 
 async def test_multinode_metrics_on_a_real_scrape(private_redis: RedisServer) -> None:
@@ -81,7 +61,7 @@ async def test_multinode_metrics_on_a_real_scrape(private_redis: RedisServer) ->
         async def unreachable() -> bool:
             return sample(await scrape(n0), "a2c_server_registry_reachable") == 0
 
-        await eventually(unreachable, "the gauge says the registry is unreachable")
+        await eventually(unreachable, what="the gauge says the registry is unreachable")
 
         with pytest.raises(socketio.exceptions.ConnectionError):
             async with connect_raw(n0, "computer"):
@@ -95,11 +75,11 @@ async def test_multinode_metrics_on_a_real_scrape(private_redis: RedisServer) ->
             text = await scrape(n0)
             return (sample(text, "a2c_server_pubsub_messages_lost_total", how="unsent") or 0) >= 1
 
-        await eventually(counted_lost, "a publish with Redis down is counted lost")
+        await eventually(counted_lost, what="a publish with Redis down is counted lost")
 
         private_redis.start()
 
         async def reachable() -> bool:
             return sample(await scrape(n0), "a2c_server_registry_reachable") == 1
 
-        await eventually(reachable, "the gauge says the registry is back")
+        await eventually(reachable, what="the gauge says the registry is back")
