@@ -32,6 +32,7 @@ from a2c_testkit.triangle import (
     computer_process,
     deployment,
     eventually,
+    redis_node_process,
     server_process,
     stdio_scene_entry,
     write_config,
@@ -246,9 +247,8 @@ async def test_a_killed_agent_on_one_node_leaves_no_tool_running_on_another(
         nodes = []
         async with contextlib.AsyncExitStack() as stack:
             for name in ("A", "B"):
-                args = ["--redis", redis.url, "--node-id", name, "--redis-prefix", "ab"]
-                nodes.append(await stack.enter_async_context(server_process(
-                    procs.log_dir, name=f"node-{name}", extra_args=args, track=procs.track
+                nodes.append(await stack.enter_async_context(redis_node_process(
+                    procs.log_dir, redis.url, name, prefix="ab", track=procs.track
                 )))  # fmt: skip
             a, b = nodes
             computer = await stack.enter_async_context(computer_process(

@@ -12,7 +12,8 @@ import asyncio
 import contextlib
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ from a2c_testkit.triangle import (
     ServerProcess,
     computer_process,
     eventually,
-    server_process,
+    redis_node_process,
     stdio_scene_entry,
     write_config,
     write_scene,
@@ -44,14 +45,10 @@ def redis() -> Iterator[RedisServer]:
         yield server
 
 
-@contextlib.asynccontextmanager
-async def node(procs: Any, redis: RedisServer, name: str) -> AsyncIterator[ServerProcess]:
-    args = ["--redis", redis.url, "--node-id", name, "--node-ttl", str(NODE_TTL),
-            "--redis-prefix", "it"]  # fmt: skip
-    async with server_process(
-        procs.log_dir, name=f"node-{name}", extra_args=args, track=procs.track
-    ) as server:
-        yield server
+def node(procs: Any, redis: RedisServer, name: str) -> AbstractAsyncContextManager[ServerProcess]:
+    return redis_node_process(
+        procs.log_dir, redis.url, name, prefix="it", node_ttl=NODE_TTL, track=procs.track
+    )
 
 
 async def echo(agent: AsyncAgent, box: str) -> str | None:

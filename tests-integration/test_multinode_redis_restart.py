@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ from a2c_testkit.triangle import (
     ServerProcess,
     computer_process,
     eventually,
-    server_process,
+    redis_node_process,
     stdio_scene_entry,
     write_config,
     write_scene,
@@ -40,14 +41,10 @@ def redis() -> Iterator[RedisServer]:
         yield server
 
 
-@contextlib.asynccontextmanager
-async def node(procs: Any, redis: RedisServer, name: str) -> AsyncIterator[ServerProcess]:
-    args = ["--redis", redis.url, "--node-id", name, "--node-ttl", str(NODE_TTL),
-            "--redis-prefix", "restart"]  # fmt: skip
-    async with server_process(
-        procs.log_dir, name=f"node-{name}", extra_args=args, track=procs.track
-    ) as server:
-        yield server
+def node(procs: Any, redis: RedisServer, name: str) -> AbstractAsyncContextManager[ServerProcess]:
+    return redis_node_process(
+        procs.log_dir, redis.url, name, prefix="restart", node_ttl=NODE_TTL, track=procs.track
+    )
 
 
 @contextlib.asynccontextmanager

@@ -76,6 +76,26 @@ async def server_process(
         yield ServerProcess(url=url, port=chosen, process=process)
 
 
+@contextlib.asynccontextmanager
+async def redis_node_process(
+    log_dir: Path,
+    redis_url: str,
+    node_id: str,
+    *,
+    prefix: str,
+    node_ttl: float | None = None,
+    track: Callable[[ManagedProcess], object] | None = None,
+) -> AsyncIterator[ServerProcess]:
+    """``a2c-server --redis`` as node ``node_id`` of the deployment keyed by ``prefix``."""
+    args = ["--redis", redis_url, "--node-id", node_id, "--redis-prefix", prefix]
+    if node_ttl is not None:
+        args += ["--node-ttl", str(node_ttl)]
+    async with server_process(
+        log_dir, name=f"node-{node_id}", extra_args=args, track=track
+    ) as server:
+        yield server
+
+
 def write_scene(path: Path, scene: Mapping[str, Any]) -> Path:
     path.write_text(json.dumps(scene, indent=2), encoding="utf-8")
     return path
