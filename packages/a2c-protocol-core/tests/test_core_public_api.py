@@ -96,6 +96,7 @@ EXPECTED = {
     "ListRoomReq",
     "ListRoomRet",
     "MCPSSEParameters",
+    "OAuthSettings",
     "MCPServerConfig",
     "MCPServerInput",
     "MCPServerStdioParameters",

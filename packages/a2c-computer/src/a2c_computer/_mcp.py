@@ -12,6 +12,9 @@ What it does, and nothing more:
   ``resources/list``;
 * turns an HTTP 401/403/5xx answer to a JSON-RPC POST into a JSON-RPC error carrying the
   status, so one refused call does not tear the session down and the caller can map it;
+* hands an OAuth server's transport the ``httpx`` auth of :mod:`._oauth` (tokens of that
+  server and URL only); a server that needs a sign-in is ``needs_auth``, not ``failed``,
+  also when its token is refused mid-session (its tools are withdrawn until it is back);
 * sends ``notifications/cancelled`` when a call is abandoned (timeout or cancel);
 * forwards an MCP server's log notifications to the Computer's log at their level.
 """
@@ -23,6 +26,7 @@ import contextlib
 import enum
 import json
 import logging
+import re
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
@@ -49,6 +53,8 @@ from a2c_protocol import (
 from ._auth import redact_text
 from ._exceptions import ComputerError
 from ._logging import SECRETS, forward_mcp_log
+from ._oauth._provider import STATUS_HEADER, ComputerOAuth, make_auth, sign_in_hint
+from ._oauth._store import TokenStore, default_store
 
 __all__ = [
     "McpCallFailure",
@@ -74,6 +80,8 @@ class ServerStatus(enum.StrEnum):
     FAILED = "failed"
     STOPPED = "stopped"
     DISABLED = "disabled"
+    #: An OAuth server without a usable sign-in (``a2c-computer auth login``).
+    NEEDS_AUTH = "needs_auth"
 
 
 class NotificationKind(enum.StrEnum):
@@ -83,13 +91,20 @@ class NotificationKind(enum.StrEnum):
 
 
 class McpCallFailure(ComputerError):
-    """An MCP request failed; ``http_status`` is set for an HTTP refusal upstream."""
+    """An MCP request failed; ``http_status`` is set for an HTTP refusal upstream
+    (``scope``: what a 403 ``insufficient_scope`` asked for)."""
 
     def __init__(
-        self, message: str, *, http_status: int | None = None, connection_lost: bool = False
+        self,
+        message: str,
+        *,
+        http_status: int | None = None,
+        connection_lost: bool = False,
+        scope: str | None = None,
     ) -> None:
         self.http_status = http_status
         self.connection_lost = connection_lost
+        self.scope = scope
         super().__init__(message)
 
 
@@ -103,7 +118,7 @@ Streams: TypeAlias = tuple[Any, Any]
 #: ``on_refusal(jsonrpc_request_id, http_status)``: an HTTP transport refused a request.
 RefusalSink: TypeAlias = Callable[[Any, int], None]
 TransportFactory: TypeAlias = Callable[
-    [Mapping[str, Any], RefusalSink], AbstractAsyncContextManager[Streams]
+    [Mapping[str, Any], RefusalSink, httpx.Auth | None], AbstractAsyncContextManager[Streams]
 ]
 
 
@@ -138,10 +153,18 @@ class _HttpRefusalTransport(httpx.AsyncBaseTransport):
             return response
         await response.aread()
         await response.aclose()
+        # The auth above this transport (OAuth) judges the real status and challenge.
+        seen = {STATUS_HEADER: str(status)}
+        challenge = response.headers.get("www-authenticate")
+        if challenge:
+            seen["www-authenticate"] = challenge
         if not self._in_band:
             self._on_refusal(message["id"], status)
-            return httpx.Response(202, request=request)
-        data = {"a2c_http_status": status}
+            return httpx.Response(202, headers=seen, request=request)
+        data: dict[str, Any] = {"a2c_http_status": status}
+        scope = _insufficient_scope(challenge)
+        if scope is not None:
+            data["a2c_scope"] = scope
         error = {
             "code": _HTTP_REFUSAL,
             "message": f"upstream answered HTTP {status} to {message['method']}",
@@ -149,13 +172,21 @@ class _HttpRefusalTransport(httpx.AsyncBaseTransport):
         }
         return httpx.Response(
             200,
-            headers={"content-type": "application/json"},
+            headers={"content-type": "application/json", **seen},
             content=json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": error}).encode(),
             request=request,
         )
 
     async def aclose(self) -> None:
         await self._inner.aclose()
+
+
+def _insufficient_scope(challenge: str | None) -> str | None:
+    """The ``scope`` of a ``Bearer error="insufficient_scope"`` challenge ("" if unnamed)."""
+    if not challenge or "insufficient_scope" not in challenge:
+        return None
+    found = re.search(r'scope="([^"]*)"', challenge) or re.search(r"scope=([^\s,]+)", challenge)
+    return found.group(1) if found else ""
 
 
 def _client_factory(on_refusal: RefusalSink, *, in_band: bool) -> Callable[..., httpx.AsyncClient]:
@@ -183,7 +214,9 @@ def _headers(params: Mapping[str, Any]) -> dict[str, str] | None:
 
 
 @contextlib.asynccontextmanager
-async def _open_stdio(params: Mapping[str, Any], _: RefusalSink) -> AsyncIterator[Streams]:
+async def _open_stdio(
+    params: Mapping[str, Any], _: RefusalSink, __: httpx.Auth | None = None
+) -> AsyncIterator[Streams]:
     env = params.get("env")
     server = StdioServerParameters(
         command=str(params["command"]),
@@ -199,7 +232,7 @@ async def _open_stdio(params: Mapping[str, Any], _: RefusalSink) -> AsyncIterato
 
 @contextlib.asynccontextmanager
 async def _open_streamable(
-    params: Mapping[str, Any], on_refusal: RefusalSink
+    params: Mapping[str, Any], on_refusal: RefusalSink, auth: httpx.Auth | None = None
 ) -> AsyncIterator[Streams]:
     factory = _client_factory(on_refusal, in_band=True)
     timeout = httpx.Timeout(
@@ -211,7 +244,7 @@ async def _open_streamable(
     modern = getattr(_streamable_http, "streamable_http_client", None)
     if modern is not None:
         async with (
-            factory(headers=_headers(params), timeout=timeout) as client,
+            factory(headers=_headers(params), timeout=timeout, auth=auth) as client,
             modern(str(params["url"]), http_client=client, terminate_on_close=terminate) as streams,
         ):
             yield streams[0], streams[1]
@@ -223,18 +256,22 @@ async def _open_streamable(
         sse_read_timeout=timeout.read or 300.0,
         terminate_on_close=terminate,
         httpx_client_factory=factory,
+        auth=auth,
     ) as streams:
         yield streams[0], streams[1]
 
 
 @contextlib.asynccontextmanager
-async def _open_sse(params: Mapping[str, Any], on_refusal: RefusalSink) -> AsyncIterator[Streams]:
+async def _open_sse(
+    params: Mapping[str, Any], on_refusal: RefusalSink, auth: httpx.Auth | None = None
+) -> AsyncIterator[Streams]:
     async with sse_client(
         str(params["url"]),
         headers=_headers(params),
         timeout=float(params.get("timeout") or 5.0),
         sse_read_timeout=float(params.get("sse_read_timeout") or 300.0),
         httpx_client_factory=_client_factory(on_refusal, in_band=False),
+        auth=auth,
     ) as (read, write):
         yield read, write
 
@@ -331,6 +368,7 @@ class McpServer:
         on_notification: NotifyFn,
         restart: bool = True,
         start_timeout: float = 30.0,
+        token_store: TokenStore | None = None,
     ) -> None:
         self.config = config
         self.name = config.name
@@ -353,6 +391,9 @@ class McpServer:
         # request id → [waiting task, refusal status] for out-of-band (SSE) refusals
         self._waiting: dict[Any, list[Any]] = {}
         self._was_ready = False  # the current session reached READY
+        self._token_store = token_store
+        self._oauth: ComputerOAuth | None = None
+        self._signed_out = asyncio.Event()  # the current session's token was refused
 
     # -- lifecycle -----------------------------------------------------------
 
@@ -396,7 +437,8 @@ class McpServer:
     async def _run(self) -> None:
         delays = reconnect_delays(initial=0.5, maximum=15.0)
         while not self._stop.is_set():
-            self.status = ServerStatus.STARTING
+            if self.status is not ServerStatus.NEEDS_AUTH:
+                self.status = ServerStatus.STARTING
             self._was_ready = False
             try:
                 await self._session_once()
@@ -404,6 +446,8 @@ class McpServer:
                 if self._stop.is_set():
                     # Teardown noise of a transport being closed on purpose.
                     logger.debug("MCP server %s closed: %s", self.name, _describe(exc))
+                elif self._sign_in_needed() is not None:
+                    logger.debug("MCP server %s: %s", self.name, _describe(exc))
                 else:
                     self.last_error = _describe(exc)
                     logger.warning("MCP server %s failed: %s", self.name, self.last_error)
@@ -419,7 +463,14 @@ class McpServer:
                     await self._on_down(self)
             if self._stop.is_set():
                 break
-            self.status = ServerStatus.FAILED
+            reason = self._sign_in_needed()
+            if reason is not None:
+                if self.status is not ServerStatus.NEEDS_AUTH:
+                    logger.warning("MCP server %s %s", self.name, reason)
+                self.status = ServerStatus.NEEDS_AUTH
+                self.last_error = reason
+            else:
+                self.status = ServerStatus.FAILED
             if self.last_error is None:
                 self.last_error = "connection to the MCP server was lost"
             self._settled.set()
@@ -434,13 +485,32 @@ class McpServer:
         self.status = ServerStatus.STOPPED
         self._settled.set()
 
+    def _sign_in_needed(self) -> str | None:
+        """Why this OAuth server needs a sign-in, with what to run; None if it does not."""
+        oauth = self._oauth
+        if oauth is None or oauth.needs_sign_in is None:
+            return None
+        return f"needs sign-in ({oauth.needs_sign_in}): run `{sign_in_hint(self.name)}`"
+
+    def _auth_for(self, params: Mapping[str, Any]) -> httpx.Auth | None:
+        """A fresh OAuth auth per session: it reads the store again (a new sign-in counts)."""
+        settings = getattr(self.config, "auth", None)
+        if settings is None:
+            self._oauth = None
+            return None
+        store = self._token_store if self._token_store is not None else default_store()
+        self._oauth = make_auth(self.name, str(params["url"]), settings, store)
+        return self._oauth
+
     async def _session_once(self) -> bool:
         """Run one session until it is lost or stopped; True if it became ready."""
         opener = TRANSPORTS[type(self.config)]
         params = await self._params()
         closed = anyio.Event()
+        self._signed_out.clear()
         async with AsyncExitStack() as stack:
-            read, write = await stack.enter_async_context(opener(params, self._refused))
+            auth = self._auth_for(params)
+            read, write = await stack.enter_async_context(opener(params, self._refused, auth))
             watched = _WatchedReceive(read, closed)
             stack.push_async_callback(watched.aclose)
             checked = _CheckedWriter(
@@ -482,8 +552,13 @@ class McpServer:
                         await stop_wait
                         waiters.cancel_scope.cancel()
 
+                    async def on_signed_out() -> None:
+                        await self._signed_out.wait()
+                        waiters.cancel_scope.cancel()
+
                     waiters.start_soon(on_closed)
                     waiters.start_soon(on_stop)
+                    waiters.start_soon(on_signed_out)
                     interval = _keepalive_interval(self.config, params)
                     if interval is not None:
                         waiters.start_soon(self._keep_alive, session, interval)
@@ -589,8 +664,11 @@ class McpServer:
                     raise McpCallFailure(
                         f"MCP server {self.name}: connection lost", connection_lost=True
                     ) from None
-                raise McpCallFailure(
-                    f"MCP server {self.name}: upstream answered HTTP {status}", http_status=status
+                raise self._noted(
+                    McpCallFailure(
+                        f"MCP server {self.name}: upstream answered HTTP {status}",
+                        http_status=status,
+                    )
                 ) from None
             self._announce_cancel(session, request_id)
             raise
@@ -598,7 +676,7 @@ class McpServer:
             self._announce_cancel(session, request_id)
             raise
         except McpError as exc:
-            raise _failure(exc, self.name) from exc
+            raise self._noted(_failure(exc, self.name)) from exc
         except (anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
             raise McpCallFailure(
                 f"MCP server {self.name}: connection lost", connection_lost=True
@@ -606,6 +684,12 @@ class McpServer:
         finally:
             self._waiting.pop(request_id, None)
         return result.model_dump()
+
+    def _noted(self, failure: McpCallFailure) -> McpCallFailure:
+        """A refused token mid-session ends the session: the server now needs a sign-in."""
+        if failure.http_status == 401 and self._sign_in_needed() is not None:
+            self._signed_out.set()
+        return failure
 
     def _fail_pending(self) -> None:
         """The session ended: every request still waiting fails now (not at its timeout)."""
@@ -645,8 +729,11 @@ def _failure(exc: McpError, server: str) -> McpCallFailure:
     if exc.error.code == types.CONNECTION_CLOSED:
         return McpCallFailure(f"MCP server {server}: connection closed", connection_lost=True)
     if isinstance(status, int):
+        scope = data.get("a2c_scope") if isinstance(data, dict) else None
         return McpCallFailure(
-            f"MCP server {server}: upstream answered HTTP {status}", http_status=status
+            f"MCP server {server}: upstream answered HTTP {status}",
+            http_status=status,
+            scope=scope if isinstance(scope, str) else None,
         )
     return McpCallFailure(f"MCP server {server}: {exc.error.message}")
 

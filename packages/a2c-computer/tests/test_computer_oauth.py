@@ -1,0 +1,453 @@
+"""OAuth MCP servers: a real authorization server and resource server on loopback.
+
+The authorization server is ``mcp``'s own auth routes over an in-memory provider (discovery,
+dynamic registration, PKCE, refresh, revocation); the MCP server is FastMCP with a token
+verifier and protected-resource metadata, behind a small middleware that asks for the
+``admin`` scope for one tool (a 403 ``insufficient_scope`` step-up). The browser step is
+``httpx`` following the authorization redirect to the sign-in's loopback listener.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import secrets
+import socket
+import stat
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+from mcp.server.auth.provider import (
+    AccessToken,
+    AuthorizationCode,
+    AuthorizationParams,
+    RefreshToken,
+    construct_redirect_uri,
+)
+from mcp.server.auth.routes import create_auth_routes
+from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
+from mcp.server.fastmcp import FastMCP
+from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+from pydantic import AnyHttpUrl
+from starlette.applications import Starlette
+
+from a2c_computer import Computer
+from a2c_computer._cli import main
+from a2c_computer._config import load_config
+from a2c_computer._oauth._login import sign_in
+from a2c_computer._oauth._store import FileTokenStore
+
+TTL = 3600
+
+
+class MemoryAS:
+    """An authorization server's state: clients, codes and tokens, all in memory."""
+
+    def __init__(self) -> None:
+        self.clients: dict[str, OAuthClientInformationFull] = {}
+        self.codes: dict[str, AuthorizationCode] = {}
+        self.access: dict[str, AccessToken] = {}
+        self.refresh: dict[str, RefreshToken] = {}
+        self.issued: set[str] = set()
+        self.refreshes = 0
+
+    async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
+        return self.clients.get(client_id)
+
+    async def register_client(self, client_info: OAuthClientInformationFull) -> None:
+        assert client_info.client_id is not None
+        self.clients[client_info.client_id] = client_info
+
+    async def authorize(
+        self, client: OAuthClientInformationFull, params: AuthorizationParams
+    ) -> str:
+        code = secrets.token_urlsafe(16)
+        assert client.client_id is not None
+        self.codes[code] = AuthorizationCode(
+            code=code,
+            scopes=params.scopes or [],
+            expires_at=time.time() + 300,
+            client_id=client.client_id,
+            code_challenge=params.code_challenge,
+            redirect_uri=params.redirect_uri,
+            redirect_uri_provided_explicitly=params.redirect_uri_provided_explicitly,
+            resource=params.resource,
+        )
+        return construct_redirect_uri(str(params.redirect_uri), code=code, state=params.state)
+
+    async def load_authorization_code(
+        self, client: OAuthClientInformationFull, authorization_code: str
+    ) -> AuthorizationCode | None:
+        return self.codes.get(authorization_code)
+
+    def _issue(self, client_id: str, scopes: list[str], resource: str | None) -> OAuthToken:
+        access, refresh = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
+        self.issued |= {access, refresh}
+        self.access[access] = AccessToken(
+            token=access,
+            client_id=client_id,
+            scopes=scopes,
+            expires_at=int(time.time()) + TTL,
+            resource=resource,
+        )
+        self.refresh[refresh] = RefreshToken(
+            token=refresh, client_id=client_id, scopes=scopes, resource=resource
+        )
+        return OAuthToken(
+            access_token=access,
+            token_type="Bearer",
+            expires_in=TTL,
+            refresh_token=refresh,
+            scope=" ".join(scopes),
+        )
+
+    async def exchange_authorization_code(
+        self, client: OAuthClientInformationFull, authorization_code: AuthorizationCode
+    ) -> OAuthToken:
+        del self.codes[authorization_code.code]
+        return self._issue(
+            authorization_code.client_id, authorization_code.scopes, authorization_code.resource
+        )
+
+    async def load_refresh_token(
+        self, client: OAuthClientInformationFull, refresh_token: str
+    ) -> RefreshToken | None:
+        return self.refresh.get(refresh_token)
+
+    async def exchange_refresh_token(
+        self, client: OAuthClientInformationFull, refresh_token: RefreshToken, scopes: list[str]
+    ) -> OAuthToken:
+        del self.refresh[refresh_token.token]
+        self.refreshes += 1
+        return self._issue(
+            refresh_token.client_id, scopes or refresh_token.scopes, refresh_token.resource
+        )
+
+    async def load_access_token(self, token: str) -> AccessToken | None:
+        found = self.access.get(token)
+        if found is None or (found.expires_at is not None and found.expires_at < time.time()):
+            return None
+        return found
+
+    async def revoke_token(self, token: AccessToken | RefreshToken) -> None:
+        self.access.pop(token.token, None)
+        self.refresh.pop(token.token, None)
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        return await self.load_access_token(token)
+
+    def expire_access_tokens(self) -> None:
+        for token in self.access.values():
+            token.expires_at = int(time.time()) - 10
+
+    def revoke_everything(self) -> None:
+        self.access.clear()
+        self.refresh.clear()
+
+
+class Watch:
+    """ASGI middleware: records Authorization headers and statuses, asks ``admin`` for one
+    tool (403 ``insufficient_scope``)."""
+
+    def __init__(self, app: Any, tokens: MemoryAS | None) -> None:
+        self.app = app
+        self.tokens = tokens
+        self.authorizations: list[str] = []
+        self.statuses: list[int] = []
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+        if "authorization" in headers:
+            self.authorizations.append(headers["authorization"])
+        body = b""
+        if scope["method"] == "POST":
+            more = True
+            while more:
+                message = await receive()
+                body += message.get("body", b"")
+                more = message.get("more_body", False)
+        if self.tokens is not None and b'"admin_tool"' in body:
+            token = headers.get("authorization", "").removeprefix("Bearer ")
+            found = self.tokens.access.get(token)
+            if found is not None and "admin" not in found.scopes:
+                challenge = 'Bearer error="insufficient_scope", scope="admin"'
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 403,
+                        "headers": [(b"www-authenticate", challenge.encode())],
+                    }
+                )
+                await send({"type": "http.response.body", "body": b""})
+                self.statuses.append(403)
+                return
+        sent = False
+
+        async def replay() -> Any:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        async def record(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                self.statuses.append(message["status"])
+            await send(message)
+
+        await self.app(scope, replay if scope["method"] == "POST" else receive, record)
+
+
+def _port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextlib.asynccontextmanager
+async def _serve(app: Any, port: int) -> AsyncIterator[None]:
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    )
+    task = asyncio.ensure_future(server.serve())
+    async with asyncio.timeout(20):
+        while not server.started:
+            await asyncio.sleep(0.02)
+    try:
+        yield
+    finally:
+        server.should_exit = True
+        await asyncio.wait_for(task, 20)
+
+
+def _mcp_app(name: str, auth: MemoryAS | None, port: int, as_url: str) -> Any:
+    if auth is None:
+        server = FastMCP(name)
+    else:
+        server = FastMCP(
+            name,
+            token_verifier=auth,
+            auth=AuthSettings(
+                issuer_url=AnyHttpUrl(as_url),
+                resource_server_url=AnyHttpUrl(f"http://127.0.0.1:{port}/mcp"),
+                required_scopes=["mcp"],
+                validate_token_resource=True,
+            ),
+        )
+
+    @server.tool()
+    def whoami() -> str:
+        return f"{name}: hello"
+
+    @server.tool()
+    def admin_tool() -> str:
+        return f"{name}: admin ok"
+
+    return server.streamable_http_app()
+
+
+class Rig:
+    def __init__(self, tmp: Path) -> None:
+        self.auth = MemoryAS()
+        self.as_port, self.rs_port, self.other_port = _port(), _port(), _port()
+        self.as_url = f"http://127.0.0.1:{self.as_port}"
+        self.rs = Watch(_mcp_app("oauthy", self.auth, self.rs_port, self.as_url), self.auth)
+        self.other = Watch(_mcp_app("plain", None, self.other_port, self.as_url), None)
+        self.store = FileTokenStore(tmp / "state" / "oauth-tokens.json")
+        self.browsed: list[str] = []
+        self.config_path = tmp / "computer.json"
+        self.config_path.write_text(json.dumps(self.config()))
+
+    def config(self) -> dict[str, Any]:
+        return {
+            "servers": {
+                "oauthy": {
+                    "type": "streamable",
+                    "name": "oauthy",
+                    "tool_prefix": "o_",
+                    "default_tool_meta": {"auto_apply": True},
+                    "server_parameters": {
+                        "url": f"http://127.0.0.1:{self.rs_port}/mcp",
+                        "timeout": "PT10S",
+                    },
+                    "auth": {"type": "oauth", "scopes": ["mcp"]},
+                },
+                "plain": {
+                    "type": "streamable",
+                    "name": "plain",
+                    "tool_prefix": "p_",
+                    "default_tool_meta": {"auto_apply": True},
+                    "server_parameters": {
+                        "url": f"http://127.0.0.1:{self.other_port}/mcp",
+                        "timeout": "PT10S",
+                    },
+                },
+            }
+        }
+
+    async def browser(self, url: str) -> None:
+        """The user's browser: follows the authorization redirect to the loopback listener."""
+        self.browsed.append(url)
+        async with httpx.AsyncClient(follow_redirects=True, timeout=20) as client:
+            answer = await client.get(url)
+        assert answer.status_code == 200, answer.text
+
+    async def login(self, *scopes: str) -> int:
+        server = load_config(self.config()).servers["oauthy"]
+        return await sign_in(
+            "oauthy",
+            server,  # type: ignore[arg-type]
+            self.store,
+            open_url=self.browser,
+            extra_scopes=list(scopes),
+            timeout=30,
+        )
+
+
+@pytest.fixture
+async def rig(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Rig]:
+    monkeypatch.setenv("A2C_COMPUTER_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("A2C_COMPUTER_TOKEN_STORE", "file")
+    rig = Rig(tmp_path)
+    as_app = Starlette(
+        routes=create_auth_routes(
+            rig.auth,
+            AnyHttpUrl(rig.as_url),
+            client_registration_options=ClientRegistrationOptions(
+                enabled=True, valid_scopes=["mcp", "admin"], default_scopes=["mcp"]
+            ),
+            revocation_options=RevocationOptions(enabled=True),
+        )
+    )
+    async with (
+        _serve(as_app, rig.as_port),
+        _serve(rig.rs, rig.rs_port),
+        _serve(rig.other, rig.other_port),
+    ):
+        yield rig
+
+
+async def _state(computer: Computer, name: str, status: str) -> None:
+    async with asyncio.timeout(30):
+        while computer.server_states()[name].status != status:
+            await asyncio.sleep(0.05)
+
+
+async def test_sign_in_then_calls_refresh_and_no_token_elsewhere(rig: Rig) -> None:
+    # Before any sign-in: the server needs one (the 401 at initialize is not a failure).
+    async with Computer(rig.config(), name="box") as computer:
+        state = computer.server_states()["oauthy"]
+        assert state.status == "needs_auth", state
+        assert "a2c-computer auth login oauthy" in (state.last_error or "")
+        assert computer.server_states()["plain"].status == "ready"
+        assert sorted(t.name for t in computer.tools()) == ["p_admin_tool", "p_whoami"]
+        early = await computer.call_tool("o_whoami", {})
+        assert early.is_error and early.meta is not None
+        assert early.meta["error_code"] == 4006 and early.meta["mcp_server"] == "oauthy"
+        assert early.meta["auth_hint"]["action"] == "user_authorization_required"
+        assert "auth login oauthy" in early.meta["auth_hint"]["message"]
+
+    # First sign-in: discovery, dynamic registration, PKCE, the browser step.
+    assert await rig.login() == 2
+    assert len(rig.browsed) == 1 and "code_challenge=" in rig.browsed[0]
+    assert "resource=" in rig.browsed[0]
+    assert len(rig.auth.clients) == 1
+    path = rig.store.path
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    (record,) = rig.store.entries()["oauthy"].values()
+    first_access = record["tokens"]["access_token"]
+
+    async with Computer(rig.config(), name="box") as computer:
+        await _state(computer, "oauthy", "ready")
+        done = await computer.call_tool("o_whoami", {})
+        assert not done.is_error and done.content[0]["text"] == "oauthy: hello", done
+        assert rig.rs.authorizations[-1] == f"Bearer {first_access}"
+        assert await computer.call_tool("p_whoami", {}) is not None
+
+        # The access token ends at the authorization server: one 401, one refresh, retried.
+        before = rig.auth.refreshes
+        rig.auth.expire_access_tokens()
+        again = await computer.call_tool("o_whoami", {})
+        assert not again.is_error, again
+        assert rig.auth.refreshes == before + 1
+        assert computer.server_states()["oauthy"].status == "ready"
+
+    # Refreshed *before* expiry: a stored token past its end is refreshed without a 401.
+    data = json.loads(path.read_text())
+    for item in data["oauthy"].values():
+        item["expires_at"] = time.time() - 5
+    path.write_text(json.dumps(data))
+    rig.auth.expire_access_tokens()
+    refused_before, refreshes_before = rig.rs.statuses.count(401), rig.auth.refreshes
+    async with Computer(rig.config(), name="box") as computer:
+        await _state(computer, "oauthy", "ready")
+        assert not (await computer.call_tool("o_whoami", {})).is_error
+    assert rig.auth.refreshes == refreshes_before + 1
+    assert rig.rs.statuses.count(401) == refused_before
+
+    # No token of the OAuth server ever reached the other server.
+    assert rig.other.authorizations == []
+
+
+async def test_revoked_grant_is_4006_and_needs_auth(rig: Rig) -> None:
+    await rig.login()
+    async with Computer(rig.config(), name="box") as computer:
+        await _state(computer, "oauthy", "ready")
+        assert not (await computer.call_tool("o_whoami", {})).is_error
+        rig.auth.revoke_everything()
+        refused = await computer.call_tool("o_whoami", {})
+        assert refused.is_error and refused.meta is not None, refused
+        assert refused.meta["error_code"] == 4006
+        assert "auth login oauthy" in refused.meta["auth_hint"]["message"]
+        await _state(computer, "oauthy", "needs_auth")
+        assert all(not t.name.startswith("o_") for t in computer.tools())
+        later = await computer.call_tool("o_admin_tool", {})
+        assert later.meta is not None and later.meta["error_code"] == 4006
+
+        # A new sign-in elsewhere (auth login) is picked up by the running Computer.
+        await rig.login()
+        await _state(computer, "oauthy", "ready")
+        assert not (await computer.call_tool("o_whoami", {})).is_error
+
+
+async def test_insufficient_scope_is_4007_naming_it_then_step_up(rig: Rig) -> None:
+    await rig.login()
+    async with Computer(rig.config(), name="box") as computer:
+        await _state(computer, "oauthy", "ready")
+        refused = await computer.call_tool("o_admin_tool", {})
+        assert refused.is_error and refused.meta is not None, refused
+        assert refused.meta["error_code"] == 4007
+        hint = refused.meta["auth_hint"]
+        assert "'admin'" in hint["message"] and "--scope admin" in hint["message"]
+        assert computer.server_states()["oauthy"].status == "ready"
+    await rig.login("admin")
+    async with Computer(rig.config(), name="box") as computer:
+        await _state(computer, "oauthy", "ready")
+        allowed = await computer.call_tool("o_admin_tool", {})
+        assert not allowed.is_error and allowed.content[0]["text"] == "oauthy: admin ok"
+
+
+async def test_auth_status_and_logout_commands(
+    rig: Rig, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = str(rig.config_path)
+    assert await asyncio.to_thread(main, ["auth", "status", "--config", config]) == 1
+    assert "oauthy: not signed in" in capsys.readouterr().out
+    await rig.login()
+    assert await asyncio.to_thread(main, ["auth", "status", "--config", config]) == 0
+    out = capsys.readouterr().out
+    assert "oauthy: signed in" in out and "refresh token: yes" in out
+    assert all(token not in out for token in rig.auth.issued)
+    assert await asyncio.to_thread(main, ["auth", "logout", "oauthy"]) == 0
+    assert "Signed out of oauthy" in capsys.readouterr().out
+    assert rig.store.entries() == {}
