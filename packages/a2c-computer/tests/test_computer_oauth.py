@@ -160,6 +160,7 @@ class Watch:
         self.app = app
         self.tokens = tokens
         self.authorizations: list[str] = []
+        self.hosts: list[str] = []  # the Host of each request that carried an Authorization
         self.statuses: list[int] = []
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
@@ -169,6 +170,7 @@ class Watch:
         headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
         if "authorization" in headers:
             self.authorizations.append(headers["authorization"])
+            self.hosts.append(headers.get("host", ""))
         body = b""
         if scope["method"] == "POST":
             more = True
@@ -451,3 +453,31 @@ async def test_auth_status_and_logout_commands(
     assert await asyncio.to_thread(main, ["auth", "logout", "oauthy"]) == 0
     assert "Signed out of oauthy" in capsys.readouterr().out
     assert rig.store.entries() == {}
+
+
+async def test_reload_to_another_url_needs_a_new_sign_in(rig: Rig) -> None:
+    await rig.login()
+    async with Computer(rig.config(), name="box") as computer:
+        await _state(computer, "oauthy", "ready")
+        assert not (await computer.call_tool("o_whoami", {})).is_error
+        # Same server, another URL (another RFC 8707 resource): the token is not sent there.
+        moved = rig.config()
+        params = moved["servers"]["oauthy"]["server_parameters"]
+        params["url"] = params["url"].replace("127.0.0.1", "localhost")
+        await computer.update_config(moved)
+        await _state(computer, "oauthy", "needs_auth")
+        assert not [h for h in rig.rs.hosts if h.startswith("localhost")], rig.rs.hosts
+        # Back to the signed-in URL: the stored sign-in is used again.
+        await computer.update_config(rig.config())
+        await _state(computer, "oauthy", "ready")
+        assert not (await computer.call_tool("o_whoami", {})).is_error
+
+
+async def test_check_reports_servers_that_need_a_sign_in(
+    rig: Rig, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = await asyncio.to_thread(main, ["check", "--config", str(rig.config_path)])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "MCP server oauthy: needs_auth" in out and "auth login oauthy" in out
+    assert "MCP server plain: ready" in out
