@@ -481,3 +481,33 @@ async def test_check_reports_servers_that_need_a_sign_in(
     assert code == 1
     assert "MCP server oauthy: needs_auth" in out and "auth login oauthy" in out
     assert "MCP server plain: ready" in out
+
+
+def test_get_config_shows_the_oauth_block_without_secrets() -> None:
+    from a2c_computer._config_view import agent_view
+    from a2c_protocol import REDACTED, to_wire
+
+    config = load_config(
+        {
+            "servers": {
+                "t": {
+                    "type": "sse",
+                    "name": "t",
+                    "server_parameters": {"url": "http://127.0.0.1:9/sse"},
+                    "auth": {
+                        "type": "oauth",
+                        "client_id": "public-id",
+                        "scopes": ["read"],
+                        "client_metadata": {"client_name": "box", "client_secret": "s3cr3t"},
+                    },
+                }
+            }
+        }
+    )
+    view = agent_view(to_wire(config))["servers"]["t"]["auth"]
+    assert view == {
+        "type": "oauth",
+        "client_id": "public-id",
+        "scopes": ["read"],
+        "client_metadata": {"client_name": "box", "client_secret": REDACTED},
+    }
