@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import secrets
 import socket
@@ -232,7 +233,10 @@ async def _serve(app: Any, port: int) -> AsyncIterator[None]:
         await asyncio.wait_for(task, 20)
 
 
-def _mcp_app(name: str, auth: MemoryAS | None, port: int, as_url: str) -> Any:
+def _mcp_app(
+    name: str, auth: MemoryAS | None, port: int, as_url: str, transport: str = "streamable"
+) -> Any:
+    path = "/sse" if transport == "sse" else "/mcp"
     if auth is None:
         server = FastMCP(name)
     else:
@@ -241,7 +245,7 @@ def _mcp_app(name: str, auth: MemoryAS | None, port: int, as_url: str) -> Any:
             token_verifier=auth,
             auth=AuthSettings(
                 issuer_url=AnyHttpUrl(as_url),
-                resource_server_url=AnyHttpUrl(f"http://127.0.0.1:{port}/mcp"),
+                resource_server_url=AnyHttpUrl(f"http://127.0.0.1:{port}{path}"),
                 required_scopes=["mcp"],
                 validate_token_resource=True,
             ),
@@ -255,15 +259,18 @@ def _mcp_app(name: str, auth: MemoryAS | None, port: int, as_url: str) -> Any:
     def admin_tool() -> str:
         return f"{name}: admin ok"
 
-    return server.streamable_http_app()
+    return server.sse_app() if transport == "sse" else server.streamable_http_app()
 
 
 class Rig:
-    def __init__(self, tmp: Path) -> None:
+    def __init__(self, tmp: Path, transport: str = "streamable") -> None:
+        self.transport = transport
         self.auth = MemoryAS()
         self.as_port, self.rs_port, self.other_port = _port(), _port(), _port()
         self.as_url = f"http://127.0.0.1:{self.as_port}"
-        self.rs = Watch(_mcp_app("oauthy", self.auth, self.rs_port, self.as_url), self.auth)
+        self.rs = Watch(
+            _mcp_app("oauthy", self.auth, self.rs_port, self.as_url, transport), self.auth
+        )
         self.other = Watch(_mcp_app("plain", None, self.other_port, self.as_url), None)
         self.store = FileTokenStore(tmp / "state" / "oauth-tokens.json")
         self.browsed: list[str] = []
@@ -274,14 +281,18 @@ class Rig:
         return {
             "servers": {
                 "oauthy": {
-                    "type": "streamable",
+                    "type": self.transport,
                     "name": "oauthy",
                     "tool_prefix": "o_",
                     "default_tool_meta": {"auto_apply": True},
-                    "server_parameters": {
-                        "url": f"http://127.0.0.1:{self.rs_port}/mcp",
-                        "timeout": "PT10S",
-                    },
+                    "server_parameters": (
+                        {"url": f"http://127.0.0.1:{self.rs_port}/sse", "timeout": 10}
+                        if self.transport == "sse"
+                        else {
+                            "url": f"http://127.0.0.1:{self.rs_port}/mcp",
+                            "timeout": "PT10S",
+                        }
+                    ),
                     "auth": {"type": "oauth", "scopes": ["mcp"]},
                 },
                 "plain": {
@@ -316,11 +327,13 @@ class Rig:
         )
 
 
-@pytest.fixture
-async def rig(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Rig]:
+@pytest.fixture(params=["streamable"])
+async def rig(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> AsyncIterator[Rig]:
     monkeypatch.setenv("A2C_COMPUTER_STATE_DIR", str(tmp_path / "state"))
     monkeypatch.setenv("A2C_COMPUTER_TOKEN_STORE", "file")
-    rig = Rig(tmp_path)
+    rig = Rig(tmp_path, request.param)
     as_app = Starlette(
         routes=create_auth_routes(
             rig.auth,
@@ -401,7 +414,10 @@ async def test_sign_in_then_calls_refresh_and_no_token_elsewhere(rig: Rig) -> No
     assert rig.other.authorizations == []
 
 
-async def test_revoked_grant_is_4006_and_needs_auth(rig: Rig) -> None:
+async def test_revoked_grant_is_4006_and_needs_auth(
+    rig: Rig, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
     await rig.login()
     async with Computer(rig.config(), name="box") as computer:
         await _state(computer, "oauthy", "ready")
@@ -420,6 +436,10 @@ async def test_revoked_grant_is_4006_and_needs_auth(rig: Rig) -> None:
         await rig.login()
         await _state(computer, "oauthy", "ready")
         assert not (await computer.call_tool("o_whoami", {})).is_error
+    # Sign-ins, calls, a refused refresh, a new sign-in: no token in any log line.
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    assert "oauthy" in logged
+    assert all(token not in logged for token in rig.auth.issued)
 
 
 async def test_insufficient_scope_is_4007_naming_it_then_step_up(rig: Rig) -> None:
@@ -511,3 +531,52 @@ def test_get_config_shows_the_oauth_block_without_secrets() -> None:
         "scopes": ["read"],
         "client_metadata": {"client_name": "box", "client_secret": REDACTED},
     }
+
+
+@pytest.mark.parametrize("rig", ["sse"], indirect=True)
+async def test_sse_server_refreshes_on_401_without_failing_the_call(rig: Rig) -> None:
+    assert await rig.login() == 2
+    async with Computer(rig.config(), name="box") as computer:
+        await _state(computer, "oauthy", "ready")
+        assert not (await computer.call_tool("o_whoami", {})).is_error
+        before = rig.auth.refreshes
+        rig.auth.expire_access_tokens()
+        again = await computer.call_tool("o_whoami", {})
+        assert not again.is_error and again.content[0]["text"] == "oauthy: hello", again
+        assert rig.auth.refreshes == before + 1
+        rig.auth.revoke_everything()
+        refused = await computer.call_tool("o_whoami", {})
+        assert refused.meta is not None and refused.meta["error_code"] == 4006, refused
+        assert "auth login oauthy" in refused.meta["auth_hint"]["message"]
+
+
+class _MemoryKeyring:
+    """A keyring backend holding its passwords in a dict (no OS keyring in the test box)."""
+
+    def __init__(self) -> None:
+        self.saved: dict[tuple[str, str], str] = {}
+
+    def get_password(self, service: str, user: str) -> str | None:
+        return self.saved.get((service, user))
+
+    def set_password(self, service: str, user: str, password: str) -> None:
+        self.saved[(service, user)] = password
+
+    def delete_password(self, service: str, user: str) -> None:
+        del self.saved[(service, user)]
+
+
+def test_keyring_store_keeps_records_per_server_and_resource() -> None:
+    from a2c_computer._oauth._store import KeyringTokenStore
+
+    backend = _MemoryKeyring()
+    store = KeyringTokenStore(backend)
+    store.put("a", "https://a.example/mcp", {"tokens": {"access_token": "t1"}})
+    store.put("a", "https://b.example/mcp", {"tokens": {"access_token": "t2"}})
+    store.put("b", "https://a.example/mcp", {"tokens": {"access_token": "t3"}})
+    assert store.get("a", "https://a.example/mcp") == {"tokens": {"access_token": "t1"}}
+    assert store.get("b", "https://b.example/mcp") is None
+    assert set(store.entries()) == {"a", "b"}
+    assert store.delete("a") == 2
+    assert set(store.entries()) == {"b"}
+    assert not any(user.startswith("a\n") for _, user in backend.saved)

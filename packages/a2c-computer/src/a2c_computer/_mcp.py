@@ -159,8 +159,14 @@ class _HttpRefusalTransport(httpx.AsyncBaseTransport):
         if challenge:
             seen["www-authenticate"] = challenge
         if not self._in_band:
-            self._on_refusal(message["id"], status)
-            return httpx.Response(202, headers=seen, request=request)
+            # Reported by _OutOfBandClient once the auth above is done with the request:
+            # a refresh and retry that succeeds is no refusal.
+            return httpx.Response(
+                202,
+                headers=seen,
+                request=request,
+                extensions={"a2c_refusal": (message["id"], status)},
+            )
         data: dict[str, Any] = {"a2c_http_status": status}
         scope = _insufficient_scope(challenge)
         if scope is not None:
@@ -189,6 +195,21 @@ def _insufficient_scope(challenge: str | None) -> str | None:
     return found.group(1) if found else ""
 
 
+class _OutOfBandClient(httpx.AsyncClient):
+    """Reports the refusal of an SSE POST from the final response of the whole send."""
+
+    def __init__(self, *args: Any, on_refusal: RefusalSink, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._on_refusal = on_refusal
+
+    async def send(self, request: httpx.Request, **kwargs: Any) -> httpx.Response:
+        response = await super().send(request, **kwargs)
+        refusal = response.extensions.get("a2c_refusal")
+        if refusal is not None:
+            self._on_refusal(*refusal)
+        return response
+
+
 def _client_factory(on_refusal: RefusalSink, *, in_band: bool) -> Callable[..., httpx.AsyncClient]:
     def make(
         headers: dict[str, str] | None = None,
@@ -196,6 +217,14 @@ def _client_factory(on_refusal: RefusalSink, *, in_band: bool) -> Callable[..., 
         auth: httpx.Auth | None = None,
     ) -> httpx.AsyncClient:
         transport = _HttpRefusalTransport(httpx.AsyncHTTPTransport(), on_refusal, in_band=in_band)
+        if not in_band:
+            return _OutOfBandClient(
+                headers=headers,
+                timeout=timeout if timeout is not None else httpx.Timeout(30.0, read=300.0),
+                auth=auth,
+                transport=transport,
+                on_refusal=on_refusal,
+            )
         return httpx.AsyncClient(
             headers=headers,
             timeout=timeout if timeout is not None else httpx.Timeout(30.0, read=300.0),
