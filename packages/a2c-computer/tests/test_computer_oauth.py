@@ -414,7 +414,7 @@ async def test_sign_in_then_calls_refresh_and_no_token_elsewhere(rig: Rig) -> No
     assert rig.other.authorizations == []
 
 
-async def test_revoked_grant_is_4006_and_needs_auth(
+async def test_revoked_grant_is_4007_with_hint_and_needs_auth(
     rig: Rig, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG)
@@ -423,14 +423,17 @@ async def test_revoked_grant_is_4006_and_needs_auth(
         await _state(computer, "oauthy", "ready")
         assert not (await computer.call_tool("o_whoami", {})).is_error
         rig.auth.revoke_everything()
+        # errors.md §4.1: a refused refresh (revoked grant) is 4007, "redo OAuth".
         refused = await computer.call_tool("o_whoami", {})
         assert refused.is_error and refused.meta is not None, refused
-        assert refused.meta["error_code"] == 4006
+        assert refused.meta["error_code"] == 4007
+        assert "no longer valid" in refused.meta["auth_hint"]["message"]
         assert "auth login oauthy" in refused.meta["auth_hint"]["message"]
         await _state(computer, "oauthy", "needs_auth")
         assert all(not t.name.startswith("o_") for t in computer.tools())
         later = await computer.call_tool("o_admin_tool", {})
-        assert later.meta is not None and later.meta["error_code"] == 4006
+        assert later.meta is not None and later.meta["error_code"] == 4007, later
+        assert "auth login oauthy" in later.meta["auth_hint"]["message"]
 
         # A new sign-in elsewhere (auth login) is picked up by the running Computer.
         await rig.login()
@@ -546,7 +549,7 @@ async def test_sse_server_refreshes_on_401_without_failing_the_call(rig: Rig) ->
         assert rig.auth.refreshes == before + 1
         rig.auth.revoke_everything()
         refused = await computer.call_tool("o_whoami", {})
-        assert refused.meta is not None and refused.meta["error_code"] == 4006, refused
+        assert refused.meta is not None and refused.meta["error_code"] == 4007, refused
         assert "auth login oauthy" in refused.meta["auth_hint"]["message"]
 
 

@@ -545,7 +545,7 @@ class ComputerCore:
             }
             owner = needs_auth_owner(tool_name, waiting, self._config.servers)
             if owner is not None:
-                return needs_auth_result(tool_name, owner)
+                return needs_auth_result(tool_name, owner, lost=self._servers[owner].sign_in_lost)
             return error_result(
                 ErrorCode.TOOL_NOT_FOUND,
                 f"Tool {tool_name!r} not found on this Computer"

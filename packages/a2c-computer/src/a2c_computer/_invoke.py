@@ -72,10 +72,11 @@ async def invoke_tool(
         code = classify_upstream_failure(
             http_status=exc.http_status,
             credentials_configured=_credentials_configured(server.config),
+            refresh_failed=exc.refresh_failed,
         )
         if code in (ErrorCode.TOOL_AUTHORIZATION_REQUIRED, ErrorCode.TOOL_AUTHORIZATION_FAILED):
             hint = sanitize_auth_hint(
-                oauth_auth_hint(code, server.name, exc.scope)
+                oauth_auth_hint(code, server.name, exc.scope, refresh_failed=exc.refresh_failed)
                 if getattr(server.config, "auth", None) is not None
                 else default_auth_hint(code, server.name)
             )

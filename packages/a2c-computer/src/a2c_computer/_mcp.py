@@ -105,6 +105,8 @@ class McpCallFailure(ComputerError):
         self.http_status = http_status
         self.connection_lost = connection_lost
         self.scope = scope
+        #: An OAuth refresh was refused (errors.md §4.1: 4007, not 4006).
+        self.refresh_failed = False
         super().__init__(message)
 
 
@@ -514,6 +516,11 @@ class McpServer:
         self.status = ServerStatus.STOPPED
         self._settled.set()
 
+    @property
+    def sign_in_lost(self) -> bool:
+        """An OAuth server whose sign-in stopped working (its refresh was refused)."""
+        return self._oauth is not None and self._oauth.refresh_refused
+
     def _sign_in_needed(self) -> str | None:
         """Why this OAuth server needs a sign-in, with what to run; None if it does not."""
         oauth = self._oauth
@@ -718,6 +725,7 @@ class McpServer:
         """A refused token mid-session ends the session: the server now needs a sign-in."""
         if failure.http_status == 401 and self._sign_in_needed() is not None:
             self._signed_out.set()
+            failure.refresh_failed = self.sign_in_lost
         return failure
 
     def _fail_pending(self) -> None:

@@ -220,6 +220,13 @@ class ComputerOAuth(OAuthClientProvider):
         self.needs_sign_in: str | None = None
         #: The scope a 403 ``insufficient_scope`` asked for.
         self.missing_scope: str | None = None
+        #: The authorization server refused a refresh (a revoked or expired grant).
+        self.refresh_refused = False
+
+    async def _handle_refresh_response(self, response: httpx.Response) -> bool:
+        ok = await super()._handle_refresh_response(response)
+        self.refresh_refused = not ok
+        return ok
 
     async def _initialize(self) -> None:
         await super()._initialize()
@@ -263,7 +270,9 @@ class ComputerOAuth(OAuthClientProvider):
                         status = _status(response)
                     if status == 401 and not self.interactive:
                         self.needs_sign_in = (
-                            "the access token was refused and could not be refreshed"
+                            "the sign-in is no longer valid: its refresh was refused"
+                            if self.refresh_refused
+                            else "the access token was refused"
                             if self.context.current_tokens is not None or refreshed
                             else "not signed in"
                         )
