@@ -468,7 +468,19 @@ async def test_auth_status_and_logout_commands(
     config = str(rig.config_path)
     assert await asyncio.to_thread(main, ["auth", "status", "--config", config]) == 1
     assert "oauthy: not signed in" in capsys.readouterr().out
-    await rig.login()
+    # The command a user types: it prints the URL; the test is the browser.
+    login = asyncio.ensure_future(
+        asyncio.to_thread(main, ["auth", "login", "oauthy", "--config", config, "--no-browser"])
+    )
+    printed = ""
+    async with asyncio.timeout(30):
+        while "/authorize?" not in printed:
+            await asyncio.sleep(0.05)
+            printed += capsys.readouterr().out
+    url = next(w for w in printed.split() if "/authorize?" in w)
+    await rig.browser(url)
+    assert await asyncio.wait_for(login, 30) == 0
+    assert "Signed in to oauthy (2 tools)" in capsys.readouterr().out
     assert await asyncio.to_thread(main, ["auth", "status", "--config", config]) == 0
     out = capsys.readouterr().out
     assert "oauthy: signed in" in out and "refresh token: yes" in out
