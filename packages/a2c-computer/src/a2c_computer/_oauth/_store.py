@@ -15,12 +15,15 @@ Rules:
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import logging
 import os
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final, Protocol
 
@@ -84,18 +87,32 @@ class FileTokenStore:
                 os.unlink(tmp)
             raise
 
+    @contextlib.contextmanager
+    def _exclusive(self) -> Iterator[None]:
+        """This thread and every other process (``auth login`` next to a running Computer)."""
+        with self._lock:
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd = os.open(
+                self.path.with_name(self.path.name + ".lock"), os.O_CREAT | os.O_RDWR, 0o600
+            )
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                yield
+            finally:
+                os.close(fd)
+
     def get(self, server: str, resource: str) -> dict[str, Any] | None:
         with self._lock:
             return self._load().get(server, {}).get(resource)
 
     def put(self, server: str, resource: str, record: dict[str, Any]) -> None:
-        with self._lock:
+        with self._exclusive():
             data = self._load()
             data.setdefault(server, {})[resource] = record
             self._save(data)
 
     def delete(self, server: str) -> int:
-        with self._lock:
+        with self._exclusive():
             data = self._load()
             gone = data.pop(server, None)
             if gone is not None:
