@@ -319,7 +319,7 @@ def test_get_config_shows_the_oauth_block_without_secrets() -> None:
 
 
 @pytest.mark.parametrize("rig", ["sse"], indirect=True)
-async def test_sse_server_refreshes_on_401_without_failing_the_call(rig: Rig) -> None:
+async def test_sse_server_refresh_on_401_step_up_and_revoked_grant(rig: Rig) -> None:
     assert await rig.login() == 2
     async with Computer(rig.config(), name="box") as computer:
         await _state(computer, "oauthy", "ready")
@@ -329,6 +329,9 @@ async def test_sse_server_refreshes_on_401_without_failing_the_call(rig: Rig) ->
         again = await computer.call_tool("o_whoami", {})
         assert not again.is_error and again.content[0]["text"] == "oauthy: hello", again
         assert rig.auth.refreshes == before + 1
+        step_up = await computer.call_tool("o_admin_tool", {})
+        assert step_up.meta is not None and step_up.meta["error_code"] == 4007, step_up
+        assert "--scope admin" in step_up.meta["auth_hint"]["message"]
         rig.auth.revoke_everything()
         refused = await computer.call_tool("o_whoami", {})
         assert refused.meta is not None and refused.meta["error_code"] == 4007, refused

@@ -117,8 +117,9 @@ class _Raw(BaseModel):
 
 
 Streams: TypeAlias = tuple[Any, Any]
-#: ``on_refusal(jsonrpc_request_id, http_status)``: an HTTP transport refused a request.
-RefusalSink: TypeAlias = Callable[[Any, int], None]
+#: ``on_refusal(jsonrpc_request_id, http_status, scope)``: an HTTP transport refused a
+#: request (``scope``: what a 403 ``insufficient_scope`` asked for, else None).
+RefusalSink: TypeAlias = Callable[[Any, int, str | None], None]
 TransportFactory: TypeAlias = Callable[
     [Mapping[str, Any], RefusalSink, httpx.Auth | None], AbstractAsyncContextManager[Streams]
 ]
@@ -167,7 +168,7 @@ class _HttpRefusalTransport(httpx.AsyncBaseTransport):
                 202,
                 headers=seen,
                 request=request,
-                extensions={"a2c_refusal": (message["id"], status)},
+                extensions={"a2c_refusal": (message["id"], status, _insufficient_scope(challenge))},
             )
         data: dict[str, Any] = {"a2c_http_status": status}
         scope = _insufficient_scope(challenge)
@@ -688,7 +689,7 @@ class McpServer:
         # send_request takes the next id synchronously on entry; the mcp client does not
         # announce cancellations itself, so remember the id to do it.
         request_id = session._request_id
-        waiter: list[Any] = [asyncio.current_task(), None]
+        waiter: list[Any] = [asyncio.current_task(), None, None]
         self._waiting[request_id] = waiter
         try:
             async with asyncio.timeout(timeout):
@@ -704,6 +705,7 @@ class McpServer:
                     McpCallFailure(
                         f"MCP server {self.name}: upstream answered HTTP {status}",
                         http_status=status,
+                        scope=waiter[2],
                     )
                 ) from None
             self._announce_cancel(session, request_id)
@@ -735,12 +737,12 @@ class McpServer:
                 waiter[1] = _LOST
                 waiter[0].cancel()
 
-    def _refused(self, request_id: Any, status: int) -> None:
+    def _refused(self, request_id: Any, status: int, scope: str | None = None) -> None:
         """An HTTP transport refused ``request_id`` out of band: fail the waiting call."""
         waiter = self._waiting.get(request_id)
         if waiter is None or waiter[1] is not None or waiter[0] is None:
             return
-        waiter[1] = status
+        waiter[1], waiter[2] = status, scope
         waiter[0].cancel()
 
     def _announce_cancel(self, session: ClientSession, request_id: int) -> None:
