@@ -21,6 +21,8 @@ from typing import Any
 
 import httpx
 import pytest
+from mcp.shared.auth import OAuthClientInformationFull
+from pydantic import AnyUrl
 
 from a2c_computer import Computer
 from a2c_computer._cli import main
@@ -368,3 +370,32 @@ def test_keyring_store_keeps_records_per_server_and_resource() -> None:
     assert store.delete("a") == 2
     assert set(store.entries()) == {"b"}
     assert not any(user.startswith("a\n") for _, user in backend.saved)
+
+
+async def test_pre_registered_client_with_a_fixed_loopback_redirect(rig: Rig) -> None:
+    port = free_loopback_port()
+    redirect = f"http://127.0.0.1:{port}/done"
+    await rig.auth.register_client(
+        OAuthClientInformationFull(
+            client_id="pre-registered",
+            redirect_uris=[AnyUrl(redirect)],
+            token_endpoint_auth_method="none",
+            grant_types=["authorization_code", "refresh_token"],
+            scope="mcp admin",
+        )
+    )
+    config = rig.config()
+    config["servers"]["oauthy"]["auth"] = {
+        "type": "oauth",
+        "client_id": "pre-registered",
+        "scopes": ["mcp"],
+        "client_metadata": {"redirect_uris": [redirect]},
+    }
+    server = load_config(config).servers["oauthy"]
+    assert await sign_in("oauthy", server, rig.store, open_url=rig.browser, timeout=30) == 2  # type: ignore[arg-type]
+    assert "client_id=pre-registered" in rig.browsed[-1]
+    assert f"redirect_uri={redirect.replace(':', '%3A').replace('/', '%2F')}" in rig.browsed[-1]
+    assert set(rig.auth.clients) == {"pre-registered"}  # no dynamic registration
+    async with Computer(config, name="box") as computer:
+        await _state(computer, "oauthy", "ready")
+        assert not (await computer.call_tool("o_whoami", {})).is_error
