@@ -399,3 +399,14 @@ async def test_pre_registered_client_with_a_fixed_loopback_redirect(rig: Rig) ->
     async with Computer(config, name="box") as computer:
         await _state(computer, "oauthy", "ready")
         assert not (await computer.call_tool("o_whoami", {})).is_error
+
+
+async def test_login_to_a_server_that_asks_for_no_sign_in_says_so(rig: Rig) -> None:
+    from a2c_computer._exceptions import ConfigError
+
+    config = rig.config()
+    config["servers"]["plain"]["auth"] = {"type": "oauth"}
+    server = load_config(config).servers["plain"]
+    with pytest.raises(ConfigError, match="did not ask for a sign-in"):
+        await sign_in("plain", server, rig.store, open_url=rig.browser, timeout=30)  # type: ignore[arg-type]
+    assert rig.store.entries() == {} and rig.browsed == []

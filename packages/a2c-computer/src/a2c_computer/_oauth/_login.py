@@ -153,6 +153,10 @@ async def sign_in(
             timeout=timeout,
         )
         tools = await _connect(config, url, headers, auth)
+        if storage.untouched:
+            raise ConfigError(
+                f"MCP server {name} did not ask for a sign-in (no HTTP 401): nothing stored"
+            )
         storage.keep_discovery(
             auth.context.oauth_metadata, auth.context.protected_resource_metadata
         )

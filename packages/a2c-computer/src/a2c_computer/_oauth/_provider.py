@@ -125,6 +125,11 @@ class ServerTokenStorage(TokenStorage):
         # A sign-in starts from nothing; the record is replaced once it has new tokens.
         self._fresh: dict[str, Any] | None = {} if fresh else None
 
+    @property
+    def untouched(self) -> bool:
+        """A sign-in that stored nothing (the server never asked for one)."""
+        return self._fresh is not None
+
     def _record(self) -> dict[str, Any]:
         if self._fresh is not None:
             return self._fresh
