@@ -124,6 +124,15 @@ async def rig(
         yield rig
 
 
+async def _ready(computer: Computer) -> None:
+    """The OAuth server is ready *and* its tools are listed (ready comes first)."""
+    async with asyncio.timeout(30):
+        while computer.server_states()["oauthy"].status != "ready" or "o_whoami" not in {
+            t.name for t in computer.tools()
+        }:
+            await asyncio.sleep(0.05)
+
+
 async def _state(computer: Computer, name: str, status: str) -> None:
     async with asyncio.timeout(30):
         while computer.server_states()[name].status != status:
@@ -155,7 +164,7 @@ async def test_sign_in_then_calls_refresh_and_no_token_elsewhere(rig: Rig) -> No
     first_access = record["tokens"]["access_token"]
 
     async with Computer(rig.config(), name="box") as computer:
-        await _state(computer, "oauthy", "ready")
+        await _ready(computer)
         done = await computer.call_tool("o_whoami", {})
         assert not done.is_error and done.content[0]["text"] == "oauthy: hello", done
         assert rig.rs.authorizations[-1] == f"Bearer {first_access}"
@@ -177,7 +186,7 @@ async def test_sign_in_then_calls_refresh_and_no_token_elsewhere(rig: Rig) -> No
     rig.auth.expire_access_tokens()
     refused_before, refreshes_before = rig.rs.statuses.count(401), rig.auth.refreshes
     async with Computer(rig.config(), name="box") as computer:
-        await _state(computer, "oauthy", "ready")
+        await _ready(computer)
         assert not (await computer.call_tool("o_whoami", {})).is_error
     assert rig.auth.refreshes == refreshes_before + 1
     assert rig.rs.statuses.count(401) == refused_before
@@ -192,7 +201,7 @@ async def test_revoked_grant_is_4007_with_hint_and_needs_auth(
     caplog.set_level(logging.DEBUG)
     await rig.login()
     async with Computer(rig.config(), name="box") as computer:
-        await _state(computer, "oauthy", "ready")
+        await _ready(computer)
         assert not (await computer.call_tool("o_whoami", {})).is_error
         rig.auth.revoke_everything()
         # errors.md §4.1: a refused refresh (revoked grant) is 4007, "redo OAuth".
@@ -209,7 +218,7 @@ async def test_revoked_grant_is_4007_with_hint_and_needs_auth(
 
         # A new sign-in elsewhere (auth login) is picked up by the running Computer.
         await rig.login()
-        await _state(computer, "oauthy", "ready")
+        await _ready(computer)
         assert not (await computer.call_tool("o_whoami", {})).is_error
     # Sign-ins, calls, a refused refresh, a new sign-in: no token in any log line.
     logged = "\n".join(r.getMessage() for r in caplog.records)
@@ -220,7 +229,7 @@ async def test_revoked_grant_is_4007_with_hint_and_needs_auth(
 async def test_insufficient_scope_is_4007_naming_it_then_step_up(rig: Rig) -> None:
     await rig.login()
     async with Computer(rig.config(), name="box") as computer:
-        await _state(computer, "oauthy", "ready")
+        await _ready(computer)
         refused = await computer.call_tool("o_admin_tool", {})
         assert refused.is_error and refused.meta is not None, refused
         assert refused.meta["error_code"] == 4007
@@ -229,7 +238,7 @@ async def test_insufficient_scope_is_4007_naming_it_then_step_up(rig: Rig) -> No
         assert computer.server_states()["oauthy"].status == "ready"
     await rig.login("admin")
     async with Computer(rig.config(), name="box") as computer:
-        await _state(computer, "oauthy", "ready")
+        await _ready(computer)
         allowed = await computer.call_tool("o_admin_tool", {})
         assert not allowed.is_error and allowed.content[0]["text"] == "oauthy: admin ok"
 
@@ -265,7 +274,7 @@ async def test_auth_status_and_logout_commands(
 async def test_reload_to_another_url_needs_a_new_sign_in(rig: Rig) -> None:
     await rig.login()
     async with Computer(rig.config(), name="box") as computer:
-        await _state(computer, "oauthy", "ready")
+        await _ready(computer)
         assert not (await computer.call_tool("o_whoami", {})).is_error
         # Same server, another URL (another RFC 8707 resource): the token is not sent there.
         moved = rig.config()
@@ -276,7 +285,7 @@ async def test_reload_to_another_url_needs_a_new_sign_in(rig: Rig) -> None:
         assert not [h for h in rig.rs.hosts if h.startswith("localhost")], rig.rs.hosts
         # Back to the signed-in URL: the stored sign-in is used again.
         await computer.update_config(rig.config())
-        await _state(computer, "oauthy", "ready")
+        await _ready(computer)
         assert not (await computer.call_tool("o_whoami", {})).is_error
 
 
@@ -324,7 +333,7 @@ def test_get_config_shows_the_oauth_block_without_secrets() -> None:
 async def test_sse_server_refresh_on_401_step_up_and_revoked_grant(rig: Rig) -> None:
     assert await rig.login() == 2
     async with Computer(rig.config(), name="box") as computer:
-        await _state(computer, "oauthy", "ready")
+        await _ready(computer)
         assert not (await computer.call_tool("o_whoami", {})).is_error
         before = rig.auth.refreshes
         rig.auth.expire_access_tokens()
@@ -397,7 +406,7 @@ async def test_pre_registered_client_with_a_fixed_loopback_redirect(rig: Rig) ->
     assert f"redirect_uri={redirect.replace(':', '%3A').replace('/', '%2F')}" in rig.browsed[-1]
     assert set(rig.auth.clients) == {"pre-registered"}  # no dynamic registration
     async with Computer(config, name="box") as computer:
-        await _state(computer, "oauthy", "ready")
+        await _ready(computer)
         assert not (await computer.call_tool("o_whoami", {})).is_error
 
 
