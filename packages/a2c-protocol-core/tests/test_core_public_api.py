@@ -101,6 +101,7 @@ EXPECTED = {
     "ListRoomReq",
     "ListRoomRet",
     "MCPSSEParameters",
+    "OAuthSettings",
     "MCPServerConfig",
     "MCPServerInput",
     "MCPServerStdioParameters",

@@ -7,6 +7,7 @@
     a2c-computer check --config computer.json
     a2c-computer skills --config computer.json [--skills-dir DIR]
     a2c-computer config convert mcp.json [-o computer.json] [--overwrite]
+    a2c-computer auth login SERVER --config computer.json   (also: auth status, auth logout)
 
 Options of ``run`` may come from the environment: ``A2C_COMPUTER_CONFIG``,
 ``A2C_SERVER_URL``, ``A2C_OFFICE_ID``, ``A2C_COMPUTER_NAME``, ``A2C_TOKEN``. The token is
@@ -44,6 +45,7 @@ from ._convert_cmd import convert_hint, is_mcp_servers_file, run_convert
 from ._exceptions import ComputerError, ConfigError, LinkError
 from ._logging import configure_logging, register_secret
 from ._metrics import serve_metrics
+from ._oauth._cmd import run_auth
 from ._reload import ConfigReloader
 from ._shutdown import drain
 from ._skills_cmd import run_skills
@@ -214,6 +216,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The report prints every refusal; the ERROR log lines would only repeat them.
         logging.getLogger("a2c_computer.skills").setLevel(logging.CRITICAL)
     try:
+        if args.command == "auth":
+            return run_auth(args)
         if args.command == "run":
             return asyncio.run(_run(args))
         if args.command == "skills":

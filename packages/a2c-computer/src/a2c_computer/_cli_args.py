@@ -24,6 +24,7 @@ from a2c_protocol import PROTOCOL_VERSION
 
 from ._blob_settings import BlobSettings
 from ._exceptions import ConfigError
+from ._oauth._cmd import add_auth_parser
 from ._skills import SkillSettings, default_skill_settings
 from ._version import __version__
 
@@ -284,7 +285,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_logging_flags(parser, os.environ.get("A2C_LOG_FORMAT", "text"))
     # Not required=True: argparse would then report a missing command before an unknown
     # option (`a2c-computer --bogus`); parse_command_line checks both, in that order.
-    sub = parser.add_subparsers(dest="command", metavar="{run,check,skills,config}")
+    sub = parser.add_subparsers(dest="command", metavar="{run,check,skills,config,auth}")
     run = sub.add_parser(
         "run",
         help="serve the configured MCP servers to an office",
@@ -388,7 +389,8 @@ def build_parser() -> argparse.ArgumentParser:
     converter.add_argument("file", metavar="FILE", help="the mcpServers JSON file")
     converter.add_argument("-o", "--output", metavar="OUT", help="write here instead of stdout")
     converter.add_argument("--overwrite", action="store_true", help="replace OUT if it exists")
-    for command in (run, check, skills, config, converter):
+    auth = add_auth_parser(sub)
+    for command in (run, check, skills, config, converter, auth):
         # Accepted after the command too (`run -v`); unset there, the top level's value stays.
         _add_logging_flags(command, argparse.SUPPRESS)
     return parser
@@ -415,7 +417,11 @@ def parse_command_line(
     if unknown:
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     if args.command is None:
-        parser.error("a command is needed: run, check, skills or config (see --help)")
+        parser.error("a command is needed: run, check, skills, config or auth (see --help)")
+    if args.command == "auth" and getattr(args, "auth_command", None) is None:
+        parser.error(
+            "auth needs a command: login, status or logout (see 'a2c-computer auth --help')"
+        )
     if args.command == "config" and getattr(args, "config_command", None) is None:
         parser.error("config needs a command: convert (see 'a2c-computer config --help')")
     return args

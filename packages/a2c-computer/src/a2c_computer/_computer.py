@@ -57,6 +57,7 @@ from ._inputs import InputResolver, PromptFn
 from ._invoke import invoke_tool
 from ._logging import call_outcome, log_tool_call
 from ._mcp import McpServer, NotificationKind, ServerStatus
+from ._oauth._hints import needs_auth_owner, needs_auth_result
 from ._observers import ServerObserver
 from ._registry import (
     Clash,
@@ -128,6 +129,7 @@ class ComputerCore:
         self._servers: dict[str, McpServer] = {}
         self._tools: dict[str, list[JsonObject]] = {}
         self._last_listed: dict[str, frozenset[str]] = {}
+        self._auth_tools: dict[str, frozenset[str]] = {}  # exposed names of needs_auth servers
         self._windows: dict[str, list[WindowInfo]] = {}
         self._window_sets: dict[str, frozenset[str]] = {}
         self._registry = build_registry({}, {})
@@ -255,6 +257,10 @@ class ComputerCore:
         await self._tell("server_ready", server)
 
     async def _server_down(self, server: McpServer) -> None:
+        # A call to a withdrawn tool of a server waiting for a sign-in answers 4006.
+        self._auth_tools[server.name] = frozenset(
+            e.exposed for e in self._registry.entries.values() if e.server == server.name
+        )
         self._tools.pop(server.name, None)
         had_windows = bool(self._windows.pop(server.name, None))
         self._window_sets.pop(server.name, None)
@@ -564,6 +570,14 @@ class ComputerCore:
                 mcp_server=lookup.server,
             )
         if lookup.kind is LookupKind.UNKNOWN or lookup.entry is None:
+            waiting = {
+                n: self._auth_tools.get(n, frozenset())
+                for n, s in self._servers.items()
+                if s.status is ServerStatus.NEEDS_AUTH
+            }
+            owner = needs_auth_owner(tool_name, waiting, self._config.servers)
+            if owner is not None:
+                return needs_auth_result(tool_name, owner, lost=self._servers[owner].sign_in_lost)
             down = self._down_servers()
             owner = down_owner(tool_name, down, self._last_listed, self._config.servers)
             if owner is not None:

@@ -13,7 +13,8 @@ resolved values must not):
   pairs, bearer and basic credentials, JWTs, long secrets), a URL's password is masked,
   and a URL's query keeps its keys with every value masked (``?token=[redacted]``: the
   reader sees that a token is passed, not which), its fragment is masked whole;
-* a password input's ``default`` is masked;
+* a password input's ``default`` is masked, and so is a secret-like key of an OAuth
+  ``auth.client_metadata`` (never a token: those are not in the config);
 * next to the config, ``a2c_server_states`` (our extension, ignored by other peers) gives
   each server's status, tool count and, when it is not ready, its last error with the
   same masking: ``config`` views show ``failed: <reason>``, not ``no tools``.
@@ -42,6 +43,7 @@ _TEXT: Final = ("url", "cwd")
 #: A URL's query and fragment (the part the text redaction would drop whole).
 _URL_TAIL: Final = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s?#]*)([?#][^\s]*)")
 _SLOT: Final = "\x00{}\x00"
+_SECRET_KEY: Final = re.compile(r"(?i)secret|token|assertion|password|key")
 
 
 def agent_view(config: dict[str, Any]) -> dict[str, Any]:
@@ -51,6 +53,8 @@ def agent_view(config: dict[str, Any]) -> dict[str, Any]:
         params = server.get("server_parameters") if isinstance(server, dict) else None
         if isinstance(params, dict):
             _mask_params(params)
+        if isinstance(server, dict) and isinstance(server.get("auth"), dict):
+            _mask_auth(server["auth"])
     for item in view.get("inputs") or ():
         if isinstance(item, dict) and item.get("password") and item.get("default") is not None:
             item["default"] = REDACTED
@@ -92,6 +96,16 @@ def _mask_params(params: dict[str, Any]) -> None:
     for key in _TEXT:
         if isinstance(params.get(key), str):
             params[key] = _text(params[key])
+
+
+def _mask_auth(auth: dict[str, Any]) -> None:
+    """An OAuth block's ``client_metadata`` may carry a client secret or assertion."""
+    metadata = auth.get("client_metadata")
+    if isinstance(metadata, dict):
+        auth["client_metadata"] = {
+            key: REDACTED if _SECRET_KEY.search(str(key)) else value
+            for key, value in metadata.items()
+        }
 
 
 def _unless_placeholder(value: Any) -> Any:

@@ -31,6 +31,7 @@ from a2c_protocol import (
 from ._auth import classify_upstream_failure, default_auth_hint, sanitize_auth_hint
 from ._confirm import error_result
 from ._mcp import McpCallFailure, McpServer
+from ._oauth._hints import oauth_auth_hint
 
 __all__ = ["invoke_tool"]
 
@@ -71,9 +72,14 @@ async def invoke_tool(
         code = classify_upstream_failure(
             http_status=exc.http_status,
             credentials_configured=_credentials_configured(server.config),
+            refresh_failed=exc.refresh_failed,
         )
         if code in (ErrorCode.TOOL_AUTHORIZATION_REQUIRED, ErrorCode.TOOL_AUTHORIZATION_FAILED):
-            hint = sanitize_auth_hint(default_auth_hint(code, server.name))
+            hint = sanitize_auth_hint(
+                oauth_auth_hint(code, server.name, exc.scope, refresh_failed=exc.refresh_failed)
+                if getattr(server.config, "auth", None) is not None
+                else default_auth_hint(code, server.name)
+            )
             return failed(code, hint["message"], {"auth_hint": hint})
         return failed(ErrorCode.TOOL_EXECUTION_FAILED, f"Tool {exposed!r} failed: {exc}")
     except Exception as exc:

@@ -12,6 +12,9 @@ What it does, and nothing more:
   ``resources/list``;
 * turns an HTTP 401/403/5xx answer to a JSON-RPC POST into a JSON-RPC error carrying the
   status, so one refused call does not tear the session down and the caller can map it;
+* hands an OAuth server's transport the ``httpx`` auth of :mod:`._oauth` (tokens of that
+  server and URL only); a server that needs a sign-in is ``needs_auth``, not ``failed``,
+  also when its token is refused mid-session (its tools are withdrawn until it is back);
 * sends ``notifications/cancelled`` when a call is abandoned (timeout or cancel);
 * forwards an MCP server's log notifications to the Computer's log at their level.
 """
@@ -24,6 +27,7 @@ import enum
 import functools
 import json
 import logging
+import re
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
@@ -50,6 +54,8 @@ from a2c_protocol import (
 from ._auth import redact_text
 from ._exceptions import ComputerError
 from ._logging import SECRETS, forward_mcp_log
+from ._oauth._provider import STATUS_HEADER, ComputerOAuth, make_auth, sign_in_hint
+from ._oauth._store import TokenStore, default_store
 from ._stderr import stderr_pipe
 
 __all__ = [
@@ -76,6 +82,8 @@ class ServerStatus(enum.StrEnum):
     FAILED = "failed"
     STOPPED = "stopped"
     DISABLED = "disabled"
+    #: An OAuth server without a usable sign-in (``a2c-computer auth login``).
+    NEEDS_AUTH = "needs_auth"
 
 
 class NotificationKind(enum.StrEnum):
@@ -85,13 +93,22 @@ class NotificationKind(enum.StrEnum):
 
 
 class McpCallFailure(ComputerError):
-    """An MCP request failed; ``http_status`` is set for an HTTP refusal upstream."""
+    """An MCP request failed; ``http_status`` is set for an HTTP refusal upstream
+    (``scope``: what a 403 ``insufficient_scope`` asked for)."""
 
     def __init__(
-        self, message: str, *, http_status: int | None = None, connection_lost: bool = False
+        self,
+        message: str,
+        *,
+        http_status: int | None = None,
+        connection_lost: bool = False,
+        scope: str | None = None,
     ) -> None:
         self.http_status = http_status
         self.connection_lost = connection_lost
+        self.scope = scope
+        #: An OAuth refresh was refused (errors.md §4.1: 4007, not 4006).
+        self.refresh_failed = False
         super().__init__(message)
 
 
@@ -102,10 +119,11 @@ class _Raw(BaseModel):
 
 
 Streams: TypeAlias = tuple[Any, Any]
-#: ``on_refusal(jsonrpc_request_id, http_status)``: an HTTP transport refused a request.
-RefusalSink: TypeAlias = Callable[[Any, int], None]
+#: ``on_refusal(jsonrpc_request_id, http_status, scope)``: an HTTP transport refused a
+#: request (``scope``: what a 403 ``insufficient_scope`` asked for, else None).
+RefusalSink: TypeAlias = Callable[[Any, int, str | None], None]
 TransportFactory: TypeAlias = Callable[
-    [Mapping[str, Any], RefusalSink], AbstractAsyncContextManager[Streams]
+    [Mapping[str, Any], RefusalSink, httpx.Auth | None], AbstractAsyncContextManager[Streams]
 ]
 
 
@@ -140,10 +158,24 @@ class _HttpRefusalTransport(httpx.AsyncBaseTransport):
             return response
         await response.aread()
         await response.aclose()
+        # The auth above this transport (OAuth) judges the real status and challenge.
+        seen = {STATUS_HEADER: str(status)}
+        challenge = response.headers.get("www-authenticate")
+        if challenge:
+            seen["www-authenticate"] = challenge
         if not self._in_band:
-            self._on_refusal(message["id"], status)
-            return httpx.Response(202, request=request)
-        data = {"a2c_http_status": status}
+            # Reported by _OutOfBandClient once the auth above is done with the request:
+            # a refresh and retry that succeeds is no refusal.
+            return httpx.Response(
+                202,
+                headers=seen,
+                request=request,
+                extensions={"a2c_refusal": (message["id"], status, _insufficient_scope(challenge))},
+            )
+        data: dict[str, Any] = {"a2c_http_status": status}
+        scope = _insufficient_scope(challenge)
+        if scope is not None:
+            data["a2c_scope"] = scope
         error = {
             "code": _HTTP_REFUSAL,
             "message": f"upstream answered HTTP {status} to {message['method']}",
@@ -151,13 +183,36 @@ class _HttpRefusalTransport(httpx.AsyncBaseTransport):
         }
         return httpx.Response(
             200,
-            headers={"content-type": "application/json"},
+            headers={"content-type": "application/json", **seen},
             content=json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": error}).encode(),
             request=request,
         )
 
     async def aclose(self) -> None:
         await self._inner.aclose()
+
+
+def _insufficient_scope(challenge: str | None) -> str | None:
+    """The ``scope`` of a ``Bearer error="insufficient_scope"`` challenge ("" if unnamed)."""
+    if not challenge or "insufficient_scope" not in challenge:
+        return None
+    found = re.search(r'scope="([^"]*)"', challenge) or re.search(r"scope=([^\s,]+)", challenge)
+    return found.group(1) if found else ""
+
+
+class _OutOfBandClient(httpx.AsyncClient):
+    """Reports the refusal of an SSE POST from the final response of the whole send."""
+
+    def __init__(self, *args: Any, on_refusal: RefusalSink, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._on_refusal = on_refusal
+
+    async def send(self, request: httpx.Request, **kwargs: Any) -> httpx.Response:
+        response = await super().send(request, **kwargs)
+        refusal = response.extensions.get("a2c_refusal")
+        if refusal is not None:
+            self._on_refusal(*refusal)
+        return response
 
 
 def _client_factory(on_refusal: RefusalSink, *, in_band: bool) -> Callable[..., httpx.AsyncClient]:
@@ -167,6 +222,14 @@ def _client_factory(on_refusal: RefusalSink, *, in_band: bool) -> Callable[..., 
         auth: httpx.Auth | None = None,
     ) -> httpx.AsyncClient:
         transport = _HttpRefusalTransport(httpx.AsyncHTTPTransport(), on_refusal, in_band=in_band)
+        if not in_band:
+            return _OutOfBandClient(
+                headers=headers,
+                timeout=timeout if timeout is not None else httpx.Timeout(30.0, read=300.0),
+                auth=auth,
+                transport=transport,
+                on_refusal=on_refusal,
+            )
         return httpx.AsyncClient(
             headers=headers,
             timeout=timeout if timeout is not None else httpx.Timeout(30.0, read=300.0),
@@ -186,7 +249,10 @@ def _headers(params: Mapping[str, Any]) -> dict[str, str] | None:
 
 @contextlib.asynccontextmanager
 async def _open_stdio(
-    params: Mapping[str, Any], _: RefusalSink, errlog: TextIO = sys.stderr
+    params: Mapping[str, Any],
+    _: RefusalSink,
+    __: httpx.Auth | None = None,
+    errlog: TextIO = sys.stderr,
 ) -> AsyncIterator[Streams]:
     env = params.get("env")
     server = StdioServerParameters(
@@ -203,7 +269,7 @@ async def _open_stdio(
 
 @contextlib.asynccontextmanager
 async def _open_streamable(
-    params: Mapping[str, Any], on_refusal: RefusalSink
+    params: Mapping[str, Any], on_refusal: RefusalSink, auth: httpx.Auth | None = None
 ) -> AsyncIterator[Streams]:
     factory = _client_factory(on_refusal, in_band=True)
     timeout = httpx.Timeout(
@@ -215,7 +281,7 @@ async def _open_streamable(
     modern = getattr(_streamable_http, "streamable_http_client", None)
     if modern is not None:
         async with (
-            factory(headers=_headers(params), timeout=timeout) as client,
+            factory(headers=_headers(params), timeout=timeout, auth=auth) as client,
             modern(str(params["url"]), http_client=client, terminate_on_close=terminate) as streams,
         ):
             yield streams[0], streams[1]
@@ -227,18 +293,22 @@ async def _open_streamable(
         sse_read_timeout=timeout.read or 300.0,
         terminate_on_close=terminate,
         httpx_client_factory=factory,
+        auth=auth,
     ) as streams:
         yield streams[0], streams[1]
 
 
 @contextlib.asynccontextmanager
-async def _open_sse(params: Mapping[str, Any], on_refusal: RefusalSink) -> AsyncIterator[Streams]:
+async def _open_sse(
+    params: Mapping[str, Any], on_refusal: RefusalSink, auth: httpx.Auth | None = None
+) -> AsyncIterator[Streams]:
     async with sse_client(
         str(params["url"]),
         headers=_headers(params),
         timeout=float(params.get("timeout") or 5.0),
         sse_read_timeout=float(params.get("sse_read_timeout") or 300.0),
         httpx_client_factory=_client_factory(on_refusal, in_band=False),
+        auth=auth,
     ) as (read, write):
         yield read, write
 
@@ -335,6 +405,7 @@ class McpServer:
         on_notification: NotifyFn,
         restart: bool = True,
         start_timeout: float = 30.0,
+        token_store: TokenStore | None = None,
     ) -> None:
         self.config = config
         self.name = config.name
@@ -357,6 +428,9 @@ class McpServer:
         # request id → [waiting task, refusal status] for out-of-band (SSE) refusals
         self._waiting: dict[Any, list[Any]] = {}
         self._was_ready = False  # the current session reached READY
+        self._token_store = token_store
+        self._oauth: ComputerOAuth | None = None
+        self._signed_out = asyncio.Event()  # the current session's token was refused
 
     # -- lifecycle -----------------------------------------------------------
 
@@ -400,7 +474,8 @@ class McpServer:
     async def _run(self) -> None:
         delays = reconnect_delays(initial=0.5, maximum=15.0)
         while not self._stop.is_set():
-            self.status = ServerStatus.STARTING
+            if self.status is not ServerStatus.NEEDS_AUTH:
+                self.status = ServerStatus.STARTING
             self._was_ready = False
             try:
                 await self._session_once()
@@ -408,6 +483,8 @@ class McpServer:
                 if self._stop.is_set():
                     # Teardown noise of a transport being closed on purpose.
                     logger.debug("MCP server %s closed: %s", self.name, _describe(exc))
+                elif self._sign_in_needed() is not None:
+                    logger.debug("MCP server %s: %s", self.name, _describe(exc))
                 else:
                     self.last_error = _describe(exc)
                     logger.warning("MCP server %s failed: %s", self.name, self.last_error)
@@ -423,7 +500,14 @@ class McpServer:
                     await self._on_down(self)
             if self._stop.is_set():
                 break
-            self.status = ServerStatus.FAILED
+            reason = self._sign_in_needed()
+            if reason is not None:
+                if self.status is not ServerStatus.NEEDS_AUTH:
+                    logger.warning("MCP server %s %s", self.name, reason)
+                self.status = ServerStatus.NEEDS_AUTH
+                self.last_error = reason
+            else:
+                self.status = ServerStatus.FAILED
             if self.last_error is None:
                 self.last_error = "connection to the MCP server was lost"
             self._settled.set()
@@ -438,16 +522,40 @@ class McpServer:
         self.status = ServerStatus.STOPPED
         self._settled.set()
 
+    @property
+    def sign_in_lost(self) -> bool:
+        """An OAuth server whose sign-in stopped working (its refresh was refused)."""
+        return self._oauth is not None and self._oauth.refresh_refused
+
+    def _sign_in_needed(self) -> str | None:
+        """Why this OAuth server needs a sign-in, with what to run; None if it does not."""
+        oauth = self._oauth
+        if oauth is None or oauth.needs_sign_in is None:
+            return None
+        return f"needs sign-in ({oauth.needs_sign_in}): run `{sign_in_hint(self.name)}`"
+
+    def _auth_for(self, params: Mapping[str, Any]) -> httpx.Auth | None:
+        """A fresh OAuth auth per session: it reads the store again (a new sign-in counts)."""
+        settings = getattr(self.config, "auth", None)
+        if settings is None:
+            self._oauth = None
+            return None
+        store = self._token_store if self._token_store is not None else default_store()
+        self._oauth = make_auth(self.name, str(params["url"]), settings, store)
+        return self._oauth
+
     async def _session_once(self) -> bool:
         """Run one session until it is lost or stopped; True if it became ready."""
         opener = TRANSPORTS[type(self.config)]
         params = await self._params()
         closed = anyio.Event()
+        self._signed_out.clear()
         async with AsyncExitStack() as stack:
+            auth = self._auth_for(params)
             if opener is _open_stdio:  # its stderr becomes log records, one per line
                 errlog = stack.enter_context(stderr_pipe(self.name))
                 opener = functools.partial(_open_stdio, errlog=errlog)
-            read, write = await stack.enter_async_context(opener(params, self._refused))
+            read, write = await stack.enter_async_context(opener(params, self._refused, auth))
             watched = _WatchedReceive(read, closed)
             stack.push_async_callback(watched.aclose)
             checked = _CheckedWriter(
@@ -489,8 +597,13 @@ class McpServer:
                         await stop_wait
                         waiters.cancel_scope.cancel()
 
+                    async def on_signed_out() -> None:
+                        await self._signed_out.wait()
+                        waiters.cancel_scope.cancel()
+
                     waiters.start_soon(on_closed)
                     waiters.start_soon(on_stop)
+                    waiters.start_soon(on_signed_out)
                     interval = _keepalive_interval(self.config, params)
                     if interval is not None:
                         waiters.start_soon(self._keep_alive, session, interval)
@@ -584,7 +697,7 @@ class McpServer:
         # send_request takes the next id synchronously on entry; the mcp client does not
         # announce cancellations itself, so remember the id to do it.
         request_id = session._request_id
-        waiter: list[Any] = [asyncio.current_task(), None]
+        waiter: list[Any] = [asyncio.current_task(), None, None]
         self._waiting[request_id] = waiter
         try:
             async with asyncio.timeout(timeout):
@@ -596,8 +709,12 @@ class McpServer:
                     raise McpCallFailure(
                         f"MCP server {self.name}: connection lost", connection_lost=True
                     ) from None
-                raise McpCallFailure(
-                    f"MCP server {self.name}: upstream answered HTTP {status}", http_status=status
+                raise self._noted(
+                    McpCallFailure(
+                        f"MCP server {self.name}: upstream answered HTTP {status}",
+                        http_status=status,
+                        scope=waiter[2],
+                    )
                 ) from None
             self._announce_cancel(session, request_id)
             raise
@@ -605,7 +722,7 @@ class McpServer:
             self._announce_cancel(session, request_id)
             raise
         except McpError as exc:
-            raise _failure(exc, self.name) from exc
+            raise self._noted(_failure(exc, self.name)) from exc
         except (anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
             raise McpCallFailure(
                 f"MCP server {self.name}: connection lost", connection_lost=True
@@ -614,6 +731,13 @@ class McpServer:
             self._waiting.pop(request_id, None)
         return result.model_dump()
 
+    def _noted(self, failure: McpCallFailure) -> McpCallFailure:
+        """A refused token mid-session ends the session: the server now needs a sign-in."""
+        if failure.http_status == 401 and self._sign_in_needed() is not None:
+            self._signed_out.set()
+            failure.refresh_failed = self.sign_in_lost
+        return failure
+
     def _fail_pending(self) -> None:
         """The session ended: every request still waiting fails now (not at its timeout)."""
         for waiter in list(self._waiting.values()):
@@ -621,12 +745,12 @@ class McpServer:
                 waiter[1] = _LOST
                 waiter[0].cancel()
 
-    def _refused(self, request_id: Any, status: int) -> None:
+    def _refused(self, request_id: Any, status: int, scope: str | None = None) -> None:
         """An HTTP transport refused ``request_id`` out of band: fail the waiting call."""
         waiter = self._waiting.get(request_id)
         if waiter is None or waiter[1] is not None or waiter[0] is None:
             return
-        waiter[1] = status
+        waiter[1], waiter[2] = status, scope
         waiter[0].cancel()
 
     def _announce_cancel(self, session: ClientSession, request_id: int) -> None:
@@ -652,8 +776,11 @@ def _failure(exc: McpError, server: str) -> McpCallFailure:
     if exc.error.code == types.CONNECTION_CLOSED:
         return McpCallFailure(f"MCP server {server}: connection closed", connection_lost=True)
     if isinstance(status, int):
+        scope = data.get("a2c_scope") if isinstance(data, dict) else None
         return McpCallFailure(
-            f"MCP server {server}: upstream answered HTTP {status}", http_status=status
+            f"MCP server {server}: upstream answered HTTP {status}",
+            http_status=status,
+            scope=scope if isinstance(scope, str) else None,
         )
     return McpCallFailure(f"MCP server {server}: {exc.error.message}")
 

@@ -285,6 +285,20 @@ class MCPSSEParameters:
 
 
 @attrs.frozen(kw_only=True)
+class OAuthSettings:
+    """SDK extension: ``"auth"`` of a ``streamable``/``sse`` server behind OAuth 2.1.
+
+    Without ``client_id`` the Computer registers itself (dynamic client registration);
+    ``client_metadata`` adds fields to the client metadata it registers or presents.
+    """
+
+    type: Literal["oauth"] = "oauth"
+    client_id: str | None = _opt()
+    scopes: list[str] = attrs.Factory(list)
+    client_metadata: dict[str, Any] | None = _opt()
+
+
+@attrs.frozen(kw_only=True)
 class _ServerConfigBase:
     """Fields every MCP server entry has, whatever its transport."""
 
@@ -311,6 +325,8 @@ class StreamableServerConfig(_ServerConfigBase):
     """An MCP server over Streamable HTTP (``type: "streamable"``)."""
 
     server_parameters: MCPServerStreamableHttpParameters
+    #: SDK extension: sign in with OAuth (see :class:`OAuthSettings`).
+    auth: OAuthSettings | None = _opt()
 
 
 @attrs.frozen(kw_only=True)
@@ -318,6 +334,8 @@ class SseServerConfig(_ServerConfigBase):
     """An MCP server over Server-Sent Events (``type: "sse"``)."""
 
     server_parameters: MCPSSEParameters
+    #: SDK extension: sign in with OAuth (see :class:`OAuthSettings`).
+    auth: OAuthSettings | None = _opt()
 
 
 MCPServerConfig: TypeAlias = StdioServerConfig | StreamableServerConfig | SseServerConfig
