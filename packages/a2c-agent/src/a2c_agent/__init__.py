@@ -42,6 +42,7 @@ from a2c_protocol import (
     ToolAuthorizationError,
     ToolAuthorizationFailedError,
     ToolAuthorizationRequiredError,
+    ToolCallProgress,
     ToolConfirmationRequiredError,
     ToolDisabledError,
     ToolError,
@@ -82,6 +83,7 @@ from ._exceptions import (
 )
 from ._lifecycle import AgentState
 from ._notify import NotificationStream
+from ._progress import ProgressCallback
 from ._skills import SkillFile, SkillsListener
 from ._sync import SyncAgent
 from ._types import (
@@ -138,6 +140,7 @@ __all__ = [
     "NotificationListener",
     "NotificationPayload",
     "NotificationStream",
+    "ProgressCallback",
     "ProtocolVersionError",
     "RemoteError",
     "RequestTimeoutError",
@@ -154,6 +157,7 @@ __all__ = [
     "ToolAuthorizationError",
     "ToolAuthorizationFailedError",
     "ToolAuthorizationRequiredError",
+    "ToolCallProgress",
     "ToolCallTimeoutError",
     "ToolConfirmationRequiredError",
     "ToolDisabledError",

@@ -16,6 +16,7 @@ from ._blob_settings import BlobSettings
 from ._blobs import BlobStore
 from ._computer import ComputerCore, ConfirmCallback
 from ._exceptions import ComputerStateError
+from ._extensions import CallExtras
 from ._inputs import PromptFn
 from ._link import ComputerLink
 from ._metrics import ComputerMetrics
@@ -170,11 +171,12 @@ class Computer(ComputerCore):
         timeout: float = 60.0,
         req_id: str | None = None,
         agent: str | None = None,
+        extras: CallExtras | None = None,
     ) -> CallToolResult:
         entry = self._registry.lookup(tool_name).entry
         started = time.monotonic()
         result = await super().call_tool(
-            tool_name, params, timeout=timeout, req_id=req_id, agent=agent
+            tool_name, params, timeout=timeout, req_id=req_id, agent=agent, extras=extras
         )
         self.metrics.tool_call(
             entry.server if entry else None,

@@ -50,6 +50,7 @@ from ._desktop import (
 )
 from ._encoding import unencodable_field
 from ._exceptions import ComputerStateError
+from ._extensions import CallExtras
 from ._foreign import did_you_mean
 from ._inputs import InputResolver, PromptFn
 from ._invoke import invoke_tool
@@ -493,13 +494,17 @@ class ComputerCore:
         timeout: float = 60.0,
         req_id: str | None = None,
         agent: str | None = None,
+        extras: CallExtras | None = None,
     ) -> CallToolResult:
-        """Run a tool by exposed name; every failure is an ``isError`` result with a code."""
+        """Run a tool by exposed name; every failure is an ``isError`` result with a code.
+
+        ``extras`` carries the opt-in extensions of the call (progress, trace context).
+        """
         req_id = req_id or uuid.uuid4().hex
         started = time.monotonic()
         outcome = "cancelled"
         try:
-            result = await self._call_tool(tool_name, params, timeout, req_id, agent)
+            result = await self._call_tool(tool_name, params, timeout, req_id, agent, extras)
             outcome = call_outcome(result.is_error, result.meta)
             return result
         except Exception as exc:
@@ -523,6 +528,7 @@ class ComputerCore:
         timeout: float,
         req_id: str,
         agent: str | None,
+        extras: CallExtras | None = None,
     ) -> CallToolResult:
         lookup = self._registry.lookup(tool_name)
         if lookup.kind is LookupKind.FORBIDDEN:
@@ -562,7 +568,7 @@ class ComputerCore:
                 req_id, agent, entry.server, entry.original, tool_name, dict(params or {})
             )
         task = asyncio.ensure_future(
-            self._confirm_then_invoke(req_id, asking, server, entry, params or {}, timeout)
+            self._confirm_then_invoke(req_id, asking, server, entry, params or {}, timeout, extras)
         )
         self._inflight[req_id] = task
         success = False
@@ -603,6 +609,7 @@ class ComputerCore:
         entry: ToolEntry,
         params: JsonObject,
         timeout: float,
+        extras: CallExtras | None = None,
     ) -> CallToolResult:
         if asking is not None:
             loop = asyncio.get_running_loop()
@@ -614,7 +621,7 @@ class ComputerCore:
                 return refusal
             timeout -= loop.time() - started
         self._invoked.add(req_id)
-        return await invoke_tool(server, entry.original, entry.exposed, params, timeout)
+        return await invoke_tool(server, entry.original, entry.exposed, params, timeout, extras)
 
     # -- runtime configuration -------------------------------------------------
 

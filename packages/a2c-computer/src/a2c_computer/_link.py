@@ -58,6 +58,7 @@ from ._computer import ComputerCore
 from ._config_view import agent_view
 from ._decisions import ConnectVerdict, judge_namespace_refusal, judge_refusal
 from ._exceptions import ComputerError, LinkError, ServerRefusedError
+from ._extensions import CallExtras, ProgressForward
 from ._link_calls import LinkCalls, notice_reason
 from ._skills import SkillManager, serve_get_skill, serve_get_skills
 
@@ -343,6 +344,14 @@ class ComputerLink:
         except Exception as exc:
             logger.warning("could not emit %s: %s", event, exc)
 
+    def _progress_forward(self, req: ToolCallReq) -> ProgressForward:
+        async def emit(event: str, data: Any) -> None:
+            sio = self._sio
+            if sio is not None and sio.connected:
+                await sio.emit(event, data, namespace=NAMESPACE)
+
+        return ProgressForward(emit, agent=req.agent, req_id=req.req_id, computer=self.name)
+
     # -- incoming ------------------------------------------------------------
 
     def _guarded(
@@ -376,10 +385,16 @@ class ComputerLink:
         self._check_target(req.computer)
         if req.timeout <= 0:
             return _error(ErrorCode.BAD_REQUEST, "timeout must be a positive number of seconds")
-        with self._calls.running(req.req_id, req.agent):
-            result = await self._core.call_tool(
-                req.tool_name, req.params, timeout=req.timeout, req_id=req.req_id, agent=req.agent
-            )
+        forward = self._progress_forward(req) if req.a2c_progress is True else None
+        extras = None if forward is None else CallExtras(progress=forward)
+        try:
+            with self._calls.running(req.req_id, req.agent):
+                result = await self._core.call_tool(req.tool_name, req.params,
+                                                    timeout=req.timeout, req_id=req.req_id,
+                                                    agent=req.agent, extras=extras)  # fmt: skip
+        finally:
+            if forward is not None:
+                forward.close()
         # Spooling hashes and writes megabytes: keep it off the event loop.
         return await asyncio.to_thread(
             tool_answer,

@@ -18,6 +18,7 @@ from ._events import (
     Event,
     EventKind,
     EventSpec,
+    ExtensionEvent,
 )
 from ._exceptions import (
     A2CError,
@@ -138,6 +139,7 @@ from ._models import (
     SseServerConfig,
     StdioServerConfig,
     StreamableServerConfig,
+    ToolCallProgress,
     ToolCallReq,
     ToolMeta,
     UpdateComputerConfigReq,
@@ -155,6 +157,7 @@ from ._priority import (
     read_priority,
     window_resource,
 )
+from ._progress import PROGRESS_MIN_INTERVAL, ProgressGate
 from ._redact import REDACTED, RedactingFilter, SecretRedactor
 from ._version import __version__
 from ._versioning import (
@@ -205,6 +208,7 @@ __all__ = [
     "MCP_TOOL_ANNOTATION_KEY",
     "MIME_TYPES",
     "NAMESPACE",
+    "PROGRESS_MIN_INTERVAL",
     "PROTOCOL_VERSION",
     "REDACTED",
     "UPDATE_EVENTS",
@@ -235,6 +239,7 @@ __all__ = [
     "Event",
     "EventKind",
     "EventSpec",
+    "ExtensionEvent",
     "FieldError",
     "ForbiddenError",
     "GetBlobReq",
@@ -273,6 +278,7 @@ __all__ = [
     "NotFoundError",
     "NotInOfficeError",
     "PickStringInput",
+    "ProgressGate",
     "PromptStringInput",
     "ProtocolVersion",
     "ProtocolVersionError",
@@ -294,6 +300,7 @@ __all__ = [
     "ToolAuthorizationError",
     "ToolAuthorizationFailedError",
     "ToolAuthorizationRequiredError",
+    "ToolCallProgress",
     "ToolCallReq",
     "ToolConfirmationRequiredError",
     "ToolDisabledError",
