@@ -22,7 +22,7 @@ import socketio
 
 from a2c_agent import AsyncAgent, ToolCallProgress, ToolCallTimeoutError, result_text
 from a2c_protocol import NAMESPACE, PROTOCOL_VERSION, ExtensionEvent, ToolCallReq, to_wire
-from a2c_testkit.processes import ManagedProcess
+from a2c_testkit.processes import ManagedProcess, bin_path
 from a2c_testkit.redis_server import redis_server
 from a2c_testkit.server import RawClient, close_client
 from a2c_testkit.triangle import (
@@ -199,3 +199,23 @@ async def test_progress_goes_to_the_calling_agent_only(procs: Any, tmp_path: Pat
 
 async def _joined(client: RawClient) -> bool:
     return await client.join("agent", "plain-agent", OFFICE) == (True, None)
+
+
+async def test_the_cli_call_shows_the_progress_on_stderr(procs: Any, tmp_path: Path) -> None:
+    async with _nodes(procs, tmp_path) as n:
+        agent = await _agent(n.a.url)  # waits for the Computer, then frees the Agent seat
+        await agent.__aexit__(None, None, None)
+        argv = [bin_path("a2c-agent"), "--server", n.a.url, "--office", OFFICE, "--json",
+                "call", "box", "steps", json.dumps({"count": 3, "delay": 0.4}),
+                "--timeout", "60"]  # fmt: skip
+        cli = await asyncio.create_subprocess_exec(
+            *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+        )
+        out, err = await asyncio.wait_for(cli.communicate(), 120)
+        assert cli.returncode == 0, err.decode()
+        lines = [line for line in err.decode().splitlines() if "progress" in line]
+        assert lines[:2] == [
+            "a2c-agent: progress 1/3 (33.3%) step 1",
+            "a2c-agent: progress 2/3 (66.7%) step 2",
+        ], err.decode()
+        assert '\\"progress_token\\": true' in out.decode()

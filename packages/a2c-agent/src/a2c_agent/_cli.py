@@ -62,6 +62,7 @@ from ._cli_args import (
 )
 from ._cli_dest import write_file
 from ._cli_files import ProgressBar, save_binaries
+from ._cli_progress import ToolProgressView
 from ._cli_render import desktop_hint, render_table
 from ._cli_skill import RAW, skill_command
 from ._cli_watch import watch
@@ -113,9 +114,13 @@ async def _command(
     if command == "skill":
         kind, data = await skill_command(agent, args, out)
         return kind, data, EXIT_OK
-    result = await agent.call_tool(
-        args.computer, args.tool, args.params_object, timeout=args.timeout
-    )
+    view = ToolProgressView(sys.stderr, bar=sys.stderr.isatty())
+    try:
+        result = await agent.call_tool(
+            args.computer, args.tool, args.params_object, timeout=args.timeout, on_progress=view
+        )
+    finally:
+        view.finish()
     data = await asyncio.to_thread(
         save_binaries, to_wire(result), Path(args.save_dir), args.tool, _note
     )
