@@ -90,6 +90,7 @@ from ._exceptions import (
 from ._inflight import InFlightCalls, depart
 from ._lifecycle import AgentState, Transition, next_state, require_connected
 from ._notify import Listeners, NotificationStream
+from ._otel import call_span
 from ._progress import ProgressCallback, ProgressWaits
 from ._rules import (
     Action,
@@ -105,7 +106,7 @@ from ._rules import (
     unanswered,
 )
 from ._skills import SkillFile, SkillsListener, SkillTracker, read_skill_file
-from ._types import AgentNotification, AgentTool, ResourcePage
+from ._types import AgentNotification, AgentTool, ResourcePage, result_error_code
 
 __all__ = [
     "AsyncAgent",
@@ -593,6 +594,37 @@ class AsyncAgent:
         the Server and the Computer restart their waits on progress in any case (the Server
         up to its ``--max-tool-timeout``).
         """
+        with call_span(self._office, computer, tool_name) as span:
+            try:
+                result = await self._call_tool(
+                    computer, tool_name, params, timeout=timeout, req_id=req_id,
+                    drain_blobs=drain_blobs, on_progress=on_progress,
+                    timeout_resets_on_progress=timeout_resets_on_progress,
+                    trace=span.carrier(),
+                )  # fmt: skip
+            except RemoteError as exc:
+                span.outcome("error", exc.code)
+                raise
+            except ToolCallTimeoutError:
+                span.outcome("timeout")
+                raise
+            code = result_error_code(result)
+            span.outcome("error" if result.is_error else "ok", code)
+            return result
+
+    async def _call_tool(
+        self,
+        computer: str,
+        tool_name: str,
+        params: Mapping[str, Any] | None,
+        *,
+        timeout: float,
+        req_id: str | None,
+        drain_blobs: bool | None,
+        on_progress: ProgressCallback | None,
+        timeout_resets_on_progress: bool,
+        trace: dict[str, str] | None,
+    ) -> CallToolResult:
         if timeout <= 0:
             raise ValueError("timeout must be positive")
         if req_id is not None and not (isinstance(req_id, str) and req_id):
@@ -606,6 +638,7 @@ class AsyncAgent:
             params=dict(params or {}),
             timeout=max(1, math.ceil(timeout)),
             a2c_progress=True if on_progress is not None else None,
+            a2c_trace=trace,
         )
         progress = (
             contextlib.nullcontext(None)

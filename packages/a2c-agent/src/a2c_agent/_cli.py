@@ -50,6 +50,7 @@ from typing import Any, TextIO
 
 from a2c_protocol import A2CError, RemoteError, to_wire
 
+from . import _otel as otel
 from ._agent import AsyncAgent
 from ._cli_args import (
     EXIT_ERROR,
@@ -202,6 +203,15 @@ def main(
     except SystemExit as exc:  # argparse: --help / --version (0) or a usage error (2)
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     as_table = args.output == "table" or (args.output is None and out.isatty())
+    traced = environ is None and otel.configure_from_env()
+    try:
+        return _run_main(args, out, as_table)
+    finally:
+        if traced:
+            otel.shutdown()
+
+
+def _run_main(args: argparse.Namespace, out: TextIO, as_table: bool) -> int:
     try:
         return asyncio.run(_run(args, out, as_table))
     except BrokenPipeError:

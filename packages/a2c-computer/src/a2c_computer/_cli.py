@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 from a2c_protocol import ProtocolVersionError
 
+from . import _otel as otel
 from ._app import Computer
 from ._check_cmd import run_check
 from ._cli_args import (
@@ -194,7 +195,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         logging.getLogger("a2c_computer.skills").setLevel(logging.CRITICAL)
     try:
         if args.command == "run":
-            return asyncio.run(_run(args))
+            otel.configure_from_env()
+            try:
+                return asyncio.run(_run(args))
+            finally:
+                otel.shutdown()
         if args.command == "skills":
             return asyncio.run(_skills(args))
         return asyncio.run(_check(args))

@@ -51,6 +51,7 @@ from a2c_protocol import (
     with_version_query,
 )
 
+from . import _otel as otel
 from ._answers import fit_answer, tool_answer
 from ._blob_serve import serve_get_blob
 from ._blobs import BlobStore
@@ -386,12 +387,23 @@ class ComputerLink:
         if req.timeout <= 0:
             return _error(ErrorCode.BAD_REQUEST, "timeout must be a positive number of seconds")
         forward = self._progress_forward(req) if req.a2c_progress is True else None
-        extras = None if forward is None else CallExtras(progress=forward)
+        traced: contextlib.AbstractContextManager[otel.CallTrace | None] = contextlib.nullcontext(
+            None
+        )
+        if otel.STATE.active and req.a2c_trace is not None:
+            traced = otel.traced_call(req, self.name, self.office_id)
         try:
-            with self._calls.running(req.req_id, req.agent):
+            with self._calls.running(req.req_id, req.agent), traced as trace:
+                extras = None
+                if forward is not None or trace is not None:
+                    extras = CallExtras(
+                        progress=forward, mcp_meta=trace.mcp_meta if trace is not None else None
+                    )
                 result = await self._core.call_tool(req.tool_name, req.params,
                                                     timeout=req.timeout, req_id=req.req_id,
                                                     agent=req.agent, extras=extras)  # fmt: skip
+                if trace is not None:
+                    trace.finished(result, self._core.tool_server(req.tool_name))
         finally:
             if forward is not None:
                 forward.close()

@@ -21,6 +21,7 @@ from typing import Any
 import socketio
 
 from . import _json
+from . import _otel as otel
 from ._exceptions import StoreUnavailableError
 from ._liveness import BroadcastFn, LeaveRoomFn, NodeLiveness, RemoteCalls
 from ._logs import cause, log
@@ -133,6 +134,11 @@ class _RedisManager(socketio.AsyncRedisManager):  # type: ignore[misc]
 
     async def _handle_emit(self, message: dict[str, Any]) -> None:
         event = message.get("event")
+        if otel.STATE.active and event == "client:tool_call" and message.get("callback"):
+            data, room = message.get("data"), message.get("room")
+            local = isinstance(room, str) and self.is_connected(room, message.get("namespace"))
+            if local and isinstance(data, list) and len(data) == 1:
+                message = {**message, "data": [otel.relay_span(data[0])]}
         hook = self.intercepts.get(event) if self.intercepts and isinstance(event, str) else None
         room = message.get("room")
         if hook is not None and isinstance(room, str) and message.get("callback") is None:

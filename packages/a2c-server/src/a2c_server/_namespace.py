@@ -40,6 +40,7 @@ from a2c_protocol import (
     to_wire,
 )
 
+from . import _otel as otel
 from ._auth import AuthProvider, AuthRequest
 from ._exceptions import AuthenticationError, StoreUnavailableError
 from ._gate import check_version_query, first_query_value
@@ -447,8 +448,10 @@ class SmcpNamespace:
                 return self._refuse(refusal, sid, event, req.req_id, sender)
             log(_log, logging.DEBUG, "forwarding", sid=sid, event=event.value, req_id=req.req_id,
                 name=req.agent, office=target.office_id, computer=req.computer)  # fmt: skip
-            if isinstance(req, ToolCallReq) and req.a2c_progress is True:
-                return await self._call_with_progress(sid, event, data, req, target.sid, wait)
+            if isinstance(req, ToolCallReq) and (
+                req.a2c_progress is True or (otel.STATE.active and req.a2c_trace is not None)
+            ):
+                return await self._call_extended(sid, event, data, req, target, wait)
             with self._drain.tracking(), self._track(sid, req, target.sid):
                 return await self._call(
                     sid, event, data, req.req_id, req.computer, target.sid, wait
@@ -456,16 +459,34 @@ class SmcpNamespace:
 
         return forward
 
-    async def _call_with_progress(
-        self, sid: str, event: Event, data: Any, req: ToolCallReq, target_sid: str, wait: float
+    async def _call_extended(
+        self, sid: str, event: Event, data: Any, req: ToolCallReq, target: Member, wait: float
     ) -> Any:
-        """Extension: each progress report restarts ``wait``, up to --max-tool-timeout."""
-        bound = self._settings.max_tool_timeout + self._settings.tool_call_buffer
-        keepalive = Keepalive(wait, bound)
-        watching = self._progress.watching(sid, req.req_id, req.computer, keepalive)
-        with self._drain.tracking(), self._track(sid, req, target_sid), watching:
-            return await self._call(sid, event, data, req.req_id, req.computer, target_sid,
-                                    wait, keepalive)  # fmt: skip
+        """Extensions: progress restarts ``wait`` (up to --max-tool-timeout); trace context
+        gets a span (see :mod:`a2c_server._progress` and :mod:`a2c_server._otel`)."""
+        keepalive = None
+        watching: AbstractContextManager[Any] = contextlib.nullcontext()
+        if req.a2c_progress is True:
+            bound = self._settings.max_tool_timeout + self._settings.tool_call_buffer
+            keepalive = Keepalive(wait, bound)
+            watching = self._progress.watching(sid, req.req_id, req.computer, keepalive)
+        traced: AbstractContextManager[tuple[Any, Any]] = contextlib.nullcontext((data, None))
+        if otel.STATE.active and req.a2c_trace is not None and isinstance(data, dict):
+            traced = otel.forward_span(data, target.office_id, req.computer, req.tool_name)
+        with (
+            self._drain.tracking(),
+            self._track(sid, req, target.sid),
+            watching,
+            traced as (
+                payload,
+                span,
+            ),
+        ):
+            answer = await self._call(sid, event, payload, req.req_id, req.computer,
+                                      target.sid, wait, keepalive)  # fmt: skip
+            if span is not None:
+                span.answered(answer)
+            return answer
 
     def _track(self, sid: str, req: Any, target_sid: str) -> AbstractContextManager[None]:
         if not isinstance(req, ToolCallReq):  # only tool calls run something worth stopping
