@@ -121,7 +121,13 @@ class ProgressRoutes:
             if self._calls.get(key) is watched:
                 del self._calls[key]
 
-    async def from_computer(self, sid: str, data: Any = None) -> None:
+    async def from_computer(self, sid: str, data: Any = None, *_: Any) -> None:
+        try:
+            await self._route(sid, data)
+        except Exception:  # advisory: one log line, never a traceback to the peer
+            _log.exception("progress report failed sid=%s", sid)
+
+    async def _route(self, sid: str, data: Any) -> None:
         try:
             report = from_wire(ToolCallProgress, data)
         except InvalidPayloadError as exc:
