@@ -7,6 +7,7 @@ import contextlib
 from typing import Any
 
 from a2c_protocol import NAMESPACE, ExtensionEvent
+from a2c_server import ServerSettings
 from a2c_testkit.server import RawClient, connect_raw, running_server
 from a2c_testkit.triangle import eventually
 
@@ -62,3 +63,32 @@ async def test_reports_are_stamped_gated_and_bad_ones_dropped() -> None:
         await asyncio.sleep(0.3)  # a report would have been sent by now (nothing is held)
         assert got == []
         assert seen_by_box == []
+
+
+async def test_progress_restarts_the_wait_but_never_past_max_tool_timeout() -> None:
+    settings = ServerSettings(max_tool_timeout=3, tool_call_buffer=0.2)
+    async with running_server(settings) as server, contextlib.AsyncExitStack() as stack:
+        agent = await stack.enter_async_context(connect_raw(server, "agent"))
+        assert await agent.join("agent", "ag", "o1") == (True, None)
+        box = await stack.enter_async_context(connect_raw(server, "computer"))
+        assert await box.join("computer", "box", "o1") == (True, None)
+        stop = asyncio.Event()
+
+        async def on_call(data: Any) -> Any:
+            step = 0
+            while not stop.is_set():  # reports every 0.3 s and never answers
+                step += 1
+                await box.emit(REPORT, {"agent": "ag", "req_id": data["req_id"],
+                                        "computer": "box", "progress": step})  # fmt: skip
+                await asyncio.sleep(0.3)
+            return REPLY
+
+        box.sio.on("client:tool_call", on_call, namespace=NAMESPACE)
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        answer = await agent.call("client:tool_call", _call("r1", timeout=1, a2c_progress=True))
+        elapsed = loop.time() - started
+        stop.set()
+        assert isinstance(answer, dict) and answer["code"] == 408, answer
+        # Alive well past timeout + buffer (1.2 s), ended at --max-tool-timeout + buffer.
+        assert 3.0 <= elapsed < 10, elapsed
