@@ -69,8 +69,8 @@ class ProgressWaits:
         wait = self._waits.get(report.req_id)
         if wait is None or wait.computer != report.computer:
             return
-        if wait.resets and wait.scope is not None and wait.scope.when() is not None:
-            wait.scope.reschedule(asyncio.get_running_loop().time() + wait.timeout)
+        if wait.resets and wait.scope is not None:
+            _restart(wait.scope, wait.timeout)
         try:
             outcome = wait.callback(report)
         except Exception:
@@ -78,6 +78,13 @@ class ProgressWaits:
             return
         if inspect.isawaitable(outcome):
             self._spawn(_guarded(outcome, report.req_id))
+
+
+def _restart(scope: asyncio.Timeout, timeout: float) -> None:
+    # A scope that already expired or exited (the answer is being read) stays as it is.
+    with contextlib.suppress(RuntimeError):
+        if scope.when() is not None and not scope.expired():
+            scope.reschedule(asyncio.get_running_loop().time() + timeout)
 
 
 async def _guarded(outcome: Awaitable[None], req_id: str) -> None:

@@ -715,8 +715,10 @@ def _restarting(scope: asyncio.Timeout, timeout: float | None, report: ProgressF
     """``report`` that first restarts ``scope``: a tool that reports progress is alive."""
 
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
-        if timeout is not None:
-            scope.reschedule(asyncio.get_running_loop().time() + timeout)
+        if timeout is not None and not scope.expired():
+            # An expired or exited scope (the call is ending) stays as it is.
+            with contextlib.suppress(RuntimeError):
+                scope.reschedule(asyncio.get_running_loop().time() + timeout)
         await report(progress, total, message)
 
     return on_progress
