@@ -1,6 +1,10 @@
 """Server CPU per relayed ``client:tool_call``: ``a2c-server`` against the bare relay floor.
 
-Run: ``uv run python tools/bench/bench_server_cpu.py [--calls 2000] [--rounds 3]``.
+Run: ``uv run python tools/bench/bench_server_cpu.py [--calls 2000] [--rounds 3] [--traced]``.
+
+``--traced`` turns OpenTelemetry tracing on in ``a2c-server`` (its ``[otel]`` extra, spans
+exported over OTLP/HTTP to a sink in this process) and sends W3C trace context with every
+call, so the table shows what a traced relay costs.
 
 Three processes per measurement: the server under test, a process of Computers that answer
 every call at once, and this process, whose Agents drive the load. The load side is
@@ -24,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import statistics
 import subprocess
 import sys
@@ -38,6 +43,7 @@ from _benchkit import NAMESPACE, cpu_seconds, join, server
 
 CONFIGS: tuple[tuple[int, int], ...] = ((1, 1), (32, 1), (1, 8), (32, 8))
 REPLY = {"content": [{"type": "text", "text": "hi"}], "isError": False}
+TRACE: dict[str, Any] = {}  # the a2c_trace field sent with each call (--traced)
 
 
 async def host_computers(url: str, kind: str, offices: int) -> None:
@@ -75,6 +81,7 @@ async def drive(agents: Sequence[socketio.AsyncClient], calls: int, in_flight: i
                 "tool_name": "echo",
                 "params": {"text": "hi"},
                 "timeout": 30,
+                **TRACE,
             }
             answer = await agent.call("client:tool_call", payload, namespace=NAMESPACE, timeout=60)
             if answer != REPLY:
@@ -151,6 +158,37 @@ async def measure(calls: int, batch: int) -> dict[tuple[int, int], tuple[Target,
     return results
 
 
+@contextlib.asynccontextmanager
+async def otlp_sink() -> AsyncIterator[str]:
+    """A loopback OTLP/HTTP endpoint that accepts and discards spans."""
+    from aiohttp import web
+
+    async def accept(request: web.Request) -> web.Response:
+        await request.read()
+        return web.Response(body=b"", content_type="application/x-protobuf")
+
+    app = web.Application()
+    app.router.add_post("/v1/traces", accept)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        await runner.cleanup()
+
+
+async def main_traced(calls: int, rounds: int, batch: int) -> None:
+    async with otlp_sink() as endpoint:
+        os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"] = endpoint
+        os.environ["OTEL_SERVICE_NAME"] = "a2c-server-bench"
+        trace_id, span_id = uuid.uuid4().hex, uuid.uuid4().hex[:16]
+        TRACE["a2c_trace"] = {"traceparent": f"00-{trace_id}-{span_id}-01"}
+        await main_async(calls, rounds, batch)
+
+
 async def main_async(calls: int, rounds: int, batch: int) -> None:
     ratios: dict[tuple[int, int], list[float]] = {c: [] for c in CONFIGS}
     last: dict[tuple[int, int], tuple[Target, Target]] = {}
@@ -184,8 +222,10 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--batch", type=int, default=100, help="calls per alternation")
+    parser.add_argument("--traced", action="store_true", help="tracing on in a2c-server")
     args = parser.parse_args()
-    asyncio.run(main_async(args.calls, args.rounds, args.batch))
+    run = main_traced if args.traced else main_async
+    asyncio.run(run(args.calls, args.rounds, args.batch))
 
 
 if __name__ == "__main__":

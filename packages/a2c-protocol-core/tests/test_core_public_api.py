@@ -3,6 +3,10 @@
 import a2c_protocol
 
 EXPECTED = {
+    "ExtensionEvent",
+    "PROGRESS_MIN_INTERVAL",
+    "ProgressGate",
+    "ToolCallProgress",
     "REDACTED",
     "JsonLogFormatter",
     "RedactingFilter",

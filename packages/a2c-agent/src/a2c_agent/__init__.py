@@ -44,6 +44,7 @@ from a2c_protocol import (
     ToolAuthorizationError,
     ToolAuthorizationFailedError,
     ToolAuthorizationRequiredError,
+    ToolCallProgress,
     ToolConfirmationRequiredError,
     ToolDisabledError,
     ToolError,
@@ -84,6 +85,7 @@ from ._exceptions import (
 )
 from ._lifecycle import AgentState
 from ._notify import NotificationStream
+from ._progress import ProgressCallback
 from ._skills import SkillFile, SkillsListener
 from ._sync import SyncAgent
 from ._types import (
@@ -142,6 +144,7 @@ __all__ = [
     "NotificationListener",
     "NotificationPayload",
     "NotificationStream",
+    "ProgressCallback",
     "ProtocolVersionError",
     "RemoteError",
     "RequestTimeoutError",
@@ -158,6 +161,7 @@ __all__ = [
     "ToolAuthorizationError",
     "ToolAuthorizationFailedError",
     "ToolAuthorizationRequiredError",
+    "ToolCallProgress",
     "ToolCallTimeoutError",
     "ToolConfirmationRequiredError",
     "ToolDisabledError",

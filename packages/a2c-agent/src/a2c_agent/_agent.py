@@ -9,6 +9,7 @@ protocol itself.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import math
 import uuid
@@ -33,6 +34,7 @@ from a2c_protocol import (
     EnterOfficeReq,
     Event,
     EventKind,
+    ExtensionEvent,
     GetBlobReq,
     GetBlobRet,
     GetComputerConfigReq,
@@ -89,6 +91,8 @@ from ._exceptions import (
 from ._inflight import InFlightCalls, depart
 from ._lifecycle import AgentState, Transition, next_state, require_connected
 from ._notify import Listeners, NotificationStream
+from ._otel import call_span
+from ._progress import ProgressCallback, ProgressWaits
 from ._rules import (
     Action,
     DropTools,
@@ -103,7 +107,7 @@ from ._rules import (
     unanswered,
 )
 from ._skills import SkillFile, SkillsListener, SkillTracker, read_skill_file
-from ._types import AgentNotification, AgentTool, ResourcePage
+from ._types import AgentNotification, AgentTool, ResourcePage, result_error_code
 
 __all__ = [
     "AsyncAgent",
@@ -243,6 +247,7 @@ class AsyncAgent:
         self._cache = ToolCache()
         self._pending: set[asyncio.Future[tuple[Any, ...]]] = set()
         self._calls = InFlightCalls()
+        self._progress = ProgressWaits(self._spawn)
         self._tasks: set[asyncio.Task[Any]] = set()
         self._reconnect_task: asyncio.Task[None] | None = None
         self._streams: set[NotificationStream] = set()
@@ -561,6 +566,8 @@ class AsyncAgent:
         timeout: float = 60.0,
         req_id: str | None = None,
         drain_blobs: bool | None = None,
+        on_progress: ProgressCallback | None = None,
+        timeout_resets_on_progress: bool = False,
     ) -> CallToolResult:
         """Call ``tool_name`` on ``computer`` and return its ``CallToolResult``.
 
@@ -582,7 +589,45 @@ class AsyncAgent:
         ``req_id`` defaults to a fresh UUID; pass your own to be able to cancel the call
         from elsewhere with :meth:`cancel_tool_call` (cancelling the awaiting task does the
         same).
+
+        ``on_progress`` (an extension, see docs/compatibility.md) asks for the MCP server's
+        progress reports: each arrives as a :class:`~a2c_protocol.ToolCallProgress` (at most
+        about 10 per second; a plain or a coroutine function). Without it nothing changes on
+        the wire. With ``timeout_resets_on_progress`` each report restarts ``timeout`` here;
+        the Server and the Computer restart their waits on progress in any case (the Server
+        up to its ``--max-tool-timeout``).
         """
+        with call_span(self._office, computer, tool_name) as span:
+            try:
+                result = await self._call_tool(
+                    computer, tool_name, params, timeout=timeout, req_id=req_id,
+                    drain_blobs=drain_blobs, on_progress=on_progress,
+                    timeout_resets_on_progress=timeout_resets_on_progress,
+                    trace=span.carrier(),
+                )  # fmt: skip
+            except RemoteError as exc:
+                span.outcome("error", exc.code)
+                raise
+            except ToolCallTimeoutError:
+                span.outcome("timeout")
+                raise
+            code = result_error_code(result)
+            span.outcome("error" if result.is_error else "ok", code)
+            return result
+
+    async def _call_tool(
+        self,
+        computer: str,
+        tool_name: str,
+        params: Mapping[str, Any] | None,
+        *,
+        timeout: float,
+        req_id: str | None,
+        drain_blobs: bool | None,
+        on_progress: ProgressCallback | None,
+        timeout_resets_on_progress: bool,
+        trace: dict[str, str] | None,
+    ) -> CallToolResult:
         if timeout <= 0:
             raise ValueError("timeout must be positive")
         if req_id is not None and not (isinstance(req_id, str) and req_id):
@@ -595,11 +640,24 @@ class AsyncAgent:
             tool_name=tool_name,
             params=dict(params or {}),
             timeout=max(1, math.ceil(timeout)),
+            a2c_progress=True if on_progress is not None else None,
+            a2c_trace=trace,
         )
-        with self._calls.tracking(req_id):
+        progress = (
+            contextlib.nullcontext(None)
+            if on_progress is None
+            else self._progress.waiting(
+                req_id,
+                computer,
+                on_progress,
+                timeout_resets_on_progress,
+                timeout + self._tool_call_grace,
+            )
+        )
+        with self._calls.tracking(req_id), progress as bind:
             try:
                 args = await self._request(
-                    Event.TOOL_CALL, request, timeout=timeout + self._tool_call_grace
+                    Event.TOOL_CALL, request, timeout=timeout + self._tool_call_grace, bind=bind
                 )
             except AckTimeoutError:
                 await self._cancel_once(req_id)
@@ -777,6 +835,8 @@ class AsyncAgent:
         sio.on("disconnect", self._on_disconnect, namespace=NAMESPACE)
         for event in _NOTIFY_EVENTS:
             sio.on(event.value, self._notify_handler(event), namespace=NAMESPACE)
+        sio.on(ExtensionEvent.NOTIFY_TOOL_CALL_PROGRESS.value, self._on_progress,
+               namespace=NAMESPACE)  # fmt: skip
         return sio
 
     def _client(self) -> socketio.AsyncClient:
@@ -956,7 +1016,12 @@ class AsyncAgent:
             raise ConnectionLostError(f"cannot send {event.value}: not connected") from exc
 
     async def _request(
-        self, event: Event, payload: Any, *, timeout: float | None = None
+        self,
+        event: Event,
+        payload: Any,
+        *,
+        timeout: float | None = None,
+        bind: Callable[[asyncio.Timeout], None] | None = None,
     ) -> tuple[Any, ...]:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[tuple[Any, ...]] = loop.create_future()
@@ -970,7 +1035,10 @@ class AsyncAgent:
         try:
             await self._emit(event, to_wire(payload), on_ack)
             try:
-                return await asyncio.wait_for(future, wait)
+                async with asyncio.timeout(wait) as scope:
+                    if bind is not None:
+                        bind(scope)
+                    return await future
             except TimeoutError:
                 raise AckTimeoutError(event.value, wait) from None
         finally:
@@ -1098,6 +1166,9 @@ class AsyncAgent:
             self._desktop_listeners.fire(action.computer, list(ret_desktop.desktops))
 
     # ------------------------------------------------------------- notifications
+
+    async def _on_progress(self, data: object = None, *_: object) -> None:
+        self._progress.on_notify(data)
 
     def _notify_handler(self, event: Event) -> Callable[..., Awaitable[None]]:
         async def handler(data: object = None, *_: object) -> None:

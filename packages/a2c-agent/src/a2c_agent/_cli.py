@@ -51,6 +51,7 @@ from typing import Any, TextIO
 
 from a2c_protocol import A2CError, RemoteError, to_wire, token_file_auth
 
+from . import _otel as otel
 from ._agent import AsyncAgent
 from ._cli_args import (
     EXIT_ERROR,
@@ -63,6 +64,7 @@ from ._cli_args import (
 )
 from ._cli_dest import write_file
 from ._cli_files import ProgressBar, save_binaries
+from ._cli_progress import ToolProgressView
 from ._cli_render import desktop_hint, render_table
 from ._cli_skill import RAW, skill_command
 from ._cli_watch import watch
@@ -115,9 +117,13 @@ async def _command(
     if command == "skill":
         kind, data = await skill_command(agent, args, out)
         return kind, data, EXIT_OK
-    result = await agent.call_tool(
-        args.computer, args.tool, args.params_object, timeout=args.timeout
-    )
+    view = ToolProgressView(sys.stderr, bar=sys.stderr.isatty())
+    try:
+        result = await agent.call_tool(
+            args.computer, args.tool, args.params_object, timeout=args.timeout, on_progress=view
+        )
+    finally:
+        view.finish()
     data = await asyncio.to_thread(
         save_binaries, to_wire(result), Path(args.save_dir), args.tool, _note
     )
@@ -205,6 +211,15 @@ def main(
     except SystemExit as exc:  # argparse: --help / --version (0) or a usage error (2)
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     as_table = args.output == "table" or (args.output is None and out.isatty())
+    traced = environ is None and otel.configure_from_env()
+    try:
+        return _run_main(args, out, as_table)
+    finally:
+        if traced:
+            otel.shutdown()
+
+
+def _run_main(args: argparse.Namespace, out: TextIO, as_table: bool) -> int:
     try:
         return asyncio.run(_run(args, out, as_table))
     except BrokenPipeError:

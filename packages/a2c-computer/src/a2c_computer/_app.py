@@ -17,6 +17,7 @@ from ._blob_settings import BlobSettings
 from ._blobs import BlobStore
 from ._computer import ComputerCore, ConfirmCallback, ResultFinisher
 from ._exceptions import ComputerStateError
+from ._extensions import CallExtras
 from ._inputs import PromptFn
 from ._link import ComputerLink
 from ._metrics import ComputerMetrics
@@ -184,11 +185,18 @@ class Computer(ComputerCore):
         req_id: str | None = None,
         agent: str | None = None,
         finish: ResultFinisher | None = None,
+        extras: CallExtras | None = None,
     ) -> CallToolResult:
         entry = self._registry.lookup(tool_name).entry
         started = time.monotonic()
         result = await super().call_tool(
-            tool_name, params, timeout=timeout, req_id=req_id, agent=agent, finish=finish
+            tool_name,
+            params,
+            timeout=timeout,
+            req_id=req_id,
+            agent=agent,
+            finish=finish,
+            extras=extras,
         )
         self.metrics.tool_call(
             entry.server if entry else None,

@@ -29,6 +29,7 @@ from typing import Any, Literal
 
 from a2c_protocol import ProtocolVersionError, token_file_auth, token_flags_problem
 
+from . import _otel as otel
 from ._app import Computer
 from ._check_cmd import run_check
 from ._cli_args import (
@@ -219,7 +220,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "auth":
             return run_auth(args)
         if args.command == "run":
-            return asyncio.run(_run(args))
+            otel.configure_from_env()
+            try:
+                return asyncio.run(_run(args))
+            finally:
+                otel.shutdown()
         if args.command == "skills":
             return asyncio.run(_skills(args))
         return asyncio.run(_check(args))

@@ -52,6 +52,7 @@ from ._desktop import (
 from ._down import down_note, down_owner, down_result
 from ._encoding import unencodable_field
 from ._exceptions import ComputerStateError
+from ._extensions import CallExtras
 from ._foreign import did_you_mean
 from ._inputs import InputResolver, PromptFn
 from ._invoke import invoke_tool
@@ -525,17 +526,19 @@ class ComputerCore:
         req_id: str | None = None,
         agent: str | None = None,
         finish: ResultFinisher | None = None,
+        extras: CallExtras | None = None,
     ) -> CallToolResult:
         """Run a tool by exposed name; every failure is an ``isError`` result with a code.
 
         ``finish`` (the link's sideband and size check) turns the result into the answer
-        actually sent; the call's log line reports that answer's outcome.
+        actually sent; the call's log line reports that answer's outcome. ``extras``
+        carries the opt-in extensions of the call (progress, trace context).
         """
         req_id = req_id or uuid.uuid4().hex
         started = time.monotonic()
         outcome = "cancelled"
         try:
-            result = await self._call_tool(tool_name, params, timeout, req_id, agent)
+            result = await self._call_tool(tool_name, params, timeout, req_id, agent, extras)
             if finish is not None:
                 result = await finish(result)
             outcome = call_outcome(result.is_error, result.meta)
@@ -561,6 +564,7 @@ class ComputerCore:
         timeout: float,
         req_id: str,
         agent: str | None,
+        extras: CallExtras | None = None,
     ) -> CallToolResult:
         lookup = self._registry.lookup(tool_name)
         if lookup.kind is LookupKind.FORBIDDEN:
@@ -612,7 +616,7 @@ class ComputerCore:
                 req_id, agent, entry.server, entry.original, tool_name, dict(params or {})
             )
         task = asyncio.ensure_future(
-            self._confirm_then_invoke(req_id, asking, server, entry, params or {}, timeout)
+            self._confirm_then_invoke(req_id, asking, server, entry, params or {}, timeout, extras)
         )
         self._inflight[req_id] = task
         success = False
@@ -653,6 +657,7 @@ class ComputerCore:
         entry: ToolEntry,
         params: JsonObject,
         timeout: float,
+        extras: CallExtras | None = None,
     ) -> CallToolResult:
         if asking is not None:
             loop = asyncio.get_running_loop()
@@ -664,7 +669,7 @@ class ComputerCore:
                 return refusal
             timeout -= loop.time() - started
         self._invoked.add(req_id)
-        return await invoke_tool(server, entry.original, entry.exposed, params, timeout)
+        return await invoke_tool(server, entry.original, entry.exposed, params, timeout, extras)
 
     # -- runtime configuration -------------------------------------------------
 

@@ -30,6 +30,7 @@ from a2c_protocol import (
 
 from ._auth import classify_upstream_failure, default_auth_hint, sanitize_auth_hint
 from ._confirm import error_result
+from ._extensions import CallExtras
 from ._mcp import McpCallFailure, McpServer
 from ._oauth._hints import oauth_auth_hint
 
@@ -46,7 +47,12 @@ def _credentials_configured(config: MCPServerConfig) -> bool:
 
 
 async def invoke_tool(
-    server: McpServer, tool: str, exposed: str, params: JsonObject, timeout: float
+    server: McpServer,
+    tool: str,
+    exposed: str,
+    params: JsonObject,
+    timeout: float,
+    extras: CallExtras | None = None,
 ) -> CallToolResult:
     """Call MCP tool ``tool`` (exposed to Agents as ``exposed``) within ``timeout`` s."""
     where: JsonObject = {"mcp_tool": tool}
@@ -55,7 +61,12 @@ async def invoke_tool(
         return error_result(code, message, mcp_server=server.name, extra={**where, **(extra or {})})
 
     try:
-        raw = await server.call_tool(tool, params, max(timeout, 0.001))
+        if extras is None:
+            raw = await server.call_tool(tool, params, max(timeout, 0.001))
+        else:
+            raw = await server.call_tool(
+                tool, params, max(timeout, 0.001), extras.progress, extras.mcp_meta
+            )
     except TimeoutError:
         # 0.2.3: a2c_timeout next to 4004 tells a timeout from other failures.
         return timeout_result(

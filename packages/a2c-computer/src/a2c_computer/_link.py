@@ -52,6 +52,7 @@ from a2c_protocol import (
     with_version_query,
 )
 
+from . import _otel as otel
 from ._agent_allowlist import AgentAllowList
 from ._answers import fit_answer, fit_tool_result
 from ._blob_serve import serve_get_blob
@@ -60,6 +61,7 @@ from ._computer import ComputerCore
 from ._config_view import agent_view, states_view
 from ._decisions import ConnectVerdict, judge_namespace_refusal, judge_refusal
 from ._exceptions import ComputerError, LinkError, ServerRefusedError
+from ._extensions import CallExtras, ProgressForward
 from ._link_calls import LinkCalls, notice_reason
 from ._skills import SkillManager, serve_get_skill, serve_get_skills
 
@@ -347,6 +349,14 @@ class ComputerLink:
         except Exception as exc:
             logger.warning("could not emit %s: %s", event, exc)
 
+    def _progress_forward(self, req: ToolCallReq) -> ProgressForward:
+        async def emit(event: str, data: Any) -> None:
+            sio = self._sio
+            if sio is not None and sio.connected:
+                await sio.emit(event, data, namespace=NAMESPACE)
+
+        return ProgressForward(emit, agent=req.agent, req_id=req.req_id, computer=self.name)
+
     # -- incoming ------------------------------------------------------------
 
     def _guarded(
@@ -392,12 +402,29 @@ class ComputerLink:
                 mcp_server=mcp_server,
             )  # fmt: skip
 
-        # The sideband runs inside the call, so its log line and metrics see the answer sent.
-        with self._calls.running(req.req_id, req.agent):
-            result = await self._core.call_tool(
-                req.tool_name, req.params, timeout=req.timeout, req_id=req.req_id,
-                agent=req.agent, finish=finish,
-            )  # fmt: skip
+        forward = self._progress_forward(req) if req.a2c_progress is True else None
+        traced: contextlib.AbstractContextManager[otel.CallTrace | None] = contextlib.nullcontext(
+            None
+        )
+        if otel.STATE.active and req.a2c_trace is not None:
+            traced = otel.traced_call(req, self.name, self.office_id)
+        try:
+            # The sideband runs inside the call, so its log line and metrics see the answer sent.
+            with self._calls.running(req.req_id, req.agent), traced as trace:
+                extras = None
+                if forward is not None or trace is not None:
+                    extras = CallExtras(
+                        progress=forward, mcp_meta=trace.mcp_meta if trace is not None else None
+                    )
+                result = await self._core.call_tool(req.tool_name, req.params,
+                                                    timeout=req.timeout, req_id=req.req_id,
+                                                    agent=req.agent, finish=finish,
+                                                    extras=extras)  # fmt: skip
+                if trace is not None:
+                    trace.finished(result, mcp_server)
+        finally:
+            if forward is not None:
+                forward.close()
         return to_wire(result)
 
     async def _on_get_tools(self, data: Any) -> Any:

@@ -26,6 +26,8 @@ import httpx
 
 from a2c_protocol import JsonLogFormatter, RedactingFilter, SecretRedactor, is_cancelled
 
+from ._otel import current_trace_id
+
 __all__ = [
     "SECRETS",
     "TransportNoiseFilter",
@@ -139,25 +141,26 @@ def call_outcome(is_error: bool, meta: Mapping[str, Any] | None) -> str:
 def log_tool_call(
     *, agent: str | None, tool: str, server: str, duration: float, outcome: str, req_id: str
 ) -> None:
-    """The one INFO line of a finished tool call (fields also as ``extra`` for JSON logs)."""
-    _calls.info(
-        "tool call %s on %s by %s: %s in %.3f s",
-        tool,
-        server,
-        agent or "-",
-        outcome,
-        duration,
-        extra={
-            "a2c": {
-                "agent": agent,
-                "tool": tool,
-                "mcp_server": server,
-                "duration_s": round(duration, 6),
-                "outcome": outcome,
-                "req_id": req_id,
-            }
-        },
-    )
+    """The one INFO line of a finished tool call (fields also as ``extra`` for JSON logs).
+
+    With tracing on, the line ends with the call's ``trace_id``.
+    """
+    fields: dict[str, Any] = {
+        "agent": agent,
+        "tool": tool,
+        "mcp_server": server,
+        "duration_s": round(duration, 6),
+        "outcome": outcome,
+        "req_id": req_id,
+    }
+    trace_id = current_trace_id()
+    if trace_id is None:
+        _calls.info("tool call %s on %s by %s: %s in %.3f s", tool, server, agent or "-",
+                    outcome, duration, extra={"a2c": fields})  # fmt: skip
+        return
+    fields["trace_id"] = trace_id
+    _calls.info("tool call %s on %s by %s: %s in %.3f s trace_id=%s", tool, server,
+                agent or "-", outcome, duration, trace_id, extra={"a2c": fields})  # fmt: skip
 
 
 def forward_mcp_log(server: str, level: str, data: Any, origin: str | None) -> None:

@@ -39,6 +39,7 @@ from mcp import ClientSession, McpError, StdioServerParameters, types
 from mcp.client import streamable_http as _streamable_http
 from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
+from mcp.shared.session import ProgressFnT
 from pydantic import BaseModel, ConfigDict
 
 from a2c_protocol import (
@@ -53,6 +54,7 @@ from a2c_protocol import (
 
 from ._auth import redact_text
 from ._exceptions import ComputerError
+from ._extensions import ProgressFn
 from ._logging import SECRETS, forward_mcp_log
 from ._oauth._provider import STATUS_HEADER, ComputerOAuth, make_auth, sign_in_hint
 from ._oauth._store import TokenStore, default_store
@@ -678,21 +680,35 @@ class McpServer:
         )
         return items
 
-    async def call_tool(self, name: str, arguments: JsonObject, timeout: float) -> JsonObject:
+    async def call_tool(
+        self,
+        name: str,
+        arguments: JsonObject,
+        timeout: float,
+        progress: ProgressFn | None = None,
+        meta: JsonObject | None = None,
+    ) -> JsonObject:
         """Call a tool; on timeout or cancellation the MCP server is told to cancel.
 
+        With ``progress`` the MCP server gets a progress token, each report is passed to
+        ``progress`` and restarts ``timeout``. ``meta`` goes into ``params._meta``.
         Raises ``TimeoutError`` on expiry and :class:`McpCallFailure` on failure.
         """
         session = self._require_session()
-        request = types.ClientRequest(
-            types.CallToolRequest(
-                params=types.CallToolRequestParams(name=name, arguments=arguments)
+        params = types.CallToolRequestParams(name=name, arguments=arguments)
+        if meta:
+            params = types.CallToolRequestParams.model_validate(
+                {"name": name, "arguments": arguments, "_meta": meta}
             )
-        )
-        return await self._send(session, request, timeout)
+        request = types.ClientRequest(types.CallToolRequest(params=params))
+        return await self._send(session, request, timeout, progress)
 
     async def _send(
-        self, session: ClientSession, request: types.ClientRequest, timeout: float | None
+        self,
+        session: ClientSession,
+        request: types.ClientRequest,
+        timeout: float | None,
+        progress: ProgressFn | None = None,
     ) -> JsonObject:
         # send_request takes the next id synchronously on entry; the mcp client does not
         # announce cancellations itself, so remember the id to do it.
@@ -700,8 +716,9 @@ class McpServer:
         waiter: list[Any] = [asyncio.current_task(), None, None]
         self._waiting[request_id] = waiter
         try:
-            async with asyncio.timeout(timeout):
-                result = await session.send_request(request, _Raw)
+            async with asyncio.timeout(timeout) as scope:
+                on_progress = None if progress is None else _restarting(scope, timeout, progress)
+                result = await session.send_request(request, _Raw, progress_callback=on_progress)
         except asyncio.CancelledError:
             status, task = waiter[1], waiter[0]
             if status is not None and task is not None and task.uncancel() == 0:
@@ -826,3 +843,16 @@ class _WatchedReceive:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+def _restarting(scope: asyncio.Timeout, timeout: float | None, report: ProgressFn) -> ProgressFnT:
+    """``report`` that first restarts ``scope``: a tool that reports progress is alive."""
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        if timeout is not None and not scope.expired():
+            # An expired or exited scope (the call is ending) stays as it is.
+            with contextlib.suppress(RuntimeError):
+                scope.reschedule(asyncio.get_running_loop().time() + timeout)
+        await report(progress, total, message)
+
+    return on_progress

@@ -18,6 +18,7 @@ from ._events import (
     Event,
     EventKind,
     EventSpec,
+    ExtensionEvent,
 )
 from ._exceptions import (
     A2CError,
@@ -141,6 +142,7 @@ from ._models import (
     SseServerConfig,
     StdioServerConfig,
     StreamableServerConfig,
+    ToolCallProgress,
     ToolCallReq,
     ToolMeta,
     UpdateComputerConfigReq,
@@ -158,6 +160,7 @@ from ._priority import (
     read_priority,
     window_resource,
 )
+from ._progress import PROGRESS_MIN_INTERVAL, ProgressGate
 from ._redact import REDACTED, RedactingFilter, SecretRedactor
 from ._structured import (
     A2C_STRUCTURED_REFS,
@@ -215,6 +218,7 @@ __all__ = [
     "MCP_TOOL_ANNOTATION_KEY",
     "MIME_TYPES",
     "NAMESPACE",
+    "PROGRESS_MIN_INTERVAL",
     "PROTOCOL_VERSION",
     "REDACTED",
     "UPDATE_EVENTS",
@@ -246,6 +250,7 @@ __all__ = [
     "Event",
     "EventKind",
     "EventSpec",
+    "ExtensionEvent",
     "FieldError",
     "ForbiddenError",
     "GetBlobReq",
@@ -286,6 +291,7 @@ __all__ = [
     "NotInOfficeError",
     "OAuthSettings",
     "PickStringInput",
+    "ProgressGate",
     "PromptStringInput",
     "ProtocolVersion",
     "ProtocolVersionError",
@@ -307,6 +313,7 @@ __all__ = [
     "ToolAuthorizationError",
     "ToolAuthorizationFailedError",
     "ToolAuthorizationRequiredError",
+    "ToolCallProgress",
     "ToolCallReq",
     "ToolConfirmationRequiredError",
     "ToolDisabledError",

@@ -54,6 +54,7 @@ __all__ = [
     "Event",
     "EventKind",
     "EventSpec",
+    "ExtensionEvent",
 ]
 
 #: The Socket.IO namespace every protocol event travels in.
@@ -88,6 +89,19 @@ class Event(StrEnum):
     NOTIFY_UPDATE_DESKTOP = "notify:update_desktop"
     NOTIFY_TOOL_CALL_CANCEL = "notify:tool_call_cancel"
     NOTIFY_UPDATE_SKILLS = "notify:update_skills"
+
+
+class ExtensionEvent(StrEnum):
+    """Events of this implementation's opt-in extensions (docs/compatibility.md).
+
+    Not part of protocol 0.2, so kept out of :class:`Event` and :data:`EVENTS`: a peer only
+    ever sees them after asking for them in its own request (``a2c_progress``).
+    Both carry :class:`~a2c_protocol.ToolCallProgress`; the Computer sends the first to the
+    Server, the Server sends the second to the Agent that made the call, and to no one else.
+    """
+
+    TOOL_CALL_PROGRESS = "server:tool_call_progress"
+    NOTIFY_TOOL_CALL_PROGRESS = "notify:tool_call_progress"
 
 
 class EventKind(StrEnum):

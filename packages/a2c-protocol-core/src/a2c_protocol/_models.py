@@ -64,6 +64,7 @@ __all__ = [
     "SseServerConfig",
     "StdioServerConfig",
     "StreamableServerConfig",
+    "ToolCallProgress",
     "ToolCallReq",
     "ToolMeta",
     "UpdateComputerConfigReq",
@@ -121,6 +122,26 @@ class ToolCallReq:
     tool_name: str
     params: JsonObject
     timeout: int
+    # Extensions (docs/compatibility.md): absent unless the Agent asks; peers that do not
+    # know them ignore unknown keys, so an official 0.2 peer never sees a difference.
+    a2c_progress: bool | None = _opt()
+    a2c_trace: dict[str, str] | None = _opt()
+
+
+@attrs.frozen(kw_only=True)
+class ToolCallProgress:
+    """Extension ``server:tool_call_progress`` / ``notify:tool_call_progress``.
+
+    One MCP ``notifications/progress`` of the call ``req_id`` that ``agent`` made on
+    ``computer``; ``progress``/``total``/``message`` are MCP's own fields.
+    """
+
+    agent: str
+    req_id: str
+    computer: str
+    progress: float
+    total: float | None = _opt()
+    message: str | None = _opt()
 
 
 @attrs.frozen(kw_only=True)

@@ -17,6 +17,7 @@ from typing import Any, Final
 
 import uvicorn
 
+from . import _otel as otel
 from ._app import create_app
 from ._auth import is_loopback_host, require_jwt_support
 from ._exceptions import SettingsError, StoreUnavailableError
@@ -200,6 +201,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(f"a2c-server: {exc}", file=sys.stderr)
         raise SystemExit(2) from exc
     configure_logging(settings)
+    otel.configure_from_env(node=settings.node_id)
     if settings.redis_url is not None:
         _require_redis(settings.redis_url)
     if settings.jwt_enabled:
@@ -226,7 +228,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     # app starts, instead of being refused.
     sock.listen(config.backlog)
     announce(settings, banner(settings, int(sock.getsockname()[1])))
-    server.run(sockets=[sock])
+    try:
+        server.run(sockets=[sock])
+    finally:
+        otel.shutdown()
 
 
 def banner(settings: ServerSettings, port: int) -> str:

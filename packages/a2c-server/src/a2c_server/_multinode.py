@@ -15,12 +15,13 @@ import logging
 import math
 import socket
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import socketio
 
 from . import _json
+from . import _otel as otel
 from ._exceptions import StoreUnavailableError
 from ._liveness import BroadcastFn, LeaveRoomFn, NodeLiveness, RemoteCalls
 from ._logs import cause, log
@@ -86,6 +87,9 @@ class _RedisManager(socketio.AsyncRedisManager):  # type: ignore[misc]
         self.counts = PubSubCounts()
         self._publisher = Publisher(ReplylessPublish(url, **redis_options), counts=self.counts)
         self._closing: set[asyncio.Task[None]] = set()
+        # Event name → a handler of this node that takes a message for one of its sids
+        # instead of delivering it as is (the progress extension: the Agent's node decides).
+        self.intercepts: dict[str, Callable[[str, Any], Awaitable[None]]] = {}
 
     async def emit(self, event: str, data: Any, namespace: str | None = None,
                    room: str | None = None, **kwargs: Any) -> Any:  # fmt: skip
@@ -127,6 +131,22 @@ class _RedisManager(socketio.AsyncRedisManager):  # type: ignore[misc]
             await super().emit(event, data, namespace=namespace, room=sid, callback=callback)
             return
         await self._send(payload, node, "emit")
+
+    async def _handle_emit(self, message: dict[str, Any]) -> None:
+        event = message.get("event")
+        if otel.STATE.active and event == "client:tool_call" and message.get("callback"):
+            data, room = message.get("data"), message.get("room")
+            local = isinstance(room, str) and self.is_connected(room, message.get("namespace"))
+            if local and isinstance(data, list) and len(data) == 1:
+                message = {**message, "data": [otel.relay_span(data[0])]}
+        hook = self.intercepts.get(event) if self.intercepts and isinstance(event, str) else None
+        room = message.get("room")
+        if hook is not None and isinstance(room, str) and message.get("callback") is None:
+            if self.is_connected(room, message.get("namespace") or "/"):
+                data = message.get("data")
+                await hook(room, data[0] if isinstance(data, list) and len(data) == 1 else data)
+            return
+        await super()._handle_emit(message)
 
     def addressee(self, message: dict[str, Any]) -> str | None:
         """The one other node ``message`` is for, when that is known; else None (shared)."""

@@ -40,6 +40,7 @@ from a2c_protocol import (
     to_wire,
 )
 
+from . import _otel as otel
 from ._access import FORBIDDEN_JOIN, Access
 from ._audit import Audit
 from ._auth import AuthProvider, AuthRequest
@@ -49,6 +50,7 @@ from ._inflight import InFlightCall, InFlightCalls, cancel_notice
 from ._logs import log
 from ._metrics import RouteOutcome, ServerMetrics
 from ._offices import Broadcast, MembershipOutcome, Offices
+from ._progress import Keepalive, ProgressRoutes
 from ._ratelimit import RequestLimiter
 from ._remote import MAY_HAVE_RUN, RemoteWatch, delivered_details
 from ._rules import (
@@ -123,6 +125,7 @@ class SmcpNamespace:
         self._remote = remote
         # The tool calls relayed for Agents connected here, cancelled when their Agent goes.
         self._calls = InFlightCalls()
+        self._progress = ProgressRoutes(sio, self._store)
 
     def register(self) -> None:
         sio = self._sio
@@ -143,6 +146,7 @@ class SmcpNamespace:
             else:
                 continue  # notify:* are only ever sent by the Server
             sio.on(event.value, handler, namespace=NAMESPACE)
+        self._progress.register()
         sio.on("*", UnknownEvents(sio.not_handled).handle, namespace=NAMESPACE)
 
     def _guard(self, event: Event, handler: Handler, on_error: Callable[[], Any]) -> Any:
@@ -479,12 +483,45 @@ class SmcpNamespace:
                 self._access.routed(sid, event, sender, req.computer, None)
             log(_log, logging.DEBUG, "forwarding", sid=sid, event=event.value, req_id=req.req_id,
                 name=req.agent, office=target.office_id, computer=req.computer)  # fmt: skip
+            if isinstance(req, ToolCallReq) and (
+                req.a2c_progress is True or (otel.STATE.active and req.a2c_trace is not None)
+            ):
+                return await self._call_extended(sid, event, data, req, target, wait)
             with self._drain.tracking(), self._track(sid, req, target.sid):
                 return await self._call(
                     sid, event, data, req.req_id, req.computer, target.sid, wait
                 )
 
         return forward
+
+    async def _call_extended(
+        self, sid: str, event: Event, data: Any, req: ToolCallReq, target: Member, wait: float
+    ) -> Any:
+        """Extensions: progress restarts ``wait`` (up to --max-tool-timeout); trace context
+        gets a span (see :mod:`a2c_server._progress` and :mod:`a2c_server._otel`)."""
+        keepalive = None
+        watching: AbstractContextManager[Any] = contextlib.nullcontext()
+        if req.a2c_progress is True:
+            bound = self._settings.max_tool_timeout + self._settings.tool_call_buffer
+            keepalive = Keepalive(wait, bound)
+            watching = self._progress.watching(sid, req.req_id, req.computer, keepalive)
+        traced: AbstractContextManager[tuple[Any, Any]] = contextlib.nullcontext((data, None))
+        if otel.STATE.active and req.a2c_trace is not None and isinstance(data, dict):
+            traced = otel.forward_span(data, target.office_id, req.computer, req.tool_name)
+        with (
+            self._drain.tracking(),
+            self._track(sid, req, target.sid),
+            watching,
+            traced as (
+                payload,
+                span,
+            ),
+        ):
+            answer = await self._call(sid, event, payload, req.req_id, req.computer,
+                                      target.sid, wait, keepalive)  # fmt: skip
+            if span is not None:
+                span.answered(answer)
+            return answer
 
     def _track(self, sid: str, req: Any, target_sid: str) -> AbstractContextManager[None]:
         if not isinstance(req, ToolCallReq):  # only tool calls run something worth stopping
@@ -516,6 +553,7 @@ class SmcpNamespace:
         computer: str,
         target_sid: str,
         wait: float,
+        keepalive: Keepalive | None = None,
     ) -> Any:
         gone = self._gone.get(target_sid)
         started = time.monotonic()
@@ -527,14 +565,18 @@ class SmcpNamespace:
             return self._computer_gone(sid, event, req_id, computer, started)
         expired = self._drain.expired()
         timed_out = disrupted = False
+        stop = (gone, expired) if keepalive is None else (gone, expired, keepalive.idle)
         try:
             args = await self._sio.ask(event.value, data, to=target_sid, namespace=NAMESPACE,
-                                       timeout=wait, stop=(gone, expired))  # fmt: skip
+                                       timeout=wait if keepalive is None else keepalive.bound,
+                                       stop=stop)  # fmt: skip
         except socketio.exceptions.TimeoutError:
             args, timed_out = None, True
         finally:
             if remote is not None and self._remote is not None:
                 disrupted = self._remote.release(remote)
+        if args is None and keepalive is not None and keepalive.idle.done():
+            timed_out = True
         if timed_out:
             self._metrics.route(event.value, RouteOutcome.TIMEOUT, time.monotonic() - started)
             log(_log, logging.INFO, "forward timed out", sid=sid, event=event.value,

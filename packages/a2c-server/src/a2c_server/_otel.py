@@ -1,0 +1,160 @@
+"""OpenTelemetry tracing of relayed tool calls (extra ``a2c-server[otel]``).
+
+Off unless :func:`configure_from_env` turned it on at start-up (the extra is installed and
+the standard ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set); while off, the relay's hot path only
+reads :data:`STATE.active`. When on, a ``client:tool_call`` whose request carries W3C
+trace context (the ``a2c_trace`` extension field) gets a span on each node it crosses:
+``a2c.server.forward`` on the Agent's node, ``a2c.server.relay`` on the Computer's node
+when that is another one; each replaces ``a2c_trace`` with its own context, so the
+Computer's span is its child. Attributes: office, tool, Computer, node, outcome/code;
+never arguments or results.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from typing import Any
+
+__all__ = ["STATE", "ForwardSpan", "configure_from_env", "forward_span", "relay_span"]
+
+TRACE_KEY = "a2c_trace"
+
+
+class _State:
+    active = False
+    node: str | None = None
+
+
+STATE = _State()
+
+
+def configure_from_env(service_name: str = "a2c-server", node: str | None = None) -> bool:
+    """Install an OTLP-exporting tracer provider when the extra and ``OTEL_*`` say so."""
+    if not _wanted():
+        return False
+    from opentelemetry import trace
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.resources import SERVICE_NAME, Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    name = os.environ.get("OTEL_SERVICE_NAME") or service_name
+    provider = TracerProvider(resource=Resource.create({SERVICE_NAME: name}))
+    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+    trace.set_tracer_provider(provider)
+    STATE.active = True
+    STATE.node = node
+    return True
+
+
+def shutdown() -> None:
+    if not STATE.active:
+        return
+    from opentelemetry import trace
+
+    stop = getattr(trace.get_tracer_provider(), "shutdown", None)
+    if callable(stop):
+        stop()
+
+
+def _wanted() -> bool:
+    if os.environ.get("OTEL_SDK_DISABLED", "").lower() == "true":
+        return False
+    if os.environ.get("OTEL_TRACES_EXPORTER", "otlp").lower() == "none":
+        return False
+    if not (
+        os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+        or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+    ):
+        return False
+    try:
+        import opentelemetry.exporter.otlp.proto.http.trace_exporter
+        import opentelemetry.sdk.trace  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+class ForwardSpan:
+    """The outcome side of a forward span."""
+
+    def __init__(self, span: Any) -> None:
+        self._span = span
+
+    def answered(self, answer: Any) -> None:
+        from opentelemetry.trace import Status, StatusCode
+
+        code = None
+        if isinstance(answer, dict):
+            if isinstance(answer.get("code"), int) and "isError" not in answer:
+                code = answer["code"]  # a flat ErrorPayload: the relay itself failed
+            elif answer.get("isError"):
+                meta = answer.get("meta") or answer.get("_meta") or {}
+                code = meta.get("error_code") if isinstance(meta, dict) else None
+                code = code if isinstance(code, int) else 0
+        self._span.set_attribute("a2c.outcome", "ok" if code is None else "error")
+        if code is not None:
+            self._span.set_attribute("a2c.error_code", code)
+            self._span.set_status(Status(StatusCode.ERROR))
+
+
+def _parent(carrier: Any) -> Any:
+    from opentelemetry import propagate
+
+    if not isinstance(carrier, dict):
+        return None
+    clean = {k: v for k, v in carrier.items() if k in ("traceparent", "tracestate")}
+    return propagate.extract({k: v for k, v in clean.items() if isinstance(v, str)})
+
+
+def _carrier() -> dict[str, str]:
+    from opentelemetry import propagate
+
+    out: dict[str, str] = {}
+    propagate.inject(out)
+    return {k: v for k, v in out.items() if k in ("traceparent", "tracestate")}
+
+
+@contextlib.contextmanager
+def forward_span(
+    data: dict[str, Any], office: str | None, computer: str, tool: str
+) -> Iterator[tuple[dict[str, Any], ForwardSpan]]:
+    """``a2c.server.forward`` as a child of the request's context; yields the data to send."""
+    from opentelemetry import trace
+    from opentelemetry.trace import SpanKind
+
+    attributes: dict[str, Any] = {"a2c.computer": computer, "a2c.tool": tool}
+    attributes["a2c.role"] = "server"
+    if office is not None:
+        attributes["a2c.office"] = office
+    if STATE.node is not None:
+        attributes["a2c.node"] = STATE.node
+    tracer = trace.get_tracer("a2c_server")
+    parent = _parent(data.get(TRACE_KEY))
+    with tracer.start_as_current_span(
+        "a2c.server.forward", context=parent, kind=SpanKind.SERVER, attributes=attributes
+    ) as span:
+        yield {**data, TRACE_KEY: _carrier()}, ForwardSpan(span)
+
+
+def relay_span(data: Any) -> Any:
+    """On the Computer's node: a short ``a2c.server.relay`` span; the data it forwards."""
+    if not isinstance(data, dict) or not isinstance(data.get(TRACE_KEY), dict):
+        return data
+    from opentelemetry import trace
+    from opentelemetry.trace import SpanKind
+
+    attributes: dict[str, Any] = {"a2c.role": "server"}
+    for key in ("computer", "tool_name"):
+        if isinstance(data.get(key), str):
+            attributes["a2c.tool" if key == "tool_name" else "a2c.computer"] = data[key]
+    if STATE.node is not None:
+        attributes["a2c.node"] = STATE.node
+    tracer = trace.get_tracer("a2c_server")
+    parent = _parent(data[TRACE_KEY])
+    with tracer.start_as_current_span(
+        "a2c.server.relay", context=parent, kind=SpanKind.INTERNAL, attributes=attributes
+    ):
+        return {**data, TRACE_KEY: _carrier()}
