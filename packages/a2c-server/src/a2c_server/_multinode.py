@@ -20,6 +20,8 @@ from typing import Any
 
 import socketio
 
+from a2c_protocol import Event
+
 from . import _json
 from . import _otel as otel
 from ._exceptions import StoreUnavailableError
@@ -134,7 +136,7 @@ class _RedisManager(socketio.AsyncRedisManager):  # type: ignore[misc]
 
     async def _handle_emit(self, message: dict[str, Any]) -> None:
         event = message.get("event")
-        if otel.STATE.active and event == "client:tool_call" and message.get("callback"):
+        if otel.STATE.active and event == Event.TOOL_CALL.value and message.get("callback"):
             data, room = message.get("data"), message.get("room")
             local = isinstance(room, str) and self.is_connected(room, message.get("namespace"))
             if local and isinstance(data, list) and len(data) == 1:
