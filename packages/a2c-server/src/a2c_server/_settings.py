@@ -8,6 +8,7 @@ import attrs
 
 from a2c_protocol import PROTOCOL_VERSION, InvalidVersionError, ProtocolVersion
 
+from ._auth import is_loopback_host
 from ._exceptions import SettingsError
 from ._limits import DEFAULT_MAX_ID_LENGTH
 
@@ -118,6 +119,8 @@ class ServerSettings:
     docs/server.md).
     ``shutdown_grace`` is how long routed calls in flight may still finish after
     SIGTERM/SIGINT.
+    ``console`` serves the read-only office console at ``/console``, guarded by
+    ``admin_token`` (never shown by ``repr``); without a token only on a loopback host.
     """
 
     host: str = "127.0.0.1"
@@ -144,7 +147,16 @@ class ServerSettings:
     max_outgoing_bytes: int = attrs.field(default=16_000_000, validator=_positive)
     admission_timeout: float = attrs.field(default=10.0, validator=_positive)
     max_unadmitted_per_address: int = attrs.field(default=64, validator=_positive)
+    console: bool = False
+    admin_token: str | None = attrs.field(default=None, repr=False)
 
     def __attrs_post_init__(self) -> None:
         if self.auth_token is not None and not self.auth_token:
             raise SettingsError("auth_token must not be empty (omit it to disable tokens)")
+        if self.admin_token is not None and not self.admin_token:
+            raise SettingsError("admin_token must not be empty (omit it)")
+        if self.console and not self.admin_token and not is_loopback_host(self.host):
+            raise SettingsError(
+                f"the console needs an admin token on non-loopback address {self.host} "
+                "(--admin-token or A2C_SERVER_ADMIN_TOKEN)"
+            )
