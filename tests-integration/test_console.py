@@ -143,7 +143,12 @@ async def _console_server(**fields: Any) -> AsyncIterator[RunningServer]:
 
 
 async def test_console_requires_the_admin_token() -> None:
-    async with _console_server() as server, httpx.AsyncClient(base_url=server.url) as http:
+    async with (
+        _console_server() as server,
+        httpx.AsyncClient(base_url=server.url) as http,
+        contextlib.AsyncExitStack() as stack,
+    ):
+        await joined_raw(stack, server, "computer", "rendered-desk", "office/1%")
         for path in ("/console", "/console/events", "/console/office/x"):
             answer = await http.get(path)
             assert answer.status_code == 401, path
@@ -158,6 +163,11 @@ async def test_console_requires_the_admin_token() -> None:
         assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and ADMIN not in cookie
         page = await http.get("/console")  # the client kept the cookie
         assert page.status_code == 200 and ADMIN not in page.text
+        # Server-rendered before the stream starts; no inline script or style anywhere.
+        assert "rendered-desk" in page.text and "office/1%" in page.text
+        assert "<script>" not in page.text and "style=" not in page.text
+        office = await http.get("/console/office/office%2F1%25")
+        assert office.status_code == 200 and "rendered-desk" in office.text
         csp = page.headers["content-security-policy"]
         assert "script-src 'self'" in csp and "unsafe-inline" not in csp
         bearer = await http.get(
@@ -237,6 +247,13 @@ async def test_console_shows_offices_calls_and_refusals_live(browser: Any) -> No
         problems = [e for e in browser.get_log("browser") if e.get("level") == "SEVERE"]
         assert not problems, problems  # no CSP violation, no script error
         await asyncio.to_thread(browser.get, "about:blank")
+        console = server.app.console
+        assert console is not None
+        for _ in range(600):  # the page's stream closes: nobody watches, the hook is off
+            if console.feed.viewers == 0:
+                break
+            await asyncio.sleep(0.05)
+        assert console.feed.viewers == 0
 
 
 async def test_console_sees_no_call_while_nobody_watches() -> None:

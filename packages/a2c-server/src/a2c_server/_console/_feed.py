@@ -88,6 +88,8 @@ class ConsoleFeed:
         attach: Callable[[ConsoleFeed | None], None],
     ) -> None:
         self._registry = registry
+        #: what the pages render before their stream starts
+        self.registry = registry
         self._metrics = metrics
         self._node_id = node_id
         self._attach = attach

@@ -82,11 +82,13 @@ class Console:
             office = first_query_value(query, "office") or None
             return await self._events(receive, send, office)
         if path == "/":
-            return await _page(send, 200, "a2c console", self._body(None))
+            return await _page(send, 200, "a2c console", await self._body(None))
         if path.startswith("/office/"):
-            office = urllib.parse.unquote(path[len("/office/") :])
+            # The raw path, decoded once: an office id may contain "/" or "%".
+            raw = bytes(scope.get("raw_path") or path.encode()).decode("latin-1")
+            office = urllib.parse.unquote(raw.partition("/office/")[2])
             if office:
-                return await _page(send, 200, f"office {office}", self._body(office))
+                return await _page(send, 200, f"office {office}", await self._body(office))
         return await _page(send, 404, "Not found", "<p>No such page.</p>")
 
     async def _login(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -134,8 +136,9 @@ class Console:
         with contextlib.suppress(Exception):
             await send({"type": "http.response.body", "body": b"", "more_body": False})
 
-    def _body(self, office: str | None) -> str:
+    async def _body(self, office: str | None) -> str:
         node = html.escape(self._node_id)
+        node_rows, session_rows = await self._rows(office)
         crumbs = ""
         if office is not None:
             crumbs = (
@@ -147,7 +150,45 @@ class Console:
             node=node, crumbs=crumbs, scope=scope, events=events,
             office_attr=html.escape(office, quote=True) if office is not None else "",
             filter_hidden=" hidden" if office is not None else "",
+            node_rows=node_rows, session_rows=session_rows,
         )  # fmt: skip
+
+    async def _rows(self, office: str | None) -> tuple[str, str]:
+        """The nodes and sessions as the page first shows them (the stream then takes over)."""
+        try:
+            snapshot = await self.feed.registry.read()
+        except Exception:
+            return "", ""
+        nodes = "".join(
+            _tr(
+                [
+                    n["id"] + (" (this node)" if n["self"] else ""),
+                    {True: "yes", False: "NO (awaiting reap)"}.get(n["alive"], "unreachable"),
+                    "—" if n["heartbeat_age"] is None else f"{n['heartbeat_age']:.1f} s",
+                    str(n["sessions"]),
+                ]
+            )
+            for n in snapshot.nodes
+        )
+        members = sorted(
+            (m for m in snapshot.members if office is None or m["office"] == office),
+            key=lambda m: (m["office"] or "", m["role"], m["name"] or ""),
+        )
+        sessions = "".join(
+            _tr(
+                [
+                    m["office"] or "(lobby)",
+                    m["role"],
+                    m["name"] or "—",
+                    m["subject"] or "—",
+                    m["node"],
+                    "—" if m["since"] is None else f"{m['since']:.0f} s ago",
+                    m["transport"] or "—",
+                ]
+            )
+            for m in members
+        )
+        return nodes, sessions
 
 
 _TEMPLATE: Final = """<header>
@@ -170,14 +211,14 @@ _TEMPLATE: Final = """<header>
 <div id="charts" class="charts"></div></section>
 <section><h2>Nodes</h2><div class="scroll"><table id="nodes">
 <thead><tr><th>Node</th><th>Alive</th><th>Heartbeat age</th><th>Sessions</th></tr></thead>
-<tbody></tbody></table></div></section>
+<tbody>{node_rows}</tbody></table></div></section>
 <section><h2>{scope}</h2>
 <input id="filter" type="search" placeholder="Filter by office"
  aria-label="Filter by office"{filter_hidden}>
 <div class="scroll"><table id="sessions">
 <thead><tr><th>Office</th><th>Role</th><th>Name</th><th>Subject</th><th>Node</th>
 <th>Connected</th><th>Transport</th></tr></thead>
-<tbody></tbody></table></div></section>
+<tbody>{session_rows}</tbody></table></div></section>
 <section><h2>Calls in flight</h2><div class="scroll"><table id="inflight">
 <thead><tr><th>Office</th><th>Event</th><th>Tool</th><th>Computer</th><th>Agent</th><th>Age</th></tr></thead>
 <tbody></tbody></table></div>
@@ -190,6 +231,10 @@ connected to).</p></section>
 <section><h2>{events}</h2><ol id="events" class="events"></ol></section>
 <noscript><p>The live view needs JavaScript.</p></noscript>
 </main>"""
+
+
+def _tr(cells: list[str]) -> str:
+    return "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>"
 
 
 def _secure(scope: Scope) -> bool:
