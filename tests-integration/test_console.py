@@ -291,3 +291,25 @@ async def test_console_shows_every_nodes_sessions(browser: Any) -> None:
                 await _until(browser, _row_with("nodes", "node-0", "yes"), "node-0 alive")
                 await _until(browser, _row_with("nodes", "node-1", "yes"), "node-1 alive")
             await asyncio.to_thread(browser.get, "about:blank")
+
+
+async def test_console_stream_ends_with_the_drain() -> None:
+    """A shutdown's drain ends the open streams (uvicorn would otherwise wait for them)."""
+    async with _console_server() as server, httpx.AsyncClient(base_url=server.url) as http:
+        console = server.app.console
+        assert console is not None
+        headers = {"authorization": f"Bearer {ADMIN}"}
+        async with http.stream("GET", "/console/events", headers=headers, timeout=30) as stream:
+            assert stream.headers["content-type"].startswith("text/event-stream")
+            lines = stream.aiter_lines()
+            while "event: state" not in await anext(lines):
+                pass
+            assert console.feed.viewers == 1
+            await server.app.drain.drain(0)
+
+            async def to_the_end() -> None:
+                async for _ in lines:
+                    pass
+
+            await asyncio.wait_for(to_the_end(), 30)  # keep-alives would reset a read timeout
+        assert console.feed.viewers == 0

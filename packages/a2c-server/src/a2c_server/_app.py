@@ -320,7 +320,7 @@ def create_app(
         from ._console._setup import create_console
 
         console = create_console(sio=sio, store=state, metrics=metrics, settings=settings,
-                                 node_id=node_id, namespace=namespace)  # fmt: skip
+                                 node_id=node_id, namespace=namespace, drain=drain)  # fmt: skip
     return A2CServerApp(
         settings=settings, sio=sio, store=state, metrics=metrics, drain=drain,
         node_id=node_id, multinode=multinode, console=console,

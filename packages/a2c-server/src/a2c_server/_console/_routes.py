@@ -11,9 +11,10 @@ import contextlib
 import html
 import urllib.parse
 from importlib import resources
-from typing import Final
+from typing import Any, Final
 
 from a2c_server._gate import Receive, Scope, Send, first_query_value
+from a2c_server._shutdown import Drain
 
 from ._access import Access
 from ._feed import ConsoleFeed
@@ -42,8 +43,11 @@ def _asset(name: str) -> bytes:
 class Console:
     """ASGI handler for every path under ``/console``."""
 
-    def __init__(self, *, feed: ConsoleFeed, access: Access, node_id: str) -> None:
+    def __init__(
+        self, *, feed: ConsoleFeed, access: Access, node_id: str, drain: Drain | None = None
+    ) -> None:
         self.feed = feed
+        self._drain = drain
         self._access = access
         self._node_id = node_id
         self._assets = {name: _asset(name) for name in _STATIC}
@@ -118,16 +122,20 @@ class Console:
             (b"content-security-policy", CSP),
         ]})  # fmt: skip
         gone = asyncio.ensure_future(_disconnected(receive))
+        # A shutdown's drain ends the streams with the routed calls, not uvicorn's timeout.
+        ends: set[asyncio.Future[Any]] = {gone}
+        if self._drain is not None:
+            ends.add(self._drain.expired())
         try:
             async with self.feed.viewing(office) as viewer:
                 await send({"type": "http.response.body", "body": b"retry: 3000\n\n",
                             "more_body": True})  # fmt: skip
-                while not viewer.closed and not gone.done():
+                while not viewer.closed and not any(end.done() for end in ends):
                     wake = asyncio.ensure_future(viewer.wake.wait())
-                    await asyncio.wait({wake, gone}, timeout=_KEEPALIVE,
+                    await asyncio.wait({wake, *ends}, timeout=_KEEPALIVE,
                                        return_when=asyncio.FIRST_COMPLETED)  # fmt: skip
                     wake.cancel()
-                    if gone.done():
+                    if any(end.done() for end in ends):
                         break
                     chunk = b"".join(viewer.take()) or b": keepalive\n\n"
                     await send({"type": "http.response.body", "body": chunk, "more_body": True})

@@ -7,6 +7,7 @@ import socketio
 from a2c_server._metrics import ServerMetrics
 from a2c_server._namespace import SmcpNamespace
 from a2c_server._settings import ServerSettings
+from a2c_server._shutdown import Drain
 from a2c_server._store import StateStore
 
 from ._access import Access
@@ -25,6 +26,7 @@ def create_console(
     settings: ServerSettings,
     node_id: str,
     namespace: SmcpNamespace,
+    drain: Drain,
 ) -> Console:
     registry = Registry(sio=sio, store=store, metrics=metrics, settings=settings, node_id=node_id)
 
@@ -32,4 +34,5 @@ def create_console(
         namespace.observer = observer
 
     feed = ConsoleFeed(registry=registry, metrics=metrics, node_id=node_id, attach=attach)
-    return Console(feed=feed, access=Access(settings.admin_token), node_id=node_id)
+    access = Access(settings.admin_token)
+    return Console(feed=feed, access=access, node_id=node_id, drain=drain)
