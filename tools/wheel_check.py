@@ -155,7 +155,10 @@ def inspect_wheel(wheel: Path, dist: Dist) -> list[str]:
     if version is None or version.group(1).strip() != dist.version:
         found = version.group(1).strip() if version else "none"
         problems.append(f"METADATA Version is {found}, the table says {dist.version}")
-    for required in (f"{dist.module}/__init__.py", f"{dist.module}/py.typed"):
+    required_files = [f"{dist.module}/__init__.py", f"{dist.module}/py.typed"]
+    if dist.module == "a2c_server":  # the console's assets are not Python files
+        required_files += [f"a2c_server/_console/static/{n}" for n in ("console.js", "console.css")]
+    for required in required_files:
         if required not in names:
             problems.append(f"{required} is missing from the wheel")
     top = {name.split("/", 1)[0] for name in names}

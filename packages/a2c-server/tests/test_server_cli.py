@@ -85,6 +85,7 @@ def test_server_cli_env_vars_and_flag_precedence() -> None:
         "jwt_jwks_url", "jwt_public_key", "jwt_secret", "jwt_issuer", "jwt_audience",
         "allow_offices", "max_requests_per_second", "request_burst",
         "max_connections_per_subject",
+        "console", "admin_token",
     }  # fmt: skip
 
 
@@ -110,11 +111,22 @@ def test_server_cli_env_vars_and_flag_precedence() -> None:
         (["--redis-prefix", "{x}"], {}),
         (["--node-id", ""], {}),
         (["--node-ttl", "0"], {}),
+        (["--console", "--host", "0.0.0.0"], {}),  # the console never open off loopback
+        ([], {"A2C_SERVER_CONSOLE": "1", "A2C_SERVER_HOST": "10.0.0.1"}),
+        (["--admin-token", ""], {}),
     ],
 )
 def test_server_cli_rejects_bad_values(argv: list[str], env: dict[str, str]) -> None:
     with pytest.raises(SettingsError):
         settings_from_args(argv, env)
+
+
+def test_server_cli_console_with_an_admin_token() -> None:
+    s = settings_from_args(
+        ["--console", "--host", "0.0.0.0"], {"A2C_SERVER_ADMIN_TOKEN": "zq-secret"}
+    )
+    assert (s.console, s.admin_token) == (True, "zq-secret")
+    assert "zq-secret" not in repr(s)
 
 
 def test_server_settings_repr_hides_the_token() -> None:

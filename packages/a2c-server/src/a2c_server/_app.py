@@ -38,6 +38,7 @@ from ._transport import serve_engineio
 from ._uvicorn_log import guard_loop, quiet_client_faults, unguard_loop
 
 if TYPE_CHECKING:
+    from ._console._routes import Console
     from ._multinode import MultiNode
 
 __all__ = ["A2CServerApp", "create_app"]
@@ -70,8 +71,10 @@ class A2CServerApp:
         drain: Drain | None = None,
         node_id: str = "local",
         multinode: MultiNode | None = None,
+        console: Console | None = None,
     ) -> None:
         self.settings = settings
+        self.console = console
         self.drain = drain if drain is not None else Drain()
         self.sio = sio
         self.store = store
@@ -139,6 +142,8 @@ class A2CServerApp:
             await self._health(scope, send)
         elif kind == "http" and scope.get("path") == METRICS_PATH:
             await self._metrics(scope, send)
+        elif kind == "http" and self.console is not None and _under_console(scope):
+            await self.console(scope, receive, send)
         elif kind == "http":
             await _plain(send, 404, {"code": 404, "message": "Not Found"})
         elif kind == "websocket":
@@ -206,12 +211,19 @@ class A2CServerApp:
                 guard_loop(asyncio.get_running_loop())
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
+                if self.console is not None:
+                    self.console.feed.close()
                 await self.sio.shutdown()
                 if self.multinode is not None:
                     await self.multinode.stop()
                 unguard_loop(asyncio.get_running_loop())
                 await send({"type": "lifespan.shutdown.complete"})
                 return
+
+
+def _under_console(scope: Scope) -> bool:
+    path = str(scope.get("path", ""))
+    return path == "/console" or path.startswith("/console/")
 
 
 async def _plain(send: Send, status: int, document: dict[str, Any]) -> None:
@@ -306,7 +318,13 @@ def create_app(
     if multinode is not None:
         multinode.bind(namespace.broadcast, namespace.leave_room)
         metrics.watch_multinode(multinode.manager.counts, multinode.registry_reachable)
+    console = None
+    if settings.console:
+        from ._console._setup import create_console
+
+        console = create_console(sio=sio, store=state, metrics=metrics, settings=settings,
+                                 node_id=node_id, namespace=namespace, drain=drain)  # fmt: skip
     return A2CServerApp(
         settings=settings, sio=sio, store=state, metrics=metrics, drain=drain,
-        node_id=node_id, multinode=multinode,
+        node_id=node_id, multinode=multinode, console=console,
     )  # fmt: skip

@@ -72,6 +72,8 @@ ENV_VARS: Final[Mapping[str, tuple[str, Callable[[str], Any]]]] = {
         "A2C_SERVER_ALLOW_OFFICES",
         lambda text: tuple(o.strip() for o in text.split(",") if o.strip()),
     ),
+    "console": ("A2C_SERVER_CONSOLE", lambda text: text.strip().lower() in _TRUE),
+    "admin_token": ("A2C_SERVER_ADMIN_TOKEN", str),
 }
 
 
@@ -94,7 +96,7 @@ def _parser() -> argparse.ArgumentParser:
     def opt(flag: str, dest: str, kind: Callable[[str], Any], help_text: str) -> None:
         env = ENV_VARS[dest][0]
         default = getattr(defaults, dest)
-        secret = dest in ("auth_token", "redis_url", "jwt_secret")
+        secret = dest in ("auth_token", "admin_token", "redis_url", "jwt_secret")
         shown = "unset" if secret or default is None else default
         # An empty default (no CORS origins) is explained by the help text itself.
         default_text = "" if shown in ((), "") else f"; default {shown}"
@@ -168,6 +170,14 @@ def _parser() -> argparse.ArgumentParser:
         "this node's name among the nodes (default HOSTNAME:PORT)")  # fmt: skip
     opt("--node-ttl", "node_ttl", float,
         "seconds without a heartbeat after which a node counts as dead")  # fmt: skip
+    p.add_argument(
+        "--console", dest="console", action="store_const", const=True, default=None,
+        help="serve the read-only office console at /console (needs --admin-token unless "
+        "the host is loopback) [env A2C_SERVER_CONSOLE; default off]",
+    )  # fmt: skip
+    opt("--admin-token", "admin_token", str,
+        "token that opens the console (prefer the env var: flags are visible to other "
+        "local users)")  # fmt: skip
     return p
 
 
@@ -245,10 +255,14 @@ def banner(settings: ServerSettings, port: int) -> str:
         auth = "allow-all"
     else:
         auth = "allow-all: ANYONE who can reach this address may connect"
+    console = ""
+    if settings.console:
+        guard = "admin token" if settings.admin_token else "no token: loopback only"
+        console = f"; console http://{host}:{port}/console ({guard})"
     return (
         f"a2c-server {__version__}: protocol {settings.protocol_version} on "
         f"http://{host}:{port}/{settings.socketio_path}/ (namespace /smcp, auth {auth}) "
-        f"on {runtime_stack().describe()}"
+        f"on {runtime_stack().describe()}{console}"
     )
 
 

@@ -10,6 +10,7 @@ tokens, arguments or results.
 from __future__ import annotations
 
 import enum
+import time
 from collections.abc import Callable, Iterator
 from typing import Any, Final
 
@@ -110,6 +111,8 @@ class ServerMetrics:
         for role in Role:
             self.clients.labels(role.value)
         self._roles: dict[str, str] = {}
+        #: sid → wall-clock time it was admitted (read by the console, once per connection)
+        self.connected_at: dict[str, float] = {}
         # labels() takes a lock and a dict lookup per call; routing is the hot path and
         # its label sets are few (catalogue events x outcomes), so keep the children.
         self._routed_children: dict[tuple[str, RouteOutcome], Any] = {}
@@ -119,10 +122,12 @@ class ServerMetrics:
 
     def connected(self, sid: str, role: Role) -> None:
         self._roles[sid] = role.value
+        self.connected_at[sid] = time.time()
         self.clients.labels(role.value).inc()
 
     def disconnected(self, sid: str) -> None:
         role = self._roles.pop(sid, None)
+        self.connected_at.pop(sid, None)
         if role is not None:  # a connection refused during connect was never counted
             self.clients.labels(role).dec()
 

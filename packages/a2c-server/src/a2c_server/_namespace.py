@@ -44,6 +44,7 @@ from . import _otel as otel
 from ._access import FORBIDDEN_JOIN, Access
 from ._audit import Audit
 from ._auth import AuthProvider, AuthRequest
+from ._console._observer import CallObserver
 from ._exceptions import AuthenticationError, StoreUnavailableError
 from ._gate import check_version_query, first_query_value
 from ._inflight import InFlightCall, InFlightCalls, cancel_notice
@@ -126,6 +127,8 @@ class SmcpNamespace:
         # The tool calls relayed for Agents connected here, cancelled when their Agent goes.
         self._calls = InFlightCalls()
         self._progress = ProgressRoutes(sio, self._store)
+        #: Set by the console while someone watches it; None costs one attribute check.
+        self.observer: CallObserver | None = None
 
     def register(self) -> None:
         sio = self._sio
@@ -293,6 +296,8 @@ class SmcpNamespace:
             await self._sio.emit(
                 b.event.value, b.payload, room=b.office_id, skip_sid=b.skip_sid, namespace=NAMESPACE
             )
+            if self.observer is not None:
+                self.observer.office_event(b.office_id, b.event.value, b.payload)
 
     async def _on_join(self, sid: str, data: Any) -> tuple[bool, str | None]:
         try:
@@ -413,13 +418,12 @@ class SmcpNamespace:
                 if refusal is not None:
                     self._refuse(refusal, sid, event, getattr(req, "req_id", None), sender)
                 return
+            notice = payload(req, sender, notify_model)
             await self._sio.emit(
-                notify.value,
-                payload(req, sender, notify_model),
-                room=sender.office_id,
-                skip_sid=sid,
-                namespace=NAMESPACE,
+                notify.value, notice, room=sender.office_id, skip_sid=sid, namespace=NAMESPACE
             )
+            if self.observer is not None:
+                self.observer.office_event(sender.office_id, notify.value, notice)
 
         return on_event
 
@@ -483,14 +487,19 @@ class SmcpNamespace:
                 self._access.routed(sid, event, sender, req.computer, None)
             log(_log, logging.DEBUG, "forwarding", sid=sid, event=event.value, req_id=req.req_id,
                 name=req.agent, office=target.office_id, computer=req.computer)  # fmt: skip
-            if isinstance(req, ToolCallReq) and (
+            extended = isinstance(req, ToolCallReq) and (
                 req.a2c_progress is True or (otel.STATE.active and req.a2c_trace is not None)
-            ):
-                return await self._call_extended(sid, event, data, req, target, wait)
+            )
+            if extended:  # tracks the drain and the in-flight call itself
+                call = self._call_extended(sid, event, data, req, target, wait)
+            else:
+                call = self._call(sid, event, data, req.req_id, req.computer, target.sid, wait)
+            if self.observer is not None:
+                call = self.observer.watch_call(event.value, req, target.office_id, call)
+            if extended:
+                return await call
             with self._drain.tracking(), self._track(sid, req, target.sid):
-                return await self._call(
-                    sid, event, data, req.req_id, req.computer, target.sid, wait
-                )
+                return await call
 
         return forward
 

@@ -8,6 +8,7 @@ import attrs
 
 from a2c_protocol import PROTOCOL_VERSION, InvalidVersionError, ProtocolVersion
 
+from ._auth import is_loopback_host
 from ._exceptions import SettingsError
 from ._limits import DEFAULT_MAX_ID_LENGTH
 
@@ -139,6 +140,8 @@ class ServerSettings:
     allow-all clients may join. ``max_requests_per_second`` (with ``request_burst``) is a
     token bucket per session, ``max_connections_per_subject`` caps the sessions one
     identity holds on a node; both are off (None) by default.
+    ``console`` serves the read-only office console at ``/console``, guarded by
+    ``admin_token`` (never shown by ``repr``); without a token only on a loopback host.
     """
 
     host: str = "127.0.0.1"
@@ -174,10 +177,19 @@ class ServerSettings:
     max_requests_per_second: float | None = attrs.field(default=None, validator=_positive_or_none)
     request_burst: int = attrs.field(default=20, validator=_positive)
     max_connections_per_subject: int | None = attrs.field(default=None, validator=_positive_or_none)
+    console: bool = False
+    admin_token: str | None = attrs.field(default=None, repr=False)
 
     def __attrs_post_init__(self) -> None:
         if self.auth_token is not None and not self.auth_token:
             raise SettingsError("auth_token must not be empty (omit it to disable tokens)")
+        if self.admin_token is not None and not self.admin_token:
+            raise SettingsError("admin_token must not be empty (omit it)")
+        if self.console and not self.admin_token and not is_loopback_host(self.host):
+            raise SettingsError(
+                f"the console needs an admin token on non-loopback address {self.host} "
+                "(--admin-token or A2C_SERVER_ADMIN_TOKEN)"
+            )
         _check_jwt(self)
 
     @property

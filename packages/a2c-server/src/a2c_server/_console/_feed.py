@@ -1,0 +1,301 @@
+"""The console's live feed: one state document per tick, and office events as they happen.
+
+Nothing runs and nothing is recorded while nobody watches: the first viewer sets the
+namespace's ``observer`` and starts the ticker, the last one clears it and stops it. A tick
+reads the registry (:mod:`._registry`) and samples the Prometheus counters ``/metrics``
+already keeps; calls are seen through :meth:`ConsoleFeed.watch_call`, which keeps the
+office, event, tool and Computer names, never arguments or results.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import json
+import logging
+import time
+from collections.abc import AsyncIterator, Callable, Coroutine
+from typing import Any, Final
+
+from a2c_server._metrics import ServerMetrics
+
+from ._registry import Registry
+
+__all__ = ["ConsoleFeed", "Viewer"]
+
+_log = logging.getLogger("a2c_server.console")
+
+#: How many finished calls, office events and chart points the console keeps.
+FINISHED: Final = 50
+EVENTS: Final = 100
+POINTS: Final = 90
+TICK: Final = 1.0
+#: A burst of calls refreshes the viewers at most this often.
+MIN_INTERVAL: Final = 0.25
+#: The payload keys of a notify:* the console repeats (names only).
+_NOTICE_KEYS: Final = ("office_id", "computer", "agent", "req_id")
+
+_REFUSED_ROUTES: Final = ("refused", "invalid")
+_FAILED_ROUTES: Final = ("timeout", "computer_gone", "bad_answer", "unsupported", "shutdown")
+
+
+class Viewer:
+    """One open event stream: the latest state and the office events not sent yet."""
+
+    def __init__(self, office: str | None) -> None:
+        self.office = office
+        self.state: bytes | None = None
+        self.events: collections.deque[bytes] = collections.deque(maxlen=EVENTS)
+        self.wake = asyncio.Event()
+        self.closed = False
+
+    def take(self) -> list[bytes]:
+        out = list(self.events)
+        self.events.clear()
+        if self.state is not None:
+            out.append(self.state)
+            self.state = None
+        self.wake.clear()
+        return out
+
+
+def _sse(kind: str, document: Any) -> bytes:
+    return f"event: {kind}\ndata: {json.dumps(document, separators=(',', ':'))}\n\n".encode()
+
+
+def _outcome(answer: Any) -> tuple[str, int | None]:
+    if answer is None:
+        return "no answer", None
+    if isinstance(answer, dict):
+        code = answer.get("code")
+        if isinstance(code, int) and isinstance(answer.get("message"), str):
+            return "error", code
+        if answer.get("isError") is True:
+            return "tool error", None
+    return "ok", None
+
+
+class ConsoleFeed:
+    """Implements the namespace's :class:`~._observer.CallObserver` while watched."""
+
+    def __init__(
+        self,
+        *,
+        registry: Registry,
+        metrics: ServerMetrics,
+        node_id: str,
+        attach: Callable[[ConsoleFeed | None], None],
+    ) -> None:
+        self._registry = registry
+        #: what the pages render before their stream starts
+        self.registry = registry
+        self._metrics = metrics
+        self._node_id = node_id
+        self._attach = attach
+        self._viewers: set[Viewer] = set()
+        self._task: asyncio.Task[None] | None = None
+        self._dirty = asyncio.Event()
+        self._next_id = 0
+        self._inflight: dict[int, dict[str, Any]] = {}
+        self._finished: collections.deque[dict[str, Any]] = collections.deque(maxlen=FINISHED)
+        self._events: collections.deque[dict[str, Any]] = collections.deque(maxlen=EVENTS)
+        self._series: dict[str, collections.deque[float]] = {}
+        self._last: dict[str, float] = {}
+        self._last_sample = 0.0
+
+    @property
+    def viewers(self) -> int:
+        return len(self._viewers)
+
+    @property
+    def calls_seen(self) -> int:
+        """How many relayed calls the namespace handed to the console (only while watched)."""
+        return self._next_id
+
+    # -- viewers ---------------------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def viewing(self, office: str | None) -> AsyncIterator[Viewer]:
+        viewer = Viewer(office)
+        if not self._viewers:
+            self._attach(self)
+            self._task = asyncio.get_running_loop().create_task(self._run())
+        self._viewers.add(viewer)
+        for event in self._events:
+            if office is None or event["office"] == office:
+                viewer.events.append(_sse("office", event))
+        self._dirty.set()
+        try:
+            yield viewer
+        finally:
+            viewer.closed = True
+            self._viewers.discard(viewer)
+            if not self._viewers:
+                self._stop()
+
+    def _stop(self) -> None:
+        self._attach(None)
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+        # Nobody watches: calls are no longer followed and the charts would have a gap. The
+        # last finished calls and office events (bounded) stay for the next page.
+        self._inflight.clear()
+        self._series.clear()
+        self._last.clear()
+        self._last_sample = 0.0
+
+    def close(self) -> None:
+        """At shutdown: end every stream."""
+        for viewer in list(self._viewers):
+            viewer.closed = True
+            viewer.wake.set()
+
+    # -- the observer (called by the namespace only while someone watches) -----------
+
+    def watch_call(
+        self, event: str, req: Any, office: str | None, call: Coroutine[Any, Any, Any]
+    ) -> Coroutine[Any, Any, Any]:
+        self._next_id += 1
+        key = self._next_id
+        entry = {
+            "office": office, "event": event, "tool": getattr(req, "tool_name", None),
+            "computer": getattr(req, "computer", None), "agent": getattr(req, "agent", None),
+            "started": time.time(),
+        }  # fmt: skip
+        return self._watched(key, entry, call)
+
+    async def _watched(
+        self, key: int, entry: dict[str, Any], call: Coroutine[Any, Any, Any]
+    ) -> Any:
+        self._inflight[key] = entry
+        self._dirty.set()
+        outcome: tuple[str, int | None] = ("failed", None)
+        try:
+            answer = await call
+            outcome = _outcome(answer)
+            return answer
+        finally:
+            if self._inflight.pop(key, None) is not None:
+                ended = time.time()
+                done = dict(entry, outcome=outcome[0], code=outcome[1], ended=ended,
+                            duration=round(ended - entry["started"], 3))  # fmt: skip
+                self._finished.appendleft(done)
+                self._dirty.set()
+
+    def office_event(self, office: str, event: str, payload: Any) -> None:
+        notice = payload if isinstance(payload, dict) else {}
+        record: dict[str, Any] = {"office": office, "event": event, "at": time.time()}
+        for name in _NOTICE_KEYS:
+            value = notice.get(name)
+            if isinstance(value, str):
+                record[name] = value
+        self._events.append(record)
+        message = _sse("office", record)
+        for viewer in self._viewers:
+            if viewer.office is None or viewer.office == office:
+                viewer.events.append(message)
+                viewer.wake.set()
+
+    # -- the ticker ------------------------------------------------------------------
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                await asyncio.wait_for(self._dirty.wait(), TICK)
+            except TimeoutError:
+                pass
+            else:
+                await asyncio.sleep(MIN_INTERVAL)
+            self._dirty.clear()
+            try:
+                await self._publish()
+            except Exception:
+                _log.exception("console tick failed")
+
+    async def _publish(self) -> None:
+        snapshot = await self._registry.read()
+        now = time.time()
+        counters = self._counters()
+        if now - self._last_sample >= TICK * 0.9:
+            self._sample(counters)
+            self._last_sample = now
+        inflight = [
+            {k: v for k, v in entry.items() if k != "started"}
+            | {"age": round(now - entry["started"], 1)}
+            for entry in self._inflight.values()
+        ]
+        base: dict[str, Any] = {
+            "node": self._node_id, "now": now, "registry": snapshot.registry,
+            "nodes": snapshot.nodes, "truncated": snapshot.truncated,
+            "counters": counters,
+            "series": {name: list(points) for name, points in self._series.items()},
+        }  # fmt: skip
+        documents: dict[str | None, bytes] = {}
+        for viewer in list(self._viewers):
+            message = documents.get(viewer.office)
+            if message is None:
+                office = viewer.office
+
+                def mine(row: dict[str, Any], office: str | None = office) -> bool:
+                    return office is None or row.get("office") == office
+
+                document = dict(
+                    base,
+                    office=office,
+                    members=[m for m in snapshot.members if mine(m)],
+                    inflight=[c for c in inflight if mine(c)],
+                    finished=[c for c in self._finished if mine(c)],
+                )
+                message = documents[office] = _sse("state", document)
+            viewer.state = message
+            viewer.wake.set()
+
+    def _counters(self) -> dict[str, Any]:
+        values: dict[str, float] = collections.defaultdict(float)
+        routed: dict[str, float] = collections.defaultdict(float)
+        for family in self._metrics.registry.collect():
+            for sample in family.samples:
+                name, labels, value = sample.name, sample.labels, sample.value
+                if name == "a2c_server_routed_requests_total":
+                    routed[labels["outcome"]] += value
+                elif name == "a2c_server_joins_total" and labels.get("outcome") == "refused":
+                    values["join_refusals"] += value
+                elif name == "a2c_server_connected_clients":
+                    values["connected_" + labels["role"]] += value
+                elif name in (
+                    "a2c_server_connection_refusals_total", "a2c_server_version_refusals_total",
+                    "a2c_server_polling_refusals_total",
+                    "a2c_server_messages_dropped_for_size_total",
+                    "a2c_server_tool_calls_cancelled_for_absent_agent_total",
+                    "a2c_server_pubsub_messages_lost_total", "process_cpu_seconds_total",
+                    "process_resident_memory_bytes",
+                ):  # fmt: skip
+                    values[name.removeprefix("a2c_server_").removesuffix("_total")] += value
+        refusals = (
+            sum(routed[o] for o in _REFUSED_ROUTES) + values["join_refusals"]
+            + values["connection_refusals"] + values["version_refusals"]
+            + values["polling_refusals"] + values["messages_dropped_for_size"]
+        )  # fmt: skip
+        errors = sum(routed[o] for o in _FAILED_ROUTES) + values["pubsub_messages_lost"]
+        return dict(values, routed=dict(routed), calls=sum(routed.values()),
+                    refusals=refusals, errors=errors)  # fmt: skip
+
+    def _sample(self, counters: dict[str, Any]) -> None:
+        """One chart point per second: what each counter grew by since the last one."""
+        for name in ("calls", "refusals", "errors", "process_cpu_seconds"):
+            value = float(counters.get(name, 0.0))
+            previous = self._last.get(name)
+            self._last[name] = value
+            if previous is None:
+                continue
+            delta = max(0.0, value - previous)
+            if name == "process_cpu_seconds":
+                delta = round(delta * 100, 1)  # percent of one core over the second
+            series = self._series.setdefault(name, collections.deque(maxlen=POINTS))
+            series.append(delta)
+        memory = counters.get("process_resident_memory_bytes")
+        if memory:
+            series = self._series.setdefault("memory_mb", collections.deque(maxlen=POINTS))
+            series.append(round(memory / 1e6, 1))
