@@ -1,13 +1,16 @@
-"""Workspace-wide pytest configuration: hypothesis profiles.
+"""Workspace-wide pytest configuration: hypothesis profiles, logging restored after each test.
 
 ``fast`` (default) keeps local runs quick; ``ci`` (selected by ``.ci/run`` through
 ``HYPOTHESIS_PROFILE=ci``) explores more examples. Neither has a deadline: the suite must
 be deterministic on a noisy 2-core machine, and wall-clock deadlines are not.
 """
 
+import logging
 import os
 import tempfile
+from collections.abc import Iterator
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -28,3 +31,26 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
 # processes they start) get a private one, so neither the developer's skills leak in
 # nor test skills out.
 os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="a2c-test-data-")
+
+
+@pytest.fixture(autouse=True)
+def _restore_logging() -> Iterator[None]:
+    """Undo what an in-process CLI run does to logging (it owns the process when run for real).
+
+    ``main()`` installs a root handler on the test's captured stderr and quiets loggers
+    such as ``a2c_computer.skills``; left in place, a later test on the same xdist worker
+    would miss the records it waits for, depending on which tests ran before it.
+    """
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    levels = {
+        name: logger.level
+        for name, logger in logging.Logger.manager.loggerDict.items()
+        if isinstance(logger, logging.Logger)
+    }
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
+    for name, logger in logging.Logger.manager.loggerDict.items():
+        if isinstance(logger, logging.Logger):
+            logger.setLevel(levels.get(name, logging.NOTSET))
