@@ -11,9 +11,10 @@ tool and Computer and the outcome, never arguments or results.
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Iterator
 from typing import Any
+
+from a2c_protocol import install_tracer_provider, shutdown_tracer_provider
 
 trace: Any
 try:
@@ -76,36 +77,10 @@ def configure_from_env(service_name: str = "a2c-agent") -> bool:
     ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``) is set and ``OTEL_TRACES_EXPORTER`` is not
     ``none``; ``OTEL_SERVICE_NAME`` names the service. Returns whether tracing is on.
     """
-    if not _wanted():
-        return False
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-    from opentelemetry.sdk.resources import SERVICE_NAME, Resource
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import BatchSpanProcessor
-
-    name = os.environ.get("OTEL_SERVICE_NAME") or service_name
-    provider = TracerProvider(resource=Resource.create({SERVICE_NAME: name}))
-    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
-    trace.set_tracer_provider(provider)
-    return True
+    return trace is not None and install_tracer_provider(service_name)
 
 
 def shutdown() -> None:
     """Flush what is queued (a command's last spans) before the process ends."""
-    if trace is None:
-        return
-    provider = trace.get_tracer_provider()
-    stop = getattr(provider, "shutdown", None)
-    if callable(stop):
-        stop()
-
-
-def _wanted() -> bool:
-    if trace is None or os.environ.get("OTEL_SDK_DISABLED", "").lower() == "true":
-        return False
-    if os.environ.get("OTEL_TRACES_EXPORTER", "otlp").lower() == "none":
-        return False
-    return bool(
-        os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
-        or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-    )
+    if trace is not None:
+        shutdown_tracer_provider()

@@ -152,6 +152,7 @@ from ._models import (
     UpdateToolListNotification,
     VersionMismatchPayload,
 )
+from ._otel_setup import install_tracer_provider, shutdown_tracer_provider, tracing_wanted
 from ._priority import (
     DEFAULT_PRIORITY,
     migrate_v01_window,
@@ -342,6 +343,7 @@ __all__ = [
     "error_from_payload",
     "error_payload_from_wire",
     "from_wire",
+    "install_tracer_provider",
     "is_cancelled",
     "is_compatible",
     "is_error_payload",
@@ -359,6 +361,7 @@ __all__ = [
     "remote_error_of",
     "restore_structured_refs",
     "result_marker",
+    "shutdown_tracer_provider",
     "supported_range",
     "timeout_result",
     "to_wire",
@@ -366,6 +369,7 @@ __all__ = [
     "token_flags_problem",
     "tool_error_from_result",
     "tool_meta_of",
+    "tracing_wanted",
     "version_rejected_by_close",
     "window_resource",
     "with_blob_sideband",

@@ -13,9 +13,10 @@ never arguments or results.
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Iterator
 from typing import Any
+
+from a2c_protocol import install_tracer_provider, shutdown_tracer_provider
 
 __all__ = ["STATE", "ForwardSpan", "configure_from_env", "forward_span", "relay_span"]
 
@@ -32,49 +33,16 @@ STATE = _State()
 
 def configure_from_env(service_name: str = "a2c-server", node: str | None = None) -> bool:
     """Install an OTLP-exporting tracer provider when the extra and ``OTEL_*`` say so."""
-    if not _wanted():
+    if not install_tracer_provider(service_name):
         return False
-    from opentelemetry import trace
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-    from opentelemetry.sdk.resources import SERVICE_NAME, Resource
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import BatchSpanProcessor
-
-    name = os.environ.get("OTEL_SERVICE_NAME") or service_name
-    provider = TracerProvider(resource=Resource.create({SERVICE_NAME: name}))
-    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
-    trace.set_tracer_provider(provider)
     STATE.active = True
     STATE.node = node
     return True
 
 
 def shutdown() -> None:
-    if not STATE.active:
-        return
-    from opentelemetry import trace
-
-    stop = getattr(trace.get_tracer_provider(), "shutdown", None)
-    if callable(stop):
-        stop()
-
-
-def _wanted() -> bool:
-    if os.environ.get("OTEL_SDK_DISABLED", "").lower() == "true":
-        return False
-    if os.environ.get("OTEL_TRACES_EXPORTER", "otlp").lower() == "none":
-        return False
-    if not (
-        os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
-        or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-    ):
-        return False
-    try:
-        import opentelemetry.exporter.otlp.proto.http.trace_exporter
-        import opentelemetry.sdk.trace  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    if STATE.active:
+        shutdown_tracer_provider()
 
 
 class ForwardSpan:
