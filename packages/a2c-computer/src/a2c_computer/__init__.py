@@ -36,7 +36,8 @@ from ._logging import redacting_filter
 from ._mcp import ServerStatus
 from ._metrics import ComputerMetrics
 from ._registry import build_registry, merge_tool_meta
-from ._reload import ConfigReloader, ReloadPlan, plan_reload
+from ._reload import ReloadPlan, plan_reload
+from ._reloader import ConfigReloader
 from ._skills import ArchiveLimits, SkillManager, SkillSettings, default_skill_settings
 from ._version import __version__
 

@@ -47,7 +47,7 @@ from ._exceptions import ComputerError, ConfigError, LinkError
 from ._logging import configure_logging, register_secret
 from ._metrics import serve_metrics
 from ._oauth._cmd import run_auth
-from ._reload import ConfigReloader
+from ._reloader import ConfigReloader
 from ._shutdown import drain
 from ._skills_cmd import run_skills
 
