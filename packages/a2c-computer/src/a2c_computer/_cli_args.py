@@ -22,7 +22,7 @@ import attrs
 
 from a2c_protocol import PROTOCOL_VERSION
 
-from ._blob_settings import BlobSettings
+from ._blobs import BlobSettings
 from ._exceptions import ConfigError
 from ._oauth._cmd import add_auth_parser
 from ._skills import SkillSettings, default_skill_settings
