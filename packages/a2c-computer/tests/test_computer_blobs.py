@@ -21,8 +21,8 @@ from a2c_computer import (
     ComputerError,
 )
 from a2c_computer._answers import fit_answer, tool_answer
-from a2c_computer._blob_handles import HandleCodec
-from a2c_computer._sideband import (
+from a2c_computer._blobs import HandleCodec
+from a2c_computer._blobs._sideband import (
     ANSWER_MARGIN,
     chunk_budget,
     decoded_size,
@@ -416,7 +416,7 @@ def test_fit_answer_replaces_oversized_with_500() -> None:
 
 
 def get_blob(store: BlobStore, handle: str, **fields: object) -> dict[str, object]:
-    from a2c_computer._blob_serve import serve_get_blob
+    from a2c_computer._blobs import serve_get_blob
     from a2c_protocol import GetBlobReq
 
     req = GetBlobReq(agent="a", req_id="r1", computer="box-1", blob_handle=handle, **fields)  # type: ignore[arg-type]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from a2c_computer._cli_args import apply_env, build_parser
+from a2c_computer._cli._args import apply_env, build_parser
 
 BASE = ["run", "--config", "c.json", "--name", "box"]
 

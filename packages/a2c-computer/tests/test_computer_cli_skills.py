@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from a2c_computer import SkillSettings
-from a2c_computer._cli_args import apply_env, build_parser, skill_settings
+from a2c_computer._cli._args import apply_env, build_parser, skill_settings
 from a2c_testkit.mcp_servers import stdio_server_config
 
 from .test_computer_cli import cli, write_config

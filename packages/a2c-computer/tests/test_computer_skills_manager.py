@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from a2c_computer._blob_settings import BlobSettings
-from a2c_computer._blobs import BlobStore
+from a2c_computer._blobs import BlobSettings, BlobStore
 from a2c_computer._exceptions import BlobUnavailableError
 from a2c_computer._skills._manager import SkillManager, SkillSettings
 from a2c_protocol import (

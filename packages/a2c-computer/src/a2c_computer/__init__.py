@@ -14,8 +14,15 @@ Command line: ``a2c-computer run ...`` and ``a2c-computer check --config FILE``.
 
 from ._app import Computer
 from ._auth import classify_upstream_failure, sanitize_auth_hint
-from ._blob_settings import BlobSettings
-from ._blobs import BlobChunk, BlobInfo, BlobResolver, BlobSource, BlobStore, SpoolUsage
+from ._blobs import (
+    BlobChunk,
+    BlobInfo,
+    BlobResolver,
+    BlobSettings,
+    BlobSource,
+    BlobStore,
+    SpoolUsage,
+)
 from ._computer import ConfirmCallback, ConfirmRequest, ServerState
 from ._config import load_config
 from ._desktop import CallRecord, WindowInfo, describe_window, organize, render_window
@@ -36,7 +43,8 @@ from ._logging import redacting_filter
 from ._mcp import ServerStatus
 from ._metrics import ComputerMetrics
 from ._registry import build_registry, merge_tool_meta
-from ._reload import ConfigReloader, ReloadPlan, plan_reload
+from ._reload import ReloadPlan, plan_reload
+from ._reloader import ConfigReloader
 from ._skills import ArchiveLimits, SkillManager, SkillSettings, default_skill_settings
 from ._version import __version__
 

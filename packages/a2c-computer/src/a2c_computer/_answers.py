@@ -30,11 +30,9 @@ from a2c_protocol import (
     to_wire,
 )
 
-from ._blob_settings import BlobSettings
-from ._blobs import BlobStore
+from ._blobs import ANSWER_MARGIN, BlobSettings, BlobStore, encoded_size, offload_binaries
 from ._computer import error_result
 from ._exceptions import BlobTooLargeError
-from ._sideband import ANSWER_MARGIN, encoded_size, offload_binaries
 
 __all__ = [
     "REASON_BLOB_TOO_LARGE",

@@ -13,8 +13,7 @@ from typing import Any, Literal, Self
 from a2c_protocol import CallToolResult, ComputerConfig, Event, JsonObject
 
 from ._agent_allowlist import AgentAllowList
-from ._blob_settings import BlobSettings
-from ._blobs import BlobStore
+from ._blobs import BlobSettings, BlobStore
 from ._computer import ComputerCore, ConfirmCallback, ResultFinisher
 from ._exceptions import ComputerStateError
 from ._extensions import CallExtras

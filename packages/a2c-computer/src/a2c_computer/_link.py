@@ -55,8 +55,7 @@ from a2c_protocol import (
 from . import _otel as otel
 from ._agent_allowlist import AgentAllowList
 from ._answers import fit_answer, fit_tool_result
-from ._blob_serve import serve_get_blob
-from ._blobs import BlobStore
+from ._blobs import BlobStore, serve_get_blob
 from ._computer import ComputerCore
 from ._config_view import agent_view, states_view
 from ._decisions import ConnectVerdict, judge_namespace_refusal, judge_refusal

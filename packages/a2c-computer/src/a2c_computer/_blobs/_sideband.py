@@ -27,7 +27,7 @@ import attrs
 
 from a2c_protocol import BlobSideband, CallToolResult, JsonObject, with_blob_sideband
 
-from ._blobs import BlobInfo
+from ._store import BlobInfo
 
 __all__ = [
     "ANSWER_MARGIN",

@@ -37,10 +37,11 @@ from typing import IO
 
 import attrs
 
-from ._blob_handles import HandleCodec
-from ._blob_settings import BlobSettings, default_cache_root
-from ._exceptions import BlobTooLargeError, BlobUnavailableError, ComputerError
-from ._workdirs import OwnedDir, per_process_name, sweep_stale
+from a2c_computer._exceptions import BlobTooLargeError, BlobUnavailableError, ComputerError
+from a2c_computer._workdirs import OwnedDir, per_process_name, sweep_stale
+
+from ._handles import HandleCodec
+from ._settings import BlobSettings, default_cache_root
 
 __all__ = ["BlobChunk", "BlobInfo", "BlobResolver", "BlobSource", "BlobStore", "SpoolUsage"]
 

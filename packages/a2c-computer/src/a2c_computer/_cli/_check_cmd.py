@@ -20,14 +20,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from a2c_computer._computer import ComputerCore
+from a2c_computer._confirm import ALLOW_HINT
+from a2c_computer._lint import lint_windows
+from a2c_computer._mcp import ServerStatus
+from a2c_computer._registry import clash_advice
+from a2c_computer._skills import default_skill_settings
 from a2c_protocol import ComputerConfig, InvalidPayloadError, SMCPTool, tool_meta_of
 
-from ._computer import ComputerCore
-from ._confirm import ALLOW_HINT
-from ._lint import lint_windows
-from ._mcp import ServerStatus
-from ._registry import clash_advice
-from ._skills import default_skill_settings
 from ._skills_cmd import print_skill_report, stage_with
 
 __all__ = ["run_check"]

@@ -20,13 +20,12 @@ from urllib.parse import urlsplit
 
 import attrs
 
+from a2c_computer._blobs import BlobSettings
+from a2c_computer._exceptions import ConfigError
+from a2c_computer._oauth._cmd import add_auth_parser
+from a2c_computer._skills import SkillSettings, default_skill_settings
+from a2c_computer._version import __version__
 from a2c_protocol import PROTOCOL_VERSION
-
-from ._blob_settings import BlobSettings
-from ._exceptions import ConfigError
-from ._oauth._cmd import add_auth_parser
-from ._skills import SkillSettings, default_skill_settings
-from ._version import __version__
 
 __all__ = [
     "BLOB_OPTIONS",

@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+from a2c_computer._exceptions import BlobUnavailableError
 from a2c_protocol import (
     BlobNotAccessibleError,
     ErrorCode,
@@ -23,9 +24,8 @@ from a2c_protocol import (
     to_wire,
 )
 
-from ._blobs import BlobStore
-from ._exceptions import BlobUnavailableError
 from ._sideband import chunk_budget, encoded_size
+from ._store import BlobStore
 
 __all__ = ["serve_get_blob"]
 

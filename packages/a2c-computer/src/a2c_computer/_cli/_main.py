@@ -27,12 +27,19 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
+from a2c_computer import _otel as otel
+from a2c_computer._app import Computer
+from a2c_computer._config import load_config
+from a2c_computer._confirm import ALLOW_HINT, ConsoleConfirmer, foreground_terminal
+from a2c_computer._exceptions import ComputerError, ConfigError, LinkError
+from a2c_computer._logging import configure_logging, register_secret
+from a2c_computer._metrics import serve_metrics
+from a2c_computer._oauth._cmd import run_auth
+from a2c_computer._reloader import ConfigReloader
+from a2c_computer._shutdown import drain
 from a2c_protocol import ProtocolVersionError, token_file_auth, token_flags_problem
 
-from . import _otel as otel
-from ._app import Computer
-from ._check_cmd import run_check
-from ._cli_args import (
+from ._args import (
     SKILL_OPTIONS,
     apply_env,
     blob_settings,
@@ -40,15 +47,8 @@ from ._cli_args import (
     parse_command_line,
     skill_settings,
 )
-from ._config import load_config
-from ._confirm import ALLOW_HINT, ConsoleConfirmer, foreground_terminal
+from ._check_cmd import run_check
 from ._convert_cmd import convert_hint, is_mcp_servers_file, run_convert
-from ._exceptions import ComputerError, ConfigError, LinkError
-from ._logging import configure_logging, register_secret
-from ._metrics import serve_metrics
-from ._oauth._cmd import run_auth
-from ._reload import ConfigReloader
-from ._shutdown import drain
 from ._skills_cmd import run_skills
 
 __all__ = ["main"]

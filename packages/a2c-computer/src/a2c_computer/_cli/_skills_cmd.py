@@ -19,11 +19,10 @@ from pathlib import Path
 
 import attrs
 
+from a2c_computer._computer import ComputerCore
+from a2c_computer._mcp import ServerStatus
+from a2c_computer._skills import USER_ORIGIN, SkillManager, SkillSettings
 from a2c_protocol import A2CSkillRef, ComputerConfig
-
-from ._computer import ComputerCore
-from ._mcp import ServerStatus
-from ._skills import USER_ORIGIN, SkillManager, SkillSettings
 
 __all__ = ["SkillReport", "collect_skills", "print_skill_report", "run_skills"]
 
