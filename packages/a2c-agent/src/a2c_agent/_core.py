@@ -1,0 +1,198 @@
+"""The shared core of the Agent: its state, background tasks and acked requests.
+
+Every part of :class:`~a2c_agent.AsyncAgent` (link, membership, events, requests,
+facades) builds on :class:`AgentCore`; it decides nothing about the protocol itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import socketio
+
+from a2c_protocol import (
+    NAMESPACE,
+    A2CError,
+    AgentCallData,
+    Event,
+    to_wire,
+)
+
+from ._connection import (
+    AuthSource,
+)
+from ._exceptions import (
+    AckTimeoutError,
+    AgentStateError,
+    ConnectionLostError,
+)
+from ._inflight import InFlightCalls
+from ._lifecycle import AgentState, Transition, next_state, require_connected
+from ._notify import Listeners, NotificationStream
+from ._progress import ProgressWaits
+from ._rules import (
+    ToolCache,
+    decode_ack,
+    unanswered,
+)
+from ._skills import SkillTracker
+
+logger = logging.getLogger("a2c_agent")
+
+T = TypeVar("T")
+
+
+def _req_id() -> str:
+    return uuid.uuid4().hex
+
+
+class AgentCore:
+    """The state every part of :class:`~a2c_agent.AsyncAgent` shares, and the plumbing
+    they all use: the lifecycle state, background tasks and one acked request.
+
+    ``AsyncAgent.__init__`` sets every attribute declared here.
+    """
+
+    _url: str
+    _server_url: str
+    _name: str
+    _auth_source: AuthSource
+    _socketio_path: str
+    _request_timeout: float
+    _tool_cache_enabled: bool
+    _reconnect: bool
+    _transports: tuple[str, ...]
+    _connect_timeout: float
+    _tool_call_grace: float
+    _desktop_size: int | None
+    _reconnect_delay: float
+    _reconnect_max_delay: float
+    _drain_blobs: bool
+    _max_drained_bytes: int | None
+    _blob_chunk_bytes: int
+    _blob_max_in_flight: int
+
+    _state: AgentState
+    _office: str | None
+    _cache: ToolCache
+    _pending: set[asyncio.Future[tuple[Any, ...]]]
+    _calls: InFlightCalls
+    _progress: ProgressWaits
+    _tasks: set[asyncio.Task[Any]]
+    _reconnect_task: asyncio.Task[None] | None
+    _streams: set[NotificationStream]
+    _notification_listeners: Listeners
+    _tools_listeners: Listeners
+    _desktop_listeners: Listeners
+    _state_listeners: Listeners
+    _skills: SkillTracker
+    _connect_error: object
+    _close_code: int | None
+    _last_error: BaseException | None
+    _emit_lock: asyncio.Lock | None
+    _sio: socketio.AsyncClient | None
+
+    def _now(self) -> AgentState:
+        # A call, so type checkers do not carry a narrowed state across awaits.
+        return self._state
+
+    def _transition(self, transition: Transition) -> None:
+        old = self._state
+        new = next_state(old, transition, reconnect=self._reconnect)
+        if new is not old:
+            self._state = new
+            logger.debug("agent %s: %s -> %s", self._name, old.value, new.value)
+            self._state_listeners.fire(old, new)
+
+    def _spawn(self, awaitable: Awaitable[Any]) -> None:
+        async def run() -> None:
+            await awaitable
+
+        task = asyncio.ensure_future(run())
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            logger.error("agent background task failed", exc_info=task.exception())
+
+    def _client(self) -> socketio.AsyncClient:
+        if self._sio is None:
+            raise AgentStateError("the agent is not open")
+        return self._sio
+
+    async def _emit(
+        self, event: Event, data: Any, callback: Callable[..., None] | None = None
+    ) -> None:
+        sio = self._client()
+        lock = self._emit_lock
+        if lock is None:  # pragma: no cover - set in open()
+            raise AgentStateError("the agent is not open")
+        try:
+            async with lock:
+                await sio.emit(event.value, data, namespace=NAMESPACE, callback=callback)
+        except socketio.exceptions.SocketIOError as exc:
+            raise ConnectionLostError(f"cannot send {event.value}: not connected") from exc
+
+    async def _request(
+        self,
+        event: Event,
+        payload: Any,
+        *,
+        timeout: float | None = None,
+        bind: Callable[[asyncio.Timeout], None] | None = None,
+    ) -> tuple[Any, ...]:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[tuple[Any, ...]] = loop.create_future()
+
+        def on_ack(*args: Any) -> None:
+            if not future.done():
+                future.set_result(args)
+
+        self._pending.add(future)
+        wait = self._request_timeout if timeout is None else timeout
+        try:
+            await self._emit(event, to_wire(payload), on_ack)
+            try:
+                async with asyncio.timeout(wait) as scope:
+                    if bind is not None:
+                        bind(scope)
+                    return await future
+            except TimeoutError:
+                raise AckTimeoutError(event.value, wait) from None
+        finally:
+            self._pending.discard(future)
+
+    async def _ask(self, event: Event, payload: Any, response: type[T]) -> T:
+        require_connected(self._state)
+        try:
+            args = await self._request(event, payload)
+        except AckTimeoutError as exc:
+            unsupported = unanswered(event, exc)
+            if unsupported is None:
+                raise
+            raise unsupported from exc
+        return decode_ack(event, response, args)
+
+    def _fail_pending(self, error: Exception) -> None:
+        for future in list(self._pending):
+            if not future.done():
+                future.set_exception(error)
+        self._pending.clear()
+
+    async def _send_cancel(self, req_id: str) -> None:
+        try:
+            await self._emit(
+                Event.TOOL_CALL_CANCEL, to_wire(AgentCallData(agent=self._name, req_id=req_id))
+            )
+        except A2CError as exc:
+            logger.warning("could not send tool_call_cancel for %s: %s", req_id, exc)
+
+    async def _cancel_once(self, req_id: str) -> None:
+        if self._calls.claim(req_id):
+            await self._send_cancel(req_id)
