@@ -490,14 +490,12 @@ class SmcpNamespace:
             extended = isinstance(req, ToolCallReq) and (
                 req.a2c_progress is True or (otel.STATE.active and req.a2c_trace is not None)
             )
-            if extended:  # tracks the drain and the in-flight call itself
+            if extended:
                 call = self._call_extended(sid, event, data, req, target, wait)
             else:
                 call = self._call(sid, event, data, req.req_id, req.computer, target.sid, wait)
             if self.observer is not None:
                 call = self.observer.watch_call(event.value, req, target.office_id, call)
-            if extended:
-                return await call
             with self._drain.tracking(), self._track(sid, req, target.sid):
                 return await call
 
@@ -517,15 +515,7 @@ class SmcpNamespace:
         traced: AbstractContextManager[tuple[Any, Any]] = contextlib.nullcontext((data, None))
         if otel.STATE.active and req.a2c_trace is not None and isinstance(data, dict):
             traced = otel.forward_span(data, target.office_id, req.computer, req.tool_name)
-        with (
-            self._drain.tracking(),
-            self._track(sid, req, target.sid),
-            watching,
-            traced as (
-                payload,
-                span,
-            ),
-        ):
+        with watching, traced as (payload, span):
             answer = await self._call(sid, event, payload, req.req_id, req.computer,
                                       target.sid, wait, keepalive)  # fmt: skip
             if span is not None:
