@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import enum
 import logging
-from typing import Final
+from typing import Any, Final
 
 from prometheus_client import CollectorRegistry, Counter
 
@@ -46,6 +46,8 @@ class Audit:
             ["event", "outcome"],
             registry=registry,
         )
+        # Every forwarded tool call is audited: keep the labelled children, not a lookup each.
+        self._children: dict[tuple[str, str], Any] = {}
 
     def record(
         self,
@@ -63,7 +65,11 @@ class Audit:
         computer: str | None = None,
     ) -> None:
         """One decision; ``outcome`` is a short fixed word (``ok``, ``refused``…)."""
-        self._events.labels(event.value, outcome).inc()
+        key = (event.value, outcome)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = self._events.labels(*key)
+        child.inc()
         log(_log, logging.INFO, "audit", event=event.value, outcome=outcome, subject=subject,
             role=role, name=name, office=office, request=request, computer=computer, sid=sid,
             peer=peer, reason=reason)  # fmt: skip
