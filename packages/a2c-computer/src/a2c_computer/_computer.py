@@ -37,7 +37,13 @@ from a2c_protocol import (
 
 from ._config import load_config
 from ._config_view import safe_error
-from ._confirm import ConfirmCallback, ConfirmRequest, ask_confirmation, error_result
+from ._confirm import (
+    ConfirmCallback,
+    ConfirmRequest,
+    ask_confirmation,
+    error_result,
+    needs_confirmation,
+)
 from ._desktop import (
     CallRecord,
     WindowInfo,
@@ -611,7 +617,7 @@ class ComputerCore:
         # The confirmation runs inside the in-flight task, so a cancel or the call's
         # timeout withdraws an open question instead of leaving it to run the tool later.
         asking: ConfirmRequest | None = None
-        if not (entry.meta is not None and entry.meta.auto_apply is True):
+        if needs_confirmation(entry.meta):
             asking = ConfirmRequest(
                 req_id, agent, entry.server, entry.original, tool_name, dict(params or {})
             )

@@ -29,7 +29,7 @@ from typing import Literal, TextIO, TypeAlias
 
 import attrs
 
-from a2c_protocol import CallToolResult, ErrorCode, JsonObject
+from a2c_protocol import CallToolResult, ErrorCode, JsonObject, ToolMeta
 
 __all__ = [
     "ALLOW_HINT",
@@ -40,6 +40,7 @@ __all__ = [
     "ask_confirmation",
     "error_result",
     "foreground_terminal",
+    "needs_confirmation",
 ]
 
 logger = logging.getLogger("a2c_computer")
@@ -255,3 +256,11 @@ class ConsoleConfirmer:
                 )
                 raise
             return line is not None and line.strip().lower() in ("y", "yes")
+
+
+def needs_confirmation(meta: ToolMeta | None) -> bool:
+    """Whether a call of a tool with this merged ``tool_meta`` is asked about first.
+
+    Only ``auto_apply: true`` skips the question; anything else (absent, false) asks.
+    """
+    return meta is None or meta.auto_apply is not True

@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from a2c_computer._computer import ComputerCore
-from a2c_computer._confirm import ALLOW_HINT
+from a2c_computer._confirm import ALLOW_HINT, needs_confirmation
 from a2c_computer._lint import lint_windows
 from a2c_computer._mcp import ServerStatus
 from a2c_computer._registry import clash_advice
@@ -131,4 +131,4 @@ def _asks(tool: SMCPTool) -> bool:
         meta = tool_meta_of(tool)
     except InvalidPayloadError:
         return True
-    return meta is None or meta.auto_apply is not True
+    return needs_confirmation(meta)
