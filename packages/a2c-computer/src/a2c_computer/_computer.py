@@ -136,7 +136,6 @@ class ComputerCore:
         self._servers: dict[str, McpServer] = {}
         self._tools: dict[str, list[JsonObject]] = {}
         self._last_listed: dict[str, frozenset[str]] = {}
-        self._auth_tools: dict[str, frozenset[str]] = {}  # exposed names of needs_auth servers
         self._windows: dict[str, list[WindowInfo]] = {}
         self._window_sets: dict[str, frozenset[str]] = {}
         self._registry = build_registry({}, {})
@@ -264,10 +263,6 @@ class ComputerCore:
         await self._tell("server_ready", server)
 
     async def _server_down(self, server: McpServer) -> None:
-        # A call to a withdrawn tool of a server waiting for a sign-in answers 4006.
-        self._auth_tools[server.name] = frozenset(
-            e.exposed for e in self._registry.entries.values() if e.server == server.name
-        )
         self._tools.pop(server.name, None)
         had_windows = bool(self._windows.pop(server.name, None))
         self._window_sets.pop(server.name, None)
@@ -358,7 +353,7 @@ class ComputerCore:
         running = {n: t for n, t in self._tools.items() if n in self._servers}
         registry = build_registry(self._config.servers, running)
         # What each server exposed when last listed: a call to one of these while the
-        # server is down is answered "server down", not "not found".
+        # server is down (or waiting for a sign-in) is answered 4014 (4006), not "not found".
         for name in running:
             self._last_listed[name] = frozenset(
                 e.exposed for e in registry.entries.values() if e.server == name
@@ -581,7 +576,7 @@ class ComputerCore:
             )
         if lookup.kind is LookupKind.UNKNOWN or lookup.entry is None:
             waiting = {
-                n: self._auth_tools.get(n, frozenset())
+                n: self._last_listed.get(n, frozenset())
                 for n, s in self._servers.items()
                 if s.status is ServerStatus.NEEDS_AUTH
             }
