@@ -23,14 +23,13 @@ from a2c_protocol import (
     cancelled_result,
 )
 
-from ._config_view import safe_error
+from ._config import did_you_mean, safe_error
 from ._confirm import ConfirmRequest, ask_confirmation, error_result, needs_confirmation
 from ._core import CoreBase
 from ._desktop import CallRecord
 from ._down import down_note, down_owner, down_result
 from ._encoding import unencodable_field
 from ._extensions import CallExtras
-from ._foreign import did_you_mean
 from ._invoke import invoke_tool
 from ._logging import call_outcome, log_tool_call
 from ._mcp import McpServer, ServerStatus

@@ -21,13 +21,11 @@ from typing import Any, Literal
 from a2c_protocol import ComputerConfig, Event
 
 from ._calls import CallsMixin, ResultFinisher
-from ._config import load_config
+from ._config import InputResolver, PromptFn, load_config, plan_reload
 from ._confirm import ConfirmCallback, ConfirmRequest, error_result
 from ._core import UpdateListener
 from ._desktop import CallRecord
-from ._inputs import InputResolver, PromptFn
 from ._registry import build_registry
-from ._reload import plan_reload
 from ._servers import ServersMixin, ServerState
 from ._vrl import VrlProgram
 

@@ -17,9 +17,9 @@ from typing import Any, Literal, TypeAlias
 
 from a2c_protocol import CallToolResult, ComputerConfig, Event, JsonObject
 
+from ._config import InputResolver
 from ._confirm import ConfirmCallback
 from ._desktop import CallRecord, WindowInfo
-from ._inputs import InputResolver
 from ._mcp import McpServer
 from ._observers import ServerObserver
 from ._registry import Clash, ToolRegistry
