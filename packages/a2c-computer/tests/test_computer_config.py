@@ -17,7 +17,7 @@ from a2c_computer import (
     env_var_names,
     load_config,
 )
-from a2c_computer._inputs import substitute
+from a2c_computer._config._inputs import substitute
 from a2c_protocol import PickStringInput, PromptStringInput
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from a2c_computer._config_view import agent_view
+from a2c_computer._config import agent_view
 
 
 def _config(**params: Any) -> dict[str, Any]:

@@ -300,7 +300,7 @@ async def test_check_reports_servers_that_need_a_sign_in(
 
 
 def test_get_config_shows_the_oauth_block_without_secrets() -> None:
-    from a2c_computer._config_view import agent_view
+    from a2c_computer._config import agent_view
     from a2c_protocol import REDACTED, to_wire
 
     config = load_config(

@@ -24,7 +24,7 @@ from ._blobs import (
     SpoolUsage,
 )
 from ._computer import ConfirmCallback, ConfirmRequest, ServerState
-from ._config import load_config
+from ._config import InputResolver, ReloadPlan, env_var_names, load_config, plan_reload
 from ._desktop import CallRecord, WindowInfo, describe_window, organize, render_window
 from ._exceptions import (
     BlobError,
@@ -37,13 +37,11 @@ from ._exceptions import (
     LinkError,
     ServerRefusedError,
 )
-from ._inputs import InputResolver, env_var_names
 from ._lint import LintFinding, lint_windows
 from ._logging import redacting_filter
 from ._mcp import ServerStatus
 from ._metrics import ComputerMetrics
 from ._registry import build_registry, merge_tool_meta
-from ._reload import ReloadPlan, plan_reload
 from ._reloader import ConfigReloader
 from ._skills import ArchiveLimits, SkillManager, SkillSettings, default_skill_settings
 from ._version import __version__

@@ -15,9 +15,9 @@ from a2c_protocol import CallToolResult, ComputerConfig, Event, JsonObject
 from ._agent_allowlist import AgentAllowList
 from ._blobs import BlobSettings, BlobStore
 from ._computer import ComputerCore, ConfirmCallback, ResultFinisher
+from ._config import PromptFn
 from ._exceptions import ComputerStateError
 from ._extensions import CallExtras
-from ._inputs import PromptFn
 from ._link import ComputerLink
 from ._metrics import ComputerMetrics
 from ._skills import SkillManager, SkillSettings, default_skill_settings

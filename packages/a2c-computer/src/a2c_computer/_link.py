@@ -57,7 +57,7 @@ from ._agent_allowlist import AgentAllowList
 from ._answers import fit_answer, fit_tool_result
 from ._blobs import BlobStore, serve_get_blob
 from ._computer import ComputerCore
-from ._config_view import agent_view, states_view
+from ._config import agent_view, states_view
 from ._decisions import ConnectVerdict, judge_namespace_refusal, judge_refusal
 from ._exceptions import ComputerError, LinkError, ServerRefusedError
 from ._extensions import CallExtras, ProgressForward

@@ -17,9 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from ._config import load_config
+from ._config import load_config, plan_reload
 from ._exceptions import ConfigError
-from ._reload import plan_reload
 
 if TYPE_CHECKING:
     from ._computer import ComputerCore

@@ -19,9 +19,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from a2c_computer._config import load_config
+from a2c_computer._config import convert_mcp_servers, is_mcp_servers_document, load_config
 from a2c_computer._exceptions import ConfigError
-from a2c_computer._foreign import convert_mcp_servers, is_mcp_servers_document
 
 __all__ = ["convert_hint", "is_mcp_servers_file", "run_convert"]
 

@@ -29,10 +29,9 @@ import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Final
 
+from a2c_computer._exceptions import InputResolutionError
+from a2c_computer._logging import register_secret
 from a2c_protocol import CommandInput, MCPServerInput, PickStringInput, PromptStringInput
-
-from ._exceptions import InputResolutionError
-from ._logging import register_secret
 
 __all__ = [
     "DEFAULT_ENV_PREFIX",

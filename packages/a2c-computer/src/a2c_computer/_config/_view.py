@@ -30,11 +30,11 @@ from collections.abc import Mapping
 from typing import Any, Final, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
+from a2c_computer._auth import redact_text
+from a2c_computer._logging import SECRETS
 from a2c_protocol import REDACTED
 
-from ._auth import redact_text
 from ._inputs import placeholder_ids
-from ._logging import SECRETS
 
 __all__ = ["agent_view", "safe_error", "states_view"]
 

@@ -7,7 +7,7 @@ restarts it; ``tool_meta``, ``default_tool_meta``, ``forbidden_tools`` and ``vrl
 applied to the running server, so its calls in flight are not disturbed.
 
 The Computer applies a plan (:meth:`ComputerCore.update_config`); when to re-read the
-file is :mod:`._reloader`'s business. This module imports neither.
+file is :mod:`a2c_computer._reloader`'s business. This module imports neither.
 """
 
 from __future__ import annotations
