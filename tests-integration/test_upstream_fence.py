@@ -215,6 +215,52 @@ def test_private_overrides_are_allowed_inside_the_fence(tmp_path: Path) -> None:
     assert len(_inside(tmp_path)) == 3
 
 
+def test_a_subclass_of_a_fence_class_is_held_to_the_same_rules(tmp_path: Path) -> None:
+    # The fence may define the upstream subclass; a class deriving from it elsewhere still
+    # may not override or call the upstream's private methods. An unrelated class of ours
+    # with a method of the same name is not a touch.
+    package = _package(tmp_path)
+    _write(
+        package,
+        "_upstream.py",
+        """\
+        import socketio
+
+        class FencedServer(socketio.AsyncServer):
+            async def _handle_event(self, eio_sid, namespace, id, data):
+                await self.on_event(eio_sid, namespace, id, data)
+                await super()._handle_event(eio_sid, namespace, id, data)
+        """,
+    )
+    _write(
+        package,
+        "_server.py",
+        """\
+        from ._upstream import FencedServer
+
+        class Server(FencedServer):
+            async def on_event(self, eio_sid, namespace, id, data):
+                await self._send_packet(eio_sid, None)
+
+            async def _trigger_event(self, event, namespace, *args):
+                return None
+
+        class Plan:
+            def _send_packet(self):
+                return self._handle_event
+
+            def _handle_event(self):
+                return None
+        """,
+    )
+    found = [line.split(" (move it into ")[0] for line in _outside(tmp_path)]
+    path = "packages/a2c-server/src/a2c_server/_server.py"
+    assert found == [
+        f"{path}:5: use of socketio.AsyncServer._send_packet",
+        f"{path}:7: override of socketio.AsyncServer._trigger_event",
+    ]
+
+
 def test_the_command_exits_1_with_one_line_per_touch_and_lists_the_fence(tmp_path: Path) -> None:
     package = _package(tmp_path)
     _write(package, "_mod.py", "from engineio.async_socket import AsyncSocket\n")

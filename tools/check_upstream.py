@@ -31,9 +31,10 @@ learn their names. What counts as a touch:
     private names known to be touched (:data:`KNOWN_PRIVATE`, on any object but ``self``)
     and the undocumented *public* attributes known to be internal state
     (:data:`INTERNAL_ATTRIBUTES`, e.g. ``eio.sockets``: python-engineio's session table);
-(c) inside a class that subclasses an upstream class: defining, or calling through
-    ``self``/``super()``, a private name the upstream base has (found by introspection:
-    the base's attributes and the ``self._x =`` assignments in its source).
+(c) inside a class that subclasses an upstream class (directly, or through a class of
+    ours such as one the fence defines): defining, or calling through ``self``/``super()``,
+    a private name the upstream base has (found by introspection: the base's attributes
+    and the ``self._x =`` assignments in its source).
 
 Output: one line per touch, ``path:line: <what> (move it into <fence>)``; exit status 1
 when there is any. ``--list`` prints the touches found inside the fences instead (what the
@@ -228,8 +229,12 @@ def _dotted(node: ast.expr) -> str | None:
     return None
 
 
-def _upstream_base(cls: ast.ClassDef, aliases: dict[str, str]) -> str | None:
-    """The dotted name of the first base of ``cls`` that is an upstream class."""
+def _upstream_base(cls: ast.ClassDef, aliases: dict[str, str], ours: dict[str, str]) -> str | None:
+    """The dotted name of the upstream class ``cls`` derives from, if any.
+
+    ``ours`` maps our own classes that derive from an upstream class to it, so a subclass
+    of a fence class is held to the same rules as the fence class.
+    """
     for base in cls.bases:
         dotted = _dotted(base)
         if dotted is None:
@@ -238,7 +243,43 @@ def _upstream_base(cls: ast.ClassDef, aliases: dict[str, str]) -> str | None:
         full = aliases.get(head, head) + (f".{rest}" if rest else "")
         if full.split(".")[0] in LIBRARIES:
             return full
+        if (name := dotted.rsplit(".", 1)[-1]) in ours:
+            return ours[name]
     return None
+
+
+@dataclass
+class Source:
+    """One parsed module of ours."""
+
+    path: Path
+    tree: ast.Module
+    aliases: dict[str, str]
+
+    @classmethod
+    def read(cls, path: Path) -> Source:
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        return cls(path, tree, _imports(tree))
+
+
+def upstream_classes(sources: Iterable[Source]) -> dict[str, str]:
+    """Our classes (by name) that derive from an upstream class, directly or not."""
+    classes = [
+        (node, source.aliases)
+        for source in sources
+        for node in ast.walk(source.tree)
+        if isinstance(node, ast.ClassDef)
+    ]
+    ours: dict[str, str] = {}
+    while True:
+        found = {
+            node.name: base
+            for node, aliases in classes
+            if node.name not in ours and (base := _upstream_base(node, aliases, ours))
+        }
+        if not found:
+            return ours
+        ours.update(found)
 
 
 def _targets(node: ast.AST) -> Iterator[ast.expr]:
@@ -256,35 +297,65 @@ def _flatten(target: ast.expr) -> Iterator[ast.expr]:
         yield target
 
 
-def own_names(files: Iterable[Path], upstream: Upstream) -> set[str]:
+class _OwnNames(ast.NodeVisitor):
+    """The private names one module of ours defines; overrides of upstream names are not."""
+
+    def __init__(self, source: Source, ours: dict[str, str], upstream: Upstream) -> None:
+        self.source = source
+        self.ours = ours
+        self.upstream = upstream
+        self.names: set[str] = set()
+        self._inherited: list[frozenset[str]] = []  # private names of enclosing upstream bases
+
+    def _add(self, name: str) -> None:
+        if not (self._inherited and name in self._inherited[-1]):
+            self.names.add(name)
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self._add(node.name)
+        base = _upstream_base(node, self.source.aliases, self.ours)
+        names = self.upstream.private_names(base) if base else None
+        self._inherited.append(names or frozenset())
+        self.generic_visit(node)
+        self._inherited.pop()
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self._add(node.name)
+        self.generic_visit(node)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Import(self, node: ast.Import | ast.ImportFrom) -> None:
+        for alias in node.names:
+            self._add(alias.asname or alias.name.split(".")[0])
+
+    visit_ImportFrom = visit_Import
+
+    def _assigned(self, node: ast.Assign | ast.AnnAssign | ast.AugAssign) -> None:
+        for target in _targets(node):
+            for leaf in _flatten(target):
+                if isinstance(leaf, ast.Name):
+                    self._add(leaf.id)
+                    if leaf.id == "__slots__" and node.value is not None:
+                        for const in ast.walk(node.value):
+                            if isinstance(const, ast.Constant) and isinstance(const.value, str):
+                                self._add(const.value)
+                elif isinstance(leaf, ast.Attribute) and (
+                    _is_self(leaf.value) or leaf.attr not in KNOWN_PRIVATE
+                ):
+                    self._add(leaf.attr)
+        self.generic_visit(node)
+
+    visit_Assign = visit_AnnAssign = visit_AugAssign = _assigned
+
+
+def own_names(sources: Iterable[Source], ours: dict[str, str], upstream: Upstream) -> set[str]:
     """Every private name our own sources define (what ``x._name`` may legitimately read)."""
     names: set[str] = set()
-    for path in files:
-        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-        aliases = _imports(tree)
-        inherited: set[str] = set()  # names an upstream base has: overrides, not ours
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ClassDef) and (base := _upstream_base(node, aliases)):
-                inherited |= upstream.private_names(base) or set()
-        for node in ast.walk(tree):
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                names.add(node.name)
-            elif isinstance(node, ast.Import | ast.ImportFrom):
-                names.update(a.asname or a.name.split(".")[0] for a in node.names)
-            for target in _targets(node):
-                for leaf in _flatten(target):
-                    if isinstance(leaf, ast.Name):
-                        names.add(leaf.id)
-                    elif isinstance(leaf, ast.Attribute) and (
-                        _is_self(leaf.value) or leaf.attr not in KNOWN_PRIVATE
-                    ):
-                        names.add(leaf.attr)
-                    if isinstance(leaf, ast.Name) and leaf.id == "__slots__":
-                        value = getattr(node, "value", None)
-                        for const in ast.walk(value) if value is not None else ():
-                            if isinstance(const, ast.Constant) and isinstance(const.value, str):
-                                names.add(const.value)
-        names -= inherited
+    for source in sources:
+        visitor = _OwnNames(source, ours, upstream)
+        visitor.visit(source.tree)
+        names |= visitor.names
     return {name for name in names if _is_private(name)}
 
 
@@ -311,10 +382,13 @@ def _is_self(node: ast.expr) -> bool:
 
 
 class _FileCheck(ast.NodeVisitor):
-    def __init__(self, upstream: Upstream, own: set[str], aliases: dict[str, str]) -> None:
+    def __init__(
+        self, upstream: Upstream, own: set[str], aliases: dict[str, str], ours: dict[str, str]
+    ) -> None:
         self.upstream = upstream
         self.own = own
         self.aliases = aliases
+        self.ours = ours
         self.found: list[tuple[int, str]] = []
         self._bases: list[tuple[str, frozenset[str] | None]] = []  # enclosing upstream subclasses
 
@@ -353,7 +427,7 @@ class _FileCheck(ast.NodeVisitor):
     # (b) and (c) ------------------------------------------------------ attributes
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        base = _upstream_base(node, self.aliases)
+        base = _upstream_base(node, self.aliases, self.ours)
         if base is None:
             self._bases.append(("", frozenset()))
         else:
@@ -437,15 +511,20 @@ def role_packages(root: Path) -> list[Path]:
 def check(root: Path, upstream: Upstream | None = None) -> list[Touch]:
     """Every touch of an upstream internal in the role packages under ``root``."""
     upstream = upstream or Upstream()
-    ours = [p for p in root.glob("packages/*/src/*/**/*.py") if "__pycache__" not in p.parts]
-    own = own_names(ours, upstream)
+    sources = {
+        path: Source.read(path)
+        for path in sorted(root.glob("packages/*/src/*/**/*.py"))
+        if "__pycache__" not in path.parts
+    }
+    ours = upstream_classes(sources.values())
+    own = own_names(sources.values(), ours, upstream)
     touches: set[Touch] = set()
     for package in role_packages(root):
         fence = fence_of(package).relative_to(root).as_posix()
         for path in sorted(package.rglob("*.py")):
-            tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-            visitor = _FileCheck(upstream, own, _imports(tree))
-            visitor.visit(tree)
+            source = sources.get(path) or Source.read(path)
+            visitor = _FileCheck(upstream, own, source.aliases, ours)
+            visitor.visit(source.tree)
             inside = _in_fence(path, package)
             relative = path.relative_to(root).as_posix()
             touches.update(
