@@ -7,16 +7,18 @@
 # checked against, so users never get a release we have not tried. This script tries it:
 # in a throwaway venv it installs the workspace packages and the dev group, then the newest
 # releases of those libraries with our upper bounds overridden, prints what it got next to
-# the pins and the fences' "checked against" lines, and runs the guard tests and the Server
-# suite there. GitHub runs it weekly (.github/workflows/latest-upstream.yml).
+# the pins and the fences' "checked against" lines, imports each role and runs the guard
+# tests and the Server suite there. GitHub runs it weekly
+# (.github/workflows/latest-upstream.yml).
 #
 #   tools/check_latest.sh                          # the guard tests and the Server suite
 #   tools/check_latest.sh -x -q                    # extra arguments go to pytest
 #   tools/check_latest.sh packages/a2c-computer/tests   # a path first: these tests instead
 #
-# Exit status: 0 the newest releases pass and are within our pins; 1 a test failed with
-# them (adapt the fence); 2 they pass but a pin's upper bound keeps them from users (raise
-# it); 3 the environment could not be set up. What to do in each case:
+# Exit status: 0 the newest releases pass and are within our pins; 1 a role does not
+# import or a test fails with them (adapt the fence); 2 they pass but a pin's upper bound
+# keeps them from users (raise it); 3 the environment could not be set up. What to do in
+# each case:
 # docs/contributing.md, "When the weekly upstream check fails".
 # Needs uv, network access to the package index and redis-server on PATH (the multi-node
 # Server tests start their own).
@@ -137,15 +139,25 @@ for guard in "${GUARDS[@]}"; do
   [ -n "$covered" ] || tests+=("$guard")
 done
 
-say "tests with the newest releases: ${tests[*]} $*"
+# The Server suite hardly touches mcp: importing every role (and its fence) at least shows
+# whether the Computer and the Agent still load with the newest releases.
+say "each role imports with the newest releases"
 set +e
+"$py" -c "import a2c_server, a2c_server._multinode, a2c_computer, a2c_agent" && echo "ok"
+imports_status=$?
+
+say "tests with the newest releases: ${tests[*]} $*"
 "$py" -m pytest -p no:cacheprovider "${tests[@]}" "$@"
 tests_status=$?
 set -e
+if [ "$imports_status" -ne 0 ]; then
+  tests_status=1
+fi
 
 say "result"
 if [ "$tests_status" -ne 0 ]; then
-  echo "FAILED: the guard tests or the Server suite fail with the newest releases above." >&2
+  echo "FAILED: a role does not import, or the guard tests or the Server suite fail, with" >&2
+  echo "the newest releases above." >&2
   echo "A release changed something a fence relies on: adapt the fence (_upstream.py), its" >&2
   echo "guard test and the pin together; until then our upper bounds keep users on the" >&2
   echo "versions that work. $HELP." >&2
