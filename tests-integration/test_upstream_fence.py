@@ -109,7 +109,7 @@ ATTRIBUTES = """\
             self.table = sio.eio.sockets  # python-engineio's session table
             self.rooms = sio.manager.rooms
             self.stranger = conn._buffer_cutoff  # nobody here defines it
-            self.fine = (self._mine, self._ours, other()._mine, conn.point._replace(x=1))
+            self.fine = (self._mine, other()._mine, conn.point._replace(x=1), websocket.closed)
 
         def _helper(self):
             return self._conn.pack_commands([("PING",)])

@@ -93,8 +93,8 @@ KNOWN_PRIVATE: Final = {
 
 #: Undocumented public attributes that are upstream state: ``(receiver, attribute)``,
 #: where ``receiver`` is how the object is named in our code (the last name of the
-#: expression the attribute is read from: ``self._sio.eio`` → ``eio``; ``*`` is any) and
-#: the value says what it is.
+#: expression the attribute is read from, or its last ``_`` part: ``self._sio.eio`` →
+#: ``eio``, ``eio_socket`` → ``socket``; ``*`` is any) and the value says what it is.
 INTERNAL_ATTRIBUTES: Final = {
     ("eio", "sockets"): "python-engineio's session table",
     ("manager", "rooms"): "python-socketio's room table",
@@ -446,7 +446,7 @@ class _FileCheck(ast.NodeVisitor):
         if not _is_private(name):
             key = _receiver(receiver).lower()
             for (hint, attr), what in INTERNAL_ATTRIBUTES.items():
-                if attr == name and (hint == "*" or key.endswith(hint)):
+                if attr == name and hint in ("*", key, key.rpartition("_")[2]):
                     self._touch(node, f"undocumented {name} ({what})")
                     return
             return
