@@ -11,7 +11,8 @@ import pytest
 
 from a2c_computer._blobs import BlobSettings, BlobStore
 from a2c_computer._exceptions import BlobUnavailableError
-from a2c_computer._skills._manager import SkillManager, SkillSettings
+from a2c_computer._skills._manager import SkillManager
+from a2c_computer._skills._settings import SkillSettings
 from a2c_protocol import (
     InvalidSkillNameError,
     SkillNotFoundError,

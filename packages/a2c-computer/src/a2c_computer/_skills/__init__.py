@@ -6,7 +6,7 @@ Private package: the public surface is re-exported from :mod:`a2c_computer`.
 from ._archive import ArchiveError, ArchiveLimits, unpack_archive
 from ._catalog import USER_ORIGIN, Skill, SkillCatalog
 from ._frontmatter import SkillFrontmatter, parse_skill_md, split_frontmatter
-from ._manager import SkillManager, SkillSettings, default_skill_settings
+from ._manager import SkillManager
 from ._names import (
     MCP_PREFIX,
     USER_SOURCE,
@@ -19,6 +19,7 @@ from ._names import (
 )
 from ._sandbox import SENSITIVE_NAMES, SkillFileProblem, resolve_skill_file
 from ._serve import serve_get_skill, serve_get_skills
+from ._settings import SkillSettings, default_skill_settings
 from ._stage import SkillRoot, StagingError, read_package, scan_user_folder, skill_roots
 
 __all__ = [
