@@ -19,7 +19,7 @@ import socketio
 
 from a2c_protocol import NAMESPACE, Event
 
-from ._auth import AllowAllAuth, AuthProvider, SharedTokenAuth, is_loopback_host, jwt_auth
+from ._auth import AllowAllAuth, AuthProvider, JwtAuth, SharedTokenAuth, is_loopback_host
 from ._consistency import registry_mismatches
 from ._exceptions import StoreUnavailableError
 from ._gate import Receive, Scope, Send, VersionGate, first_query_value, mount_matches
@@ -243,6 +243,25 @@ async def _respond(send: Send, status: int, content_type: str, body: bytes) -> N
         }
     )
     await send({"type": "http.response.body", "body": body})
+
+
+def jwt_auth(settings: ServerSettings) -> JwtAuth:
+    """The JWT provider ``settings`` describe (their ``jwt_*`` fields).
+
+    Here, not in :mod:`a2c_server._auth`: ``_settings`` imports ``_auth``, so ``_auth``
+    knows nothing of :class:`ServerSettings`.
+    """
+    issuer, audience = settings.jwt_issuer or "", settings.jwt_audience or ""
+    if settings.jwt_public_key is not None:
+        return JwtAuth.from_files(
+            issuer=issuer, audience=audience, public_key_file=settings.jwt_public_key
+        )
+    return JwtAuth(
+        issuer=issuer,
+        audience=audience,
+        jwks_url=settings.jwt_jwks_url,
+        secret=settings.jwt_secret,
+    )
 
 
 def default_auth(settings: ServerSettings) -> AuthProvider:

@@ -22,7 +22,7 @@ from ._grants import (
     join_problem,
     office_matches,
 )
-from ._jwt import JwksKeys, JwtAuth, jwt_auth, require_jwt_support
+from ._jwt import JwksKeys, JwtAuth, require_jwt_support
 
 __all__ = [
     "GRANT_CLAIM",
@@ -40,7 +40,6 @@ __all__ = [
     "connect_problem",
     "is_loopback_host",
     "join_problem",
-    "jwt_auth",
     "office_matches",
     "require_jwt_support",
 ]

@@ -14,17 +14,14 @@ import logging
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from a2c_server._exceptions import AuthenticationError, SettingsError
 
 from ._base import AuthRequest, Identity
 from ._grants import GRANT_CLAIM, Grant, GrantError
 
-if TYPE_CHECKING:
-    from a2c_server._settings import ServerSettings
-
-__all__ = ["ASYMMETRIC_ALGORITHMS", "JwksKeys", "JwtAuth", "jwt_auth", "require_jwt_support"]
+__all__ = ["ASYMMETRIC_ALGORITHMS", "JwksKeys", "JwtAuth", "require_jwt_support"]
 
 _log = logging.getLogger("a2c_server.auth")
 
@@ -250,21 +247,6 @@ class JwtAuth:
     def __repr__(self) -> str:
         source = f"jwks={self._jwks.url!r}" if self._jwks else "static key"
         return f"JwtAuth(issuer={self._issuer!r}, audience={self._audience!r}, {source})"
-
-
-def jwt_auth(settings: ServerSettings) -> JwtAuth:
-    """The JWT provider ``settings`` describe (their ``jwt_*`` fields)."""
-    issuer, audience = settings.jwt_issuer or "", settings.jwt_audience or ""
-    if settings.jwt_public_key is not None:
-        return JwtAuth.from_files(
-            issuer=issuer, audience=audience, public_key_file=settings.jwt_public_key
-        )
-    return JwtAuth(
-        issuer=issuer,
-        audience=audience,
-        jwks_url=settings.jwt_jwks_url,
-        secret=settings.jwt_secret,
-    )
 
 
 def _identity(claims: Mapping[str, Any], leeway: float) -> Identity:

@@ -1,0 +1,225 @@
+"""Call routing over ``/smcp``: a ``client:*`` request forwarded to its Computer.
+
+The per-message hot path of the Server: decode, apply the route rule of
+:mod:`a2c_server._rules`, ask the Computer, and turn every way the wait can end (answer,
+timeout, Computer gone, Agent gone, shutdown) into exactly one answer for the Agent. The
+opt-in extensions (progress, trace context) take a slower path of their own so the plain
+call pays one check for them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from contextlib import AbstractContextManager
+from typing import Any
+
+import socketio
+
+from a2c_protocol import (
+    EVENTS,
+    NAMESPACE,
+    ErrorCode,
+    Event,
+    FieldError,
+    InvalidPayloadError,
+    ToolCallReq,
+    from_wire,
+    to_wire,
+)
+
+from . import _otel as otel
+from ._inflight import InFlightCall
+from ._logs import log
+from ._metrics import RouteOutcome
+from ._namespace_core import Handler, NamespaceCore, _flat, _internal_error, _log
+from ._progress import Keepalive
+from ._remote import MAY_HAVE_RUN, delivered_details
+from ._rules import Member, check_route, tool_timeout_problem, unsupported_event_refusal
+from ._shutdown import SHUTDOWN_REASON
+from ._sio import ack_value
+
+__all__ = ["ForwardingMixin"]
+
+
+class ForwardingMixin(NamespaceCore):
+    """``client:*`` requests of Agents, relayed to Computers and answered exactly once."""
+
+    def _forwarder(self, event: Event) -> Handler:
+        model = EVENTS[event].request
+
+        async def forward(sid: str, data: Any) -> Any:
+            if self._drain.draining:
+                self._metrics.route(event.value, RouteOutcome.SHUTDOWN)
+                return _flat(ErrorCode.INTERNAL_ERROR, "The Server is shutting down",
+                             {"reason": SHUTDOWN_REASON})  # fmt: skip
+            try:
+                req = from_wire(model, data)
+            except InvalidPayloadError as exc:
+                self._metrics.route(event.value, RouteOutcome.INVALID)
+                return to_wire(exc.to_payload())
+            if isinstance(req, ToolCallReq):
+                problem = tool_timeout_problem(req.timeout, self._settings.max_tool_timeout)
+                if problem is not None:
+                    self._metrics.route(event.value, RouteOutcome.INVALID)
+                    error = InvalidPayloadError("ToolCallReq", [FieldError("$.timeout", problem)])
+                    return to_wire(error.to_payload())
+                wait = req.timeout + self._settings.tool_call_buffer
+            else:
+                wait = self._settings.forward_timeout
+            sender = await self._store.get(sid)
+            target = await self._store.member_named(req.computer)
+            refusal = check_route(sender, event.value, req.agent, req.computer, target)
+            if refusal is not None or target is None:
+                if refusal is None:  # pragma: no cover - check_route refuses a missing target
+                    return _internal_error()
+                self._metrics.route(event.value, RouteOutcome.REFUSED)
+                self._access.routed(sid, event, sender, req.computer, refusal.message)
+                return self._refuse(refusal, sid, event, req.req_id, sender)
+            if event is Event.TOOL_CALL:
+                self._access.routed(sid, event, sender, req.computer, None)
+            log(_log, logging.DEBUG, "forwarding", sid=sid, event=event.value, req_id=req.req_id,
+                name=req.agent, office=target.office_id, computer=req.computer)  # fmt: skip
+            extended = isinstance(req, ToolCallReq) and (
+                req.a2c_progress is True or (otel.STATE.active and req.a2c_trace is not None)
+            )
+            if extended:
+                call = self._call_extended(sid, event, data, req, target, wait)
+            else:
+                call = self._call(sid, event, data, req.req_id, req.computer, target.sid, wait)
+            if self.observer is not None:
+                call = self.observer.watch_call(event.value, req, target.office_id, call)
+            with self._drain.tracking(), self._track(sid, req, target.sid):
+                return await call
+
+        return forward
+
+    async def _call_extended(
+        self, sid: str, event: Event, data: Any, req: ToolCallReq, target: Member, wait: float
+    ) -> Any:
+        """Extensions: progress restarts ``wait`` (up to --max-tool-timeout); trace context
+        gets a span (see :mod:`a2c_server._progress` and :mod:`a2c_server._otel`)."""
+        keepalive = None
+        watching: AbstractContextManager[Any] = contextlib.nullcontext()
+        if req.a2c_progress is True:
+            bound = self._settings.max_tool_timeout + self._settings.tool_call_buffer
+            keepalive = Keepalive(wait, bound)
+            watching = self._progress.watching(sid, req.req_id, req.computer, keepalive)
+        traced: AbstractContextManager[tuple[Any, Any]] = contextlib.nullcontext((data, None))
+        if otel.STATE.active and req.a2c_trace is not None and isinstance(data, dict):
+            traced = otel.forward_span(data, target.office_id, req.computer, req.tool_name)
+        with watching, traced as (payload, span):
+            answer = await self._call(sid, event, payload, req.req_id, req.computer,
+                                      target.sid, wait, keepalive)  # fmt: skip
+            if span is not None:
+                span.answered(answer)
+            return answer
+
+    def _track(self, sid: str, req: Any, target_sid: str) -> AbstractContextManager[None]:
+        if not isinstance(req, ToolCallReq):  # only tool calls run something worth stopping
+            return contextlib.nullcontext()
+        call = InFlightCall(
+            req_id=req.req_id, agent=req.agent, computer=req.computer, computer_sid=target_sid
+        )
+        return self._calls.tracking(sid, call)
+
+    async def _call(
+        self,
+        sid: str,
+        event: Event,
+        data: Any,
+        req_id: str,
+        computer: str,
+        target_sid: str,
+        wait: float,
+        keepalive: Keepalive | None = None,
+    ) -> Any:
+        gone = self._gone.get(target_sid)
+        started = time.monotonic()
+        remote = None
+        if gone is None and self._remote is not None:
+            remote = self._remote.watch(target_sid)
+        gone = gone or remote
+        if gone is None or gone.done():
+            return self._computer_gone(sid, event, req_id, computer, started)
+        expired = self._drain.expired()
+        timed_out = disrupted = False
+        stop = (gone, expired) if keepalive is None else (gone, expired, keepalive.idle)
+        try:
+            args = await self._sio.ask(event.value, data, to=target_sid, namespace=NAMESPACE,
+                                       timeout=wait if keepalive is None else keepalive.bound,
+                                       stop=stop)  # fmt: skip
+        except socketio.exceptions.TimeoutError:
+            args, timed_out = None, True
+        finally:
+            if remote is not None and self._remote is not None:
+                disrupted = self._remote.release(remote)
+        if args is None and keepalive is not None and keepalive.idle.done():
+            timed_out = True
+        if timed_out:
+            self._metrics.route(event.value, RouteOutcome.TIMEOUT, time.monotonic() - started)
+            log(_log, logging.INFO, "forward timed out", sid=sid, event=event.value,
+                req_id=req_id, computer=computer, wait=wait,
+                delivered=True if disrupted else None)  # fmt: skip
+            message = f"Computer {computer!r} did not answer within {wait:g} seconds"
+            if disrupted:
+                message += MAY_HAVE_RUN
+            return _flat(ErrorCode.TIMEOUT, message,
+                         {"computer_name": computer, **delivered_details(disrupted)})  # fmt: skip
+        if args is None:
+            if expired.done() and not gone.done():
+                self._metrics.route(event.value, RouteOutcome.SHUTDOWN,
+                                    time.monotonic() - started)  # fmt: skip
+                log(_log, logging.INFO, "call abandoned at shutdown", sid=sid, event=event.value,
+                    req_id=req_id, computer=computer)  # fmt: skip
+                return _flat(
+                    ErrorCode.INTERNAL_ERROR,
+                    f"The Server shut down before Computer {computer!r} answered",
+                    {"computer_name": computer, "reason": SHUTDOWN_REASON},
+                )
+            return self._computer_gone(sid, event, req_id, computer, started, disrupted)
+        answer = ack_value(args)
+        elapsed = time.monotonic() - started
+        if sid not in self._gone:
+            # The Agent left while its request was in flight: nobody can read an ack.
+            self._metrics.route(event.value, RouteOutcome.AGENT_GONE, elapsed)
+            log(_log, logging.DEBUG, "answer dropped, agent gone", sid=sid, req_id=req_id)
+            return None
+        unsupported = unsupported_event_refusal(event, computer, answer)
+        if unsupported is not None:
+            self._metrics.route(event.value, RouteOutcome.UNSUPPORTED, elapsed)
+            log(_log, logging.INFO, "computer does not implement the event", sid=target_sid,
+                event=event.value, req_id=req_id, computer=computer)  # fmt: skip
+            return to_wire(unsupported.to_payload())
+        if not isinstance(answer, dict):
+            self._metrics.route(event.value, RouteOutcome.BAD_ANSWER, elapsed)
+            log(_log, logging.WARNING, "computer answered a non-object", sid=target_sid,
+                event=event.value, req_id=req_id)  # fmt: skip
+            return _flat(
+                ErrorCode.INTERNAL_ERROR,
+                f"Computer {computer!r} answered with a non-object acknowledgement",
+                {"computer_name": computer},
+            )
+        self._metrics.route(event.value, RouteOutcome.ANSWERED, elapsed)
+        return answer
+
+    def _computer_gone(
+        self,
+        sid: str,
+        event: Event,
+        req_id: str,
+        computer: str,
+        started: float,
+        disrupted: bool = False,
+    ) -> dict[str, Any]:
+        self._metrics.route(event.value, RouteOutcome.COMPUTER_GONE, time.monotonic() - started)
+        log(_log, logging.INFO, "computer disconnected mid-call", sid=sid, event=event.value,
+            req_id=req_id, computer=computer, delivered=True if disrupted else None)  # fmt: skip
+        message = f"Computer {computer!r} disconnected before answering"
+        return _flat(
+            ErrorCode.INTERNAL_ERROR,
+            message + MAY_HAVE_RUN if disrupted else message,
+            {"computer_name": computer, "reason": "computer_disconnected",
+             **delivered_details(disrupted)},
+        )  # fmt: skip
