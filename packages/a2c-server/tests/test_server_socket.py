@@ -1,4 +1,4 @@
-"""The lean Engine.IO WebSocket path (a2c_server._socket) against real clients.
+"""The lean Engine.IO WebSocket path (a2c_server._upstream._engineio) against real clients.
 
 Calls, acks and notifications cross it in every other Server test; here: it is the path
 in use for WebSocket-only and upgraded sessions alike, a silent client is still dropped,
@@ -23,7 +23,7 @@ from websockets.exceptions import ConnectionClosed
 
 from a2c_protocol import NAMESPACE, Event
 from a2c_server import ServerSettings
-from a2c_server._socket import LeanSocket, Patience
+from a2c_server._upstream._engineio import LeanSocket, Patience
 from a2c_testkit.server import RawClient, RunningServer, connect_raw, running_server
 
 CALL = {"agent": "alice", "req_id": "r1", "computer": "c1", "tool_name": "echo",

@@ -35,6 +35,7 @@ from ._shutdown import Drain
 from ._sio import Limits, SmcpSocketServer
 from ._store import MemoryStateStore, StateStore
 from ._transport import serve_engineio
+from ._upstream import polling_sessions
 from ._uvicorn_log import guard_loop, quiet_client_faults, unguard_loop
 
 if TYPE_CHECKING:
@@ -127,7 +128,7 @@ class A2CServerApp:
         await self.requests.end(self._close_polling_sessions, timeout)
 
     async def _close_polling_sessions(self) -> int:
-        polling = [sid for sid, s in list(self.sio.eio.sockets.items()) if not s.upgraded]
+        polling = polling_sessions(self.sio)
         for eio_sid in polling:
             await self.sio.close_transport(eio_sid)
         return len(polling)

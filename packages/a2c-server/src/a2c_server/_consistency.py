@@ -11,6 +11,7 @@ from __future__ import annotations
 import socketio
 
 from ._store import StateStore
+from ._upstream import rooms_of
 
 __all__ = ["registry_mismatches"]
 
@@ -24,7 +25,7 @@ async def registry_mismatches(
     exactly the entry's office. Sessions still in their handshake or teardown are skipped.
     """
     manager = sio.manager
-    rooms = manager.rooms.get(namespace, {})
+    rooms = rooms_of(sio, namespace)
     problems: list[str] = []
     for sid in list(rooms.get(None, {})):
         if not manager.is_connected(sid, namespace):

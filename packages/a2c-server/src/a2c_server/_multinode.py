@@ -5,20 +5,17 @@ through python-socketio's ``AsyncRedisManager``, with a channel per node for wha
 node needs; the registry is a
 :class:`~a2c_server._redis_store.RedisStateStore`; :mod:`a2c_server._liveness` keeps the
 nodes honest. Importing this module needs the ``redis`` package (extra ``a2c-server[redis]``).
+The manager's private steps are overridden in the fence
+(:class:`a2c_server._upstream._redis.RedisManagerShim`); this module implements the hooks.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
-import math
 import socket
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
-
-import socketio
 
 from a2c_protocol import Event
 
@@ -31,6 +28,7 @@ from ._metrics import PubSubCounts
 from ._publish import Publisher, ReplylessPublish
 from ._redis_store import RedisStateStore, connect_redis
 from ._settings import ServerSettings
+from ._upstream._redis import RedisManagerShim
 
 __all__ = ["MultiNode", "check_redis", "default_node_id"]
 
@@ -51,7 +49,7 @@ def node_channel(channel: str, node_id: str) -> str:
     return f"{channel}:node:{node_id}"
 
 
-class _RedisManager(socketio.AsyncRedisManager):  # type: ignore[misc]
+class _RedisManager(RedisManagerShim):
     """python-socketio's Redis manager with addressed channels.
 
     Upstream publishes every message on one channel that every node receives and decodes:
@@ -66,9 +64,7 @@ class _RedisManager(socketio.AsyncRedisManager):  # type: ignore[misc]
       channel, and so does a message whose node channel nobody hears (a node that is gone,
       or one running a version without node channels): it is published again there.
 
-    An emit to a sid connected to this node skips Redis altogether. After an outage the
-    manager builds new clients and drops the old ones unclosed; closing them keeps a
-    long-running node from leaking a connection per outage.
+    An emit to a sid connected to this node skips Redis altogether.
     """
 
     def __init__(
@@ -80,15 +76,14 @@ class _RedisManager(socketio.AsyncRedisManager):  # type: ignore[misc]
         locate: Callable[[str], str | None],
         redis_options: dict[str, Any],
     ) -> None:
-        super().__init__(url, channel=channel, redis_options=dict(redis_options))
-        # python-socketio addresses acks by host_id: make it the node id every node can
-        # derive a channel from.
-        self.host_id = node_id
+        counts = PubSubCounts()
+        super().__init__(url, channel=channel, host_id=node_id, redis_options=redis_options,
+                         counts=counts)  # fmt: skip
+        self.node_id = node_id
+        self.shared_channel = channel
         self.node_channel = node_channel(channel, node_id)
         self._locate = locate
-        self.counts = PubSubCounts()
-        self._publisher = Publisher(ReplylessPublish(url, **redis_options), counts=self.counts)
-        self._closing: set[asyncio.Task[None]] = set()
+        self._publisher = Publisher(ReplylessPublish(url, **redis_options), counts=counts)
         # Event name → a handler of this node that takes a message for one of its sids
         # instead of delivering it as is (the progress extension: the Agent's node decides).
         self.intercepts: dict[str, Callable[[str, Any], Awaitable[None]]] = {}
@@ -119,22 +114,23 @@ class _RedisManager(socketio.AsyncRedisManager):  # type: ignore[misc]
         walks the data for bytes in Python; here the encoder finds bytes by refusing
         them, and such a call takes upstream's path, which carries them.
         """
-        ack = self._generate_ack_id(sid, callback)
+        ack = self.new_ack_id(sid, callback)
         message = {
             "method": "emit", "event": event,
             "data": list(data) if isinstance(data, tuple) else [data], "binary": False,
             "namespace": namespace, "room": sid, "callback": (sid, namespace, ack),
-            "host_id": self.host_id,
+            "host_id": self.node_id,
         }  # fmt: skip
         try:
             payload = _json.dumps(message, separators=_json.COMPACT)
         except TypeError:
-            del self.callbacks[sid][ack]
+            self.drop_ack_id(sid, ack)
             await super().emit(event, data, namespace=namespace, room=sid, callback=callback)
             return
         await self._send(payload, node, "emit")
 
-    async def _handle_emit(self, message: dict[str, Any]) -> None:
+    async def screen_emit(self, message: dict[str, Any]) -> dict[str, Any] | None:
+        """A message from another node: the one to deliver, or None when handled here."""
         event = message.get("event")
         if otel.STATE.active and event == Event.TOOL_CALL.value and message.get("callback"):
             data, room = message.get("data"), message.get("room")
@@ -147,8 +143,8 @@ class _RedisManager(socketio.AsyncRedisManager):  # type: ignore[misc]
             if self.is_connected(room, message.get("namespace") or "/"):
                 data = message.get("data")
                 await hook(room, data[0] if isinstance(data, list) and len(data) == 1 else data)
-            return
-        await super()._handle_emit(message)
+            return None
+        return message
 
     def addressee(self, message: dict[str, Any]) -> str | None:
         """The one other node ``message`` is for, when that is known; else None (shared)."""
@@ -168,9 +164,9 @@ class _RedisManager(socketio.AsyncRedisManager):  # type: ignore[misc]
 
     def _other_node(self, node: object) -> str | None:
         """``node`` when it names a node other than this one; else None."""
-        return node if isinstance(node, str) and node != self.host_id else None
+        return node if isinstance(node, str) and node != self.node_id else None
 
-    async def _publish(self, data: dict[str, Any]) -> None:
+    async def publish_envelope(self, data: dict[str, Any]) -> None:
         # Every receiver reads the envelope with .get(): a None field can stay out, and a
         # "null" in the text sends the encoder down its slow exact path.
         message = {key: value for key, value in data.items() if value is not None}
@@ -179,76 +175,26 @@ class _RedisManager(socketio.AsyncRedisManager):  # type: ignore[misc]
 
     async def _send(self, payload: str, node: str | None, method: Any) -> None:
         """Publish on ``node``'s channel when someone hears it; else on the shared one."""
-        channel = self.channel
+        channel = self.shared_channel
         if node is not None:
-            if await self._publisher.heard(addressed := node_channel(self.channel, node)):
+            if await self._publisher.heard(addressed := node_channel(channel, node)):
                 channel = addressed
             else:
                 log(_log, logging.DEBUG, "node channel not heard, using the shared channel",
                     node=node, method=method)  # fmt: skip
         self._publisher.publish(channel, payload)
 
-    async def _listen(self) -> AsyncIterator[Any]:
-        # Upstream subscribes to the shared channel only. Messages are read with the
-        # connection's own read_response: PubSub.listen() wraps each one in retry, timing,
-        # observability and dict-building layers that cost more than decoding the message.
-        channels = (self.channel, self.node_channel)
-        wanted = {*channels, *(c.encode() for c in channels)}
-        retry = 1.0
-        while True:
-            try:
-                self._redis_connect()
-                await self.pubsub.subscribe(*channels)
-                retry = 1.0
-                connection = self.pubsub.connection
-                while True:
-                    # push_request: over RESP3 (a URL may ask for it) a message is a push
-                    # notification, which read_response otherwise skips.
-                    reply = await connection.read_response(timeout=math.inf, push_request=True)
-                    if _is_message(reply) and reply[1] in wanted:
-                        self.counts.received += 1
-                        yield reply[2]
-            except Exception as exc:
-                log(_log, logging.ERROR, "cannot receive from Redis, retrying",
-                    reason=cause(exc), retry_in=retry)  # fmt: skip
-                await asyncio.sleep(retry)
-                retry = min(retry * 2, 60.0)
+    def listen_channels(self) -> tuple[str, ...]:
+        return (self.shared_channel, self.node_channel)
 
-    def _redis_connect(self) -> None:
-        old = [c for c in (getattr(self, "pubsub", None), getattr(self, "redis", None)) if c]
-        super()._redis_connect()
-        for client in old:
-            self._close_later(client)
-
-    def _close_later(self, client: Any) -> None:
-        task = asyncio.get_running_loop().create_task(_close_quietly(client))
-        self._closing.add(task)
-        task.add_done_callback(self._closing.discard)
+    def listen_failed(self, exc: Exception, retry_in: float) -> None:
+        log(_log, logging.ERROR, "cannot receive from Redis, retrying",
+            reason=cause(exc), retry_in=retry_in)  # fmt: skip
 
     async def aclose(self) -> None:
         """Stop listening and close every client (``sio.shutdown()`` leaves them open)."""
-        listener = getattr(self, "thread", None)
-        if isinstance(listener, asyncio.Task):
-            listener.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await listener
-        for client in (getattr(self, "pubsub", None), getattr(self, "redis", None)):
-            if client is not None:
-                await client.aclose()
+        await self.close_redis()
         await self._publisher.aclose()
-
-
-def _is_message(reply: Any) -> bool:
-    """Whether a pub/sub reply is a published message (not a subscribe confirmation)."""
-    return isinstance(reply, list) and len(reply) == 3 and reply[0] in _MESSAGE
-
-
-_MESSAGE = (b"message", "message")
-
-
-async def _close_quietly(client: Any) -> None:
-    with contextlib.suppress(Exception):
-        await client.aclose()
 
 
 class MultiNode:
@@ -278,7 +224,7 @@ class MultiNode:
         """Give liveness the namespace's way to tell offices about reaped sessions."""
         self.liveness = NodeLiveness(
             self.store, ttl=self._ttl, broadcast=broadcast, leave_room=leave_room,
-            channel=self.manager.channel,
+            channel=self.manager.shared_channel,
         )  # fmt: skip
 
     async def start(self) -> None:

@@ -13,6 +13,8 @@ Failures end every waiting command at once with redis-py's own exception types (
 connection: ``ConnectionError``; no answer within ``timeout``: ``TimeoutError``), which
 the store turns into its 503; the next command opens a new connection. An error reply
 (``NOSCRIPT``, a wrong type) is that one command's answer and leaves the others alone.
+The connection's stream writer and ``pack_commands`` are redis-py internals, reached
+through the fence (:mod:`a2c_server._upstream._redis`).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from ._logs import cause
+from ._upstream._redis import abort_connection, fresh_connection, write_commands
 
 __all__ = ["Multiplexer"]
 
@@ -38,8 +41,7 @@ class Multiplexer:
         # The pool's settings (address, TLS, auth, decoding) without its per-command
         # socket timeout: the reader waits for replies without a timer, and ``timeout``
         # is watched here, once for all waiting commands.
-        options = {**pool.connection_kwargs, "socket_timeout": None}
-        self._conn: Any = pool.connection_class(**options)
+        self._conn: Any = fresh_connection(pool, socket_timeout=None)
         self.timeout = timeout
         self._waiting: collections.deque[tuple[asyncio.Future[Any], float]] = collections.deque()
         self._outbox: list[tuple[Any, ...]] = []
@@ -79,7 +81,7 @@ class Multiplexer:
             if not conn.is_connected:
                 raise RedisConnectionError("the registry connection closed")
             # A synchronous write: the transport buffers what the socket does not take.
-            conn._writer.writelines(conn.pack_commands(commands))
+            write_commands(conn, commands)
         except Exception as exc:
             self._fail(exc)
 
@@ -131,9 +133,7 @@ class Multiplexer:
             reader.cancel()
         # Replies still on their way belong to the commands failed above: the connection
         # is dropped with them (the next _connect disconnects it properly).
-        writer = getattr(self._conn, "_writer", None)
-        if writer is not None:
-            writer.transport.abort()
+        abort_connection(self._conn)
 
     async def aclose(self) -> None:
         reader, self._reader = self._reader, None

@@ -45,6 +45,7 @@ from ._namespace_offices import MembershipMixin
 from ._namespace_relay import RelayMixin
 from ._sio import is_connecting, is_disconnecting
 from ._unknown import UnknownEvents
+from ._upstream import not_handled, transport_alive
 
 __all__ = ["SmcpNamespace"]
 
@@ -74,7 +75,7 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin):
                 continue  # notify:* are only ever sent by the Server
             sio.on(event.value, handler, namespace=NAMESPACE)
         self._progress.register()
-        sio.on("*", UnknownEvents(sio.not_handled).handle, namespace=NAMESPACE)
+        sio.on("*", UnknownEvents(not_handled(sio)).handle, namespace=NAMESPACE)
 
     def _guard(self, event: Event, handler: Handler, on_error: Callable[[], Any]) -> Any:
         async def guarded(sid: str, *args: Any) -> Any:
@@ -176,9 +177,7 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin):
         )
 
     def _transport_alive(self, sid: str) -> bool:
-        eio_sid = self._sio.manager.eio_sid_from_sid(sid, NAMESPACE)
-        socket = self._sio.eio.sockets.get(eio_sid) if eio_sid is not None else None
-        return socket is not None and not socket.closed and not socket.closing
+        return transport_alive(self._sio, sid, NAMESPACE)
 
     async def _on_disconnect(self, sid: str, reason: Any = None) -> None:
         if not is_disconnecting(self._sio, sid, NAMESPACE):

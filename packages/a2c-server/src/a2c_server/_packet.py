@@ -12,48 +12,17 @@ stays byte for byte what the default packet class would send.
 
 Passed to ``AsyncServer(serializer=SmcpPacket)``; it also keeps the codec off the
 library's default class, which ``AsyncServer(json=...)`` would patch for every server
-and client in the process.
+and client in the process. The packet mechanics (upstream's ``Packet`` internals) live in
+the fence, :class:`a2c_server._upstream.CompactPacket`; this module names the codec.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from socketio import packet as sio_packet
-
 from . import _json
+from ._upstream import CompactPacket
 
 __all__ = ["SmcpPacket"]
 
 
-class SmcpPacket(sio_packet.Packet):  # type: ignore[misc]
+class SmcpPacket(CompactPacket, codec=_json):
     """``socketio.packet.Packet`` that encodes JSON-only payloads in one orjson call."""
-
-    json = _json
-
-    def __init__(
-        self,
-        packet_type: int = sio_packet.EVENT,
-        data: Any = None,
-        namespace: str | None = None,
-        id: int | None = None,
-        binary: bool | None = None,
-        encoded_packet: Any = None,
-    ) -> None:
-        self._body: str | None = None
-        if binary is None and encoded_packet is None and data is not None:
-            self._body = _json.compact(data)
-            if self._body is not None:
-                binary = False  # orjson encoded it, so there are no bytes to attach
-        super().__init__(packet_type, data, namespace, id, binary, encoded_packet)
-
-    def encode(self) -> Any:
-        body = self._body
-        if body is None:
-            return super().encode()
-        head = str(self.packet_type)
-        if self.namespace is not None and self.namespace != "/":
-            head += self.namespace + ","
-        if self.id is not None:
-            head += str(self.id)
-        return head + body

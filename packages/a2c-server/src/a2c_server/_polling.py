@@ -19,9 +19,10 @@ A refused POST closes its Engine.IO session (a pending GET receives the CLOSE pa
 gets the flat ``{"code", "message"}`` body the version gate uses, one rate-limited
 WARNING naming the peer and the reason, and ``a2c_server_polling_refusals_total``.
 Everything else goes on to python-engineio with the body replayed and Content-Length set
-to its real length. Upstream names relied on: ``AsyncServer.sockets``, the socket's
-``connected``/``upgraded``/``closed``/``queue``/``close()`` and ``engineio.payload``
-(pinned by ``test_server_http_edge.py``).
+to its real length. The upstream names this relies on (``AsyncServer.sockets``, the
+socket's ``connected``/``upgraded``/``closed``/``queue``/``close()``, ``engineio.payload``)
+are read in the fence, :mod:`a2c_server._upstream` (pinned by ``test_server_http_edge.py``
+and ``test_server_upstream_guard.py``).
 """
 
 from __future__ import annotations
@@ -31,14 +32,18 @@ import logging
 from collections.abc import Callable
 from typing import Any, Final
 
-from engineio import packet as eio_packet
-from engineio import payload as eio_payload
-
 from a2c_protocol import ErrorPayload, to_wire
 
 from ._gate import ASGIApp, Message, Receive, Scope, Send, first_query_value
 from ._oversize import content_length
 from ._sio import SmcpSocketServer
+from ._upstream import (
+    eio_packet_names,
+    eio_packet_types,
+    payload_packet_types,
+    polling_socket,
+    refuse_polling,
+)
 
 __all__ = ["CLIENT_PACKET_TYPES", "PostRefusal", "PostScreen", "screen_body", "send_flat_error"]
 
@@ -46,10 +51,10 @@ _log = logging.getLogger("a2c_server.limits")
 
 #: Engine.IO packet types a client may send over long-polling (EIO 4).
 CLIENT_PACKET_TYPES: Final = frozenset(
-    {eio_packet.CLOSE, eio_packet.PONG, eio_packet.MESSAGE, eio_packet.UPGRADE}
+    eio_packet_types[name] for name in ("CLOSE", "PONG", "MESSAGE", "UPGRADE")
 )
 
-_KNOWN_TYPES: Final = frozenset(range(len(eio_packet.packet_names)))
+_KNOWN_TYPES: Final = frozenset(range(len(eio_packet_names)))
 
 
 class PostRefusal:
@@ -66,14 +71,14 @@ class PostRefusal:
 def screen_body(body: bytes) -> PostRefusal | None:
     """Refuse a polling POST body python-engineio would not answer properly (None: pass)."""
     try:
-        packets = eio_payload.Payload(encoded_payload=body.decode("utf-8")).packets
+        packet_types = payload_packet_types(body.decode("utf-8"))
     except Exception:  # ValueError, UnicodeDecodeError, binascii.Error, IndexError...
         return PostRefusal(400, "undecodable", "Undecodable Engine.IO payload")
-    for pkt in packets:
-        if pkt.packet_type not in CLIENT_PACKET_TYPES:
-            if pkt.packet_type not in _KNOWN_TYPES:  # upstream's decoder lets "9" through
+    for packet_type in packet_types:
+        if packet_type not in CLIENT_PACKET_TYPES:
+            if packet_type not in _KNOWN_TYPES:  # upstream's decoder lets "9" through
                 return PostRefusal(400, "undecodable", "Undecodable Engine.IO payload")
-            name = eio_packet.packet_names[pkt.packet_type]
+            name = eio_packet_names[packet_type]
             return PostRefusal(
                 400, "server_packet", f"Engine.IO packet {name} may not be sent by a client"
             )
@@ -167,8 +172,8 @@ class PostScreen:
             return
         query = bytes(scope.get("query_string", b"")).decode("latin-1")
         eio_sid = first_query_value(query, "sid")
-        socket = self._sio.eio.sockets.get(eio_sid) if eio_sid else None
-        if socket is None or not socket.connected or socket.upgraded or socket.closed:
+        socket = polling_socket(self._sio, eio_sid)
+        if socket is None:
             await self._app(scope, receive, send)  # python-engineio answers these itself
             return
         declared = content_length(scope)
@@ -206,8 +211,5 @@ class PostScreen:
                 peer=f"{client[0]}:{client[1]}" if client else "?", eio_sid=eio_sid,
                 status=refusal.status, reason=refusal.message,
             )  # fmt: skip
-        # Queue the CLOSE a pending GET delivers, without upstream's wait for it to be read.
-        await socket.close(wait=False, abort=False, reason=self._sio.eio.reason.TRANSPORT_ERROR)
-        socket.queue.put_nowait(None)  # ends a pending GET after the CLOSE
-        self._sio.eio.sockets.pop(eio_sid, None)
+        await refuse_polling(self._sio, eio_sid, socket)
         await send_flat_error(send, refusal.status, refusal.message, close=refusal.status == 413)

@@ -37,6 +37,7 @@ from a2c_protocol import (
 
 from ._logs import log
 from ._store import StateStore
+from ._upstream import queued_packets
 
 __all__ = ["Keepalive", "ProgressRoutes"]
 
@@ -202,9 +203,7 @@ class ProgressRoutes:
                              to=agent_sid, namespace=NAMESPACE)  # fmt: skip
 
     def _backed_up(self, agent_sid: str) -> bool:
-        eio_sid = self._sio.manager.eio_sid_from_sid(agent_sid, NAMESPACE)
-        socket = self._sio.eio.sockets.get(eio_sid) if eio_sid is not None else None
-        return socket is not None and socket.queue.qsize() > SLOW_READER_PACKETS
+        return queued_packets(self._sio, agent_sid, NAMESPACE) > SLOW_READER_PACKETS
 
     def _drop(self, why: str, **fields: Any) -> None:
         self.dropped += 1

@@ -10,6 +10,9 @@ What the count was used for (is anyone listening on a node's channel?) comes fro
 ``PUBSUB NUMSUB`` instead, asked once per channel and remembered briefly by
 :class:`Audience`. NUMSUB counts subscribers of that exact channel, so a monitoring
 ``PSUBSCRIBE`` can no longer make a dead node's channel look heard.
+
+The connection's stream reader and writer and ``pack_commands`` are redis-py internals,
+reached through the fence (:mod:`a2c_server._upstream._redis`).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from redis import asyncio as aioredis
 
 from ._logs import cause, log
 from ._metrics import PubSubCounts
+from ._upstream._redis import closed_by_peer, connection_writer, fresh_connection, pack_commands
 
 __all__ = ["Audience", "PublishTransport", "Publisher", "ReplylessPublish"]
 
@@ -90,12 +94,12 @@ class ReplylessPublish:
         self._pool = aioredis.ConnectionPool.from_url(url, **options)
         self._client = aioredis.Redis(connection_pool=self._pool)
         # The pool's class and settings (TLS, unix socket, auth), but not one of its connections.
-        self._conn: Any = self._pool.connection_class(**self._pool.connection_kwargs)
+        self._conn: Any = fresh_connection(self._pool)
 
     def write_now(self, batch: list[tuple[str, str]]) -> bool:
         conn = self._conn
-        writer = getattr(conn, "_writer", None)
-        if writer is None or not conn.is_connected or _closed_by_peer(conn):
+        writer = connection_writer(conn)
+        if writer is None or not conn.is_connected or closed_by_peer(conn):
             return False
         transport = writer.transport
         if transport.is_closing() or transport.get_write_buffer_size() > WRITE_NOW_LIMIT:
@@ -115,7 +119,7 @@ class ReplylessPublish:
 
     async def ready(self) -> None:
         conn = self._conn
-        if _closed_by_peer(conn):
+        if closed_by_peer(conn):
             await conn.disconnect()
         if not conn.is_connected:
             await conn.connect()
@@ -131,15 +135,8 @@ class ReplylessPublish:
         await self._pool.disconnect()
 
 
-def _closed_by_peer(conn: Any) -> bool:
-    # redis-py has no public "was this connection closed by the peer" test; the stream
-    # reader sees the end of the stream as soon as Redis closes it.
-    reader = getattr(conn, "_reader", None)
-    return reader is not None and (reader.at_eof() or reader.exception() is not None)
-
-
 def _pack(conn: Any, batch: list[tuple[str, str]]) -> Any:
-    return conn.pack_commands([("PUBLISH", channel, payload) for channel, payload in batch])
+    return pack_commands(conn, [("PUBLISH", channel, payload) for channel, payload in batch])
 
 
 _MIDWAY = (

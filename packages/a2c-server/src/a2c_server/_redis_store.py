@@ -33,6 +33,7 @@ from ._exceptions import StateConflictError, StoreUnavailableError
 from ._mux import Multiplexer
 from ._rules import Member
 from ._store import StoreStats, check_member_shape
+from ._upstream._redis import pool_option
 
 __all__ = ["RedisStateStore", "connect_redis"]
 
@@ -255,7 +256,7 @@ class RedisStateStore:
         self._reap_dead = client.register_script(_REAP_DEAD)
         self._reap_self = client.register_script(_REAP_SELF)
         # The routing lookup of every call: concurrent ones share one connection.
-        timeout = client.connection_pool.connection_kwargs.get("socket_timeout") or 5.0
+        timeout = pool_option(client.connection_pool, "socket_timeout") or 5.0
         self._lookups = Multiplexer(client.connection_pool, timeout=timeout)
 
     async def aclose(self) -> None:

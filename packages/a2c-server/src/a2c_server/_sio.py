@@ -5,16 +5,18 @@ name, and the lifecycle handlers are registered under the names ``connect`` and
 ``disconnect``. A client could therefore *send* an event named ``connect`` and re-run
 admission with an environ and auth of its own making, or send ``disconnect`` and be removed
 from the registry while its transport and its room membership stay (a ghost). This module
-closes that at the one place every client event passes: :meth:`SmcpSocketServer._handle_event`
+closes that at the one place every client event passes: :meth:`SmcpSocketServer.screen_client_event`
 screens the packet before dispatch, so reserved and malformed event names never reach a
 handler. Lifecycle handlers additionally ask :func:`is_connecting` /
 :func:`is_disconnecting` whether python-socketio itself is running the lifecycle.
+
+The private steps of python-socketio this hooks into are overridden in the fence
+(:class:`a2c_server._upstream.ServerShim`); this module implements the hooks.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable, Collection
 from typing import Any, Final
@@ -26,7 +28,14 @@ from a2c_protocol import ErrorCode, ErrorPayload, InvalidPayloadError, to_wire
 
 from ._limits import DEFAULT_MAX_ID_LENGTH, payload_problems
 from ._noise import NoiseLog, library_logger
-from ._socket import make_lean
+from ._upstream import (
+    ServerShim,
+    abort_session,
+    forget_callback,
+    is_disconnecting,
+    queued_bytes,
+    wait_drained,
+)
 
 __all__ = [
     "RESERVED_EVENTS",
@@ -45,7 +54,6 @@ RESERVED_EVENTS: Final = frozenset(
     {"connect", "connect_error", "disconnect", "disconnecting", "newListener", "removeListener"}
 )
 _SHOWN: Final = 64  # how much of a client-chosen name a log line repeats
-_QUEUE_SCAN_FROM: Final = 16  # packets queued before the byte size is worth adding up
 
 
 @attrs.frozen(kw_only=True)
@@ -82,12 +90,7 @@ def is_connecting(sio: socketio.AsyncServer, sid: str, namespace: str) -> bool:
     return bool(sio.manager.is_pre_connected(sid, namespace))
 
 
-def is_disconnecting(sio: socketio.AsyncServer, sid: str, namespace: str) -> bool:
-    """Whether python-socketio is tearing ``sid`` down right now."""
-    return sid in sio.manager.pending_disconnect.get(namespace, ())
-
-
-class SmcpSocketServer(socketio.AsyncServer):  # type: ignore[misc]
+class SmcpSocketServer(ServerShim):
     """``socketio.AsyncServer`` with the dispatch screened and per-client resources bounded.
 
     * Client events are screened before dispatch (:func:`screen_event`, then the size
@@ -123,15 +126,15 @@ class SmcpSocketServer(socketio.AsyncServer):  # type: ignore[misc]
 
     # ------------------------------------------------------------- client events
 
-    async def _handle_event(self, eio_sid: str, namespace: str | None, id: Any, data: Any) -> None:
-        namespace = namespace or "/"
+    async def screen_client_event(self, eio_sid: str, namespace: str, id: Any, data: Any) -> bool:
+        """Whether a client's EVENT packet goes on to its handler (refusals answered here)."""
         sid = self.manager.sid_from_eio_sid(eio_sid, namespace)
         if sid is None or not self.manager.is_connected(sid, namespace):
             self.noise.warning(
                 "event before connect", "event refused: not connected to the namespace",
                 eio_sid=eio_sid, namespace=namespace[:_SHOWN],
             )  # fmt: skip
-            return
+            return False
         refused = screen_event(data)
         if refused is None:
             problems = payload_problems(data[1:], max_id_length=self.limits.max_id_length)
@@ -139,46 +142,30 @@ class SmcpSocketServer(socketio.AsyncServer):  # type: ignore[misc]
                 error = InvalidPayloadError(str(data[0]), problems).to_payload()
                 refused = ("payload too large", error)
         if refused is None:
-            await super()._handle_event(eio_sid, namespace, id, data)
-            return
+            return True
         kind, error = refused
         self.noise.warning(kind, "event refused", sid=sid, reason=error.message)
         if id is not None:
             name = data[0] if isinstance(data, list) and data else None
             answer = [False, error.message] if name in self._tuple_acks else [to_wire(error)]
-            await self._send_packet(
-                eio_sid,
-                self.packet_class(socketio.packet.ACK, namespace=namespace, id=id, data=answer),
-            )
+            await self.send_ack(eio_sid, namespace, id, answer)
+        return False
 
-    async def _handle_eio_message(self, eio_sid: str, data: Any) -> None:
-        try:
-            await super()._handle_eio_message(eio_sid, data)
-        except (ValueError, TypeError, KeyError, IndexError, RecursionError) as exc:
-            # The packet could not be decoded (too deep, a huge integer, a bad type byte):
-            # there is no event and no ack id to answer, only the line below.
-            self.noise.warning(
-                "undecodable packet", "packet refused: python-socketio cannot decode it",
-                eio_sid=eio_sid, error=type(exc).__name__,
-            )  # fmt: skip
+    def undecodable_packet(self, eio_sid: str, exc: Exception) -> None:
+        # The packet could not be decoded (too deep, a huge integer, a bad type byte):
+        # there is no event and no ack id to answer, only the line below.
+        self.noise.warning(
+            "undecodable packet", "packet refused: python-socketio cannot decode it",
+            eio_sid=eio_sid, error=type(exc).__name__,
+        )  # fmt: skip
 
     # --------------------------------------------------------- outgoing queue
 
-    async def _send_packet(self, eio_sid: str, pkt: Any) -> None:
-        if not self._over_limit(eio_sid):
-            await super()._send_packet(eio_sid, pkt)
-
-    async def _send_eio_packet(self, eio_sid: str, eio_pkt: Any) -> None:
-        # Broadcasts take this path: the packet is encoded once for the whole room.
-        if not self._over_limit(eio_sid):
-            await super()._send_eio_packet(eio_sid, eio_pkt)
-
-    def _over_limit(self, eio_sid: str) -> bool:
+    def over_limit(self, eio_sid: str) -> bool:
         """Whether ``eio_sid`` is being dropped, starting the drop when it just went over."""
         if eio_sid in self._dropping:
             return True
-        socket = self.eio.sockets.get(eio_sid)
-        if socket is None or _queued_bytes(socket.queue) <= self.limits.max_outgoing_bytes:
+        if queued_bytes(self, eio_sid) <= self.limits.max_outgoing_bytes:
             return False
         self._dropping.add(eio_sid)
         self.noise.warning(
@@ -190,17 +177,11 @@ class SmcpSocketServer(socketio.AsyncServer):  # type: ignore[misc]
 
     async def close_transport(self, eio_sid: str) -> None:
         """Close an Engine.IO session now, without waiting for its queue to drain."""
-        socket = self.eio.sockets.get(eio_sid)
-        if socket is None:
-            return
-        # abort: a client that stopped reading would never drain a graceful close.
-        await socket.close(wait=False, abort=True, reason=self.eio.reason.SERVER_DISCONNECT)
-        socket.queue.put_nowait(None)  # ends the websocket writer or a pending long-poll
-        self.eio.sockets.pop(eio_sid, None)
+        await abort_session(self, eio_sid)
 
     # ---------------------------------------------------------------- admission
 
-    async def _handle_eio_connect(self, eio_sid: str, environ: Any) -> Any:
+    def admit_session(self, eio_sid: str, environ: Any) -> bool:
         address = _address(environ)
         waiting = sum(1 for addr, _ in self._pending.values() if addr == address)
         if waiting >= self.limits.max_unadmitted_per_address:
@@ -209,13 +190,13 @@ class SmcpSocketServer(socketio.AsyncServer):  # type: ignore[misc]
                 peer=address, limit=self.limits.max_unadmitted_per_address,
             )  # fmt: skip
             return False
-        make_lean(self.eio.sockets.get(eio_sid))
-        await super()._handle_eio_connect(eio_sid, environ)
+        return True
+
+    def session_opened(self, eio_sid: str, environ: Any) -> None:
         timer = asyncio.get_running_loop().call_later(
             self.limits.admission_timeout, self._admission_expired, eio_sid
         )
-        self._pending[eio_sid] = (address, timer)
-        return None
+        self._pending[eio_sid] = (_address(environ), timer)
 
     def _admission_expired(self, eio_sid: str) -> None:
         if self._pending.pop(eio_sid, None) is None:
@@ -226,10 +207,9 @@ class SmcpSocketServer(socketio.AsyncServer):  # type: ignore[misc]
         )  # fmt: skip
         self.start_background_task(self.close_transport, eio_sid)
 
-    async def _handle_connect(self, eio_sid: str, namespace: str | None, data: Any) -> None:
-        await super()._handle_connect(eio_sid, namespace, data)
-        sid = self.manager.sid_from_eio_sid(eio_sid, namespace or "/")
-        if sid is not None and self.manager.is_connected(sid, namespace or "/"):
+    def connect_handled(self, eio_sid: str, namespace: str) -> None:
+        sid = self.manager.sid_from_eio_sid(eio_sid, namespace)
+        if sid is not None and self.manager.is_connected(sid, namespace):
             admitted = self._pending.pop(eio_sid, None)
             if admitted is not None:
                 admitted[1].cancel()
@@ -239,27 +219,16 @@ class SmcpSocketServer(socketio.AsyncServer):  # type: ignore[misc]
         self.start_background_task(self._close_after_flush, eio_sid)
 
     async def _close_after_flush(self, eio_sid: str) -> None:
-        socket = self.eio.sockets.get(eio_sid)
-        if socket is None:
-            return
         # Let the client fetch the CONNECT_ERROR already queued (a polling client reads it
         # with its next GET), then close; a client that never reads gets closed anyway.
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(socket.queue.join(), self.limits.admission_timeout)
-        await self.close_transport(eio_sid)
+        if await wait_drained(self, eio_sid, self.limits.admission_timeout):
+            await self.close_transport(eio_sid)
 
-    async def _handle_eio_disconnect(self, eio_sid: str, reason: Any) -> None:
+    def session_closing(self, eio_sid: str) -> None:
         pending = self._pending.pop(eio_sid, None)
         if pending is not None:
             pending[1].cancel()
         self._dropping.discard(eio_sid)
-        await super()._handle_eio_disconnect(eio_sid, reason)
-        # After a client's CLOSE (an abort: nothing more is queued) Engine.IO leaves a
-        # pending long-poll GET waiting out ping_interval + ping_timeout, so the request and
-        # the client's disconnect() hang ~45 s. An empty wake-up ends it now.
-        socket = self.eio.sockets.get(eio_sid)
-        if socket is not None and reason == self.eio.reason.CLIENT_DISCONNECT:
-            socket.queue.put_nowait(None)
 
     # --------------------------------------------------------------------- calls
 
@@ -343,27 +312,12 @@ class SmcpSocketServer(socketio.AsyncServer):  # type: ignore[misc]
         return args
 
     def _forget(self, sid: str, callback: Callable[..., None]) -> None:
-        callbacks = self.manager.callbacks.get(sid)
-        if not callbacks:
-            return
-        for ack_id, registered in list(callbacks.items()):
-            if registered is callback:
-                del callbacks[ack_id]
+        forget_callback(self, sid, callback)
 
 
 def ack_value(args: tuple[Any, ...]) -> Any:
     """What an ack's arguments stand for, as ``AsyncServer.call`` returns them."""
     return args if len(args) > 1 else args[0] if args else None
-
-
-def _queued_bytes(queue: asyncio.Queue[Any]) -> int:
-    if queue.qsize() < _QUEUE_SCAN_FROM:
-        return 0  # the common case stays O(1)
-    total = 0
-    for pkt in list(queue._queue):  # type: ignore[attr-defined]
-        data = getattr(pkt, "data", None)
-        total += len(data) if isinstance(data, str | bytes) else 16
-    return total
 
 
 def _address(environ: Any) -> str:

@@ -19,6 +19,7 @@ from a2c_server._metrics import ServerMetrics
 from a2c_server._rules import Member
 from a2c_server._settings import ServerSettings
 from a2c_server._store import MemoryStateStore, StateStore
+from a2c_server._upstream import transport_name
 
 __all__ = ["Registry", "Snapshot"]
 
@@ -126,12 +127,7 @@ class Registry:
         return rows
 
     async def _local_details(self, sid: str) -> tuple[str | None, str | None]:
-        manager = self._sio.manager
-        eio_sid = manager.eio_sid_from_sid(sid, NAMESPACE)
-        socket = self._sio.eio.sockets.get(eio_sid) if eio_sid is not None else None
-        transport = None
-        if socket is not None:
-            transport = "websocket" if socket.upgraded else "polling"
+        transport = transport_name(self._sio, sid, NAMESPACE)
         subject = None
         try:
             session = await self._sio.get_session(sid, namespace=NAMESPACE)

@@ -1,0 +1,203 @@
+"""The Redis side of the fence: python-socketio's Redis manager and redis-py's connection.
+
+Importing this module needs the ``redis`` package (extra ``a2c-server[redis]``), which is
+why :mod:`a2c_server._upstream` does not import it: the multi-node modules do.
+
+:class:`RedisManagerShim` overrides the private steps of ``socketio.AsyncRedisManager``
+(``_publish``, ``_listen``, ``_handle_emit``, ``_redis_connect``) and calls hooks that
+:class:`a2c_server._multinode._RedisManager` implements; it also reads the manager's
+undocumented ``pubsub``, ``redis``, ``thread`` and ``callbacks`` and sets ``host_id``.
+
+The functions at the end are redis-py's connection internals the publisher
+(:mod:`a2c_server._publish`) and the registry lookups (:mod:`a2c_server._mux`) write
+with: the stream reader and writer, ``pack_commands``, a connection made from a pool's
+class and settings (``connection_class``, ``connection_kwargs``) without being one of its
+connections.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import socketio
+from redis import asyncio as aioredis
+
+__all__ = [
+    "RedisManagerShim",
+    "abort_connection",
+    "closed_by_peer",
+    "connection_writer",
+    "fresh_connection",
+    "pack_commands",
+    "pool_option",
+    "write_commands",
+]
+
+
+class RedisManagerShim(socketio.AsyncRedisManager):  # type: ignore[misc]
+    """``socketio.AsyncRedisManager`` whose private pub/sub steps call hooks.
+
+    ``host_id`` is what upstream addresses acks by (the node id here); ``counts`` is an
+    object whose int ``received`` counts the messages the listener yields. Hooks:
+
+    * ``listen_channels() -> tuple[str, ...]``: what the listener subscribes to.
+    * ``await publish_envelope(data)``: instead of upstream's ``_publish`` (one PUBLISH of
+      ``data`` on the shared channel).
+    * ``await screen_emit(message) -> dict | None``: an ``emit`` message from another node
+      before upstream delivers it; the message to deliver, or None when handled.
+    * ``listen_failed(exc, retry_in)``: the listener lost Redis and retries.
+
+    After an outage upstream builds new clients and drops the old ones unclosed; they are
+    closed here, so a long-running node does not leak a connection per outage.
+    """
+
+    def __init__(
+        self, url: str, *, channel: str, host_id: str, redis_options: dict[str, Any], counts: Any
+    ) -> None:
+        super().__init__(url, channel=channel, redis_options=dict(redis_options))
+        # python-socketio addresses acks by host_id: make it the node id every node can
+        # derive a channel from.
+        self.host_id = host_id
+        self.counts = counts
+        self.closing_clients: set[asyncio.Task[None]] = set()
+
+    # ------------------------------------------------------------------ hooks
+
+    def listen_channels(self) -> tuple[str, ...]:
+        return (self.channel,)
+
+    async def publish_envelope(self, data: dict[str, Any]) -> None:
+        await super()._publish(data)
+
+    async def screen_emit(self, message: dict[str, Any]) -> dict[str, Any] | None:
+        return message
+
+    def listen_failed(self, exc: Exception, retry_in: float) -> None:
+        pass
+
+    # ----------------------------------------------------------------- helpers
+
+    def new_ack_id(self, sid: str, callback: Callable[..., Any]) -> int:
+        """Register ``callback`` for an ack from ``sid``; the id to send with the call."""
+        ack: int = self._generate_ack_id(sid, callback)
+        return ack
+
+    def drop_ack_id(self, sid: str, ack: int) -> None:
+        """Unregister the callback :meth:`new_ack_id` registered as ``ack``."""
+        del self.callbacks[sid][ack]
+
+    async def close_redis(self) -> None:
+        """Stop listening and close both upstream clients (``sio.shutdown()`` leaves them open)."""
+        listener = getattr(self, "thread", None)
+        if isinstance(listener, asyncio.Task):
+            listener.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await listener
+        for client in (getattr(self, "pubsub", None), getattr(self, "redis", None)):
+            if client is not None:
+                await client.aclose()
+
+    # ------------------------------------------------------- private overrides
+
+    async def _publish(self, data: dict[str, Any]) -> None:
+        await self.publish_envelope(data)
+
+    async def _handle_emit(self, message: dict[str, Any]) -> None:
+        screened = await self.screen_emit(message)
+        if screened is not None:
+            await super()._handle_emit(screened)
+
+    async def _listen(self) -> AsyncIterator[Any]:
+        # Upstream subscribes to the shared channel only. Messages are read with the
+        # connection's own read_response: PubSub.listen() wraps each one in retry, timing,
+        # observability and dict-building layers that cost more than decoding the message.
+        channels = self.listen_channels()
+        wanted = {*channels, *(c.encode() for c in channels)}
+        retry = 1.0
+        while True:
+            try:
+                self._redis_connect()
+                await self.pubsub.subscribe(*channels)
+                retry = 1.0
+                connection = self.pubsub.connection
+                while True:
+                    # push_request: over RESP3 (a URL may ask for it) a message is a push
+                    # notification, which read_response otherwise skips.
+                    reply = await connection.read_response(timeout=math.inf, push_request=True)
+                    if _is_message(reply) and reply[1] in wanted:
+                        self.counts.received += 1
+                        yield reply[2]
+            except Exception as exc:
+                self.listen_failed(exc, retry)
+                await asyncio.sleep(retry)
+                retry = min(retry * 2, 60.0)
+
+    def _redis_connect(self) -> None:
+        old = [c for c in (getattr(self, "pubsub", None), getattr(self, "redis", None)) if c]
+        super()._redis_connect()
+        for client in old:
+            task = asyncio.get_running_loop().create_task(_close_quietly(client))
+            self.closing_clients.add(task)
+            task.add_done_callback(self.closing_clients.discard)
+
+
+def _is_message(reply: Any) -> bool:
+    """Whether a pub/sub reply is a published message (not a subscribe confirmation)."""
+    return isinstance(reply, list) and len(reply) == 3 and reply[0] in _MESSAGE
+
+
+_MESSAGE = (b"message", "message")
+
+
+async def _close_quietly(client: Any) -> None:
+    with contextlib.suppress(Exception):
+        await client.aclose()
+
+
+# ------------------------------------------------------------- redis-py connections
+
+
+def fresh_connection(pool: aioredis.ConnectionPool, **overrides: Any) -> Any:
+    """A connection with ``pool``'s class and settings (TLS, unix socket, auth), not its own."""
+    return pool.connection_class(**{**pool.connection_kwargs, **overrides})
+
+
+def pool_option(pool: aioredis.ConnectionPool, name: str) -> Any:
+    """A connection setting of ``pool`` (``socket_timeout``...), None when it is not set."""
+    return pool.connection_kwargs.get(name)
+
+
+def connection_writer(conn: Any) -> asyncio.StreamWriter | None:
+    """The connection's stream writer; None while it is not connected."""
+    writer: asyncio.StreamWriter | None = getattr(conn, "_writer", None)
+    return writer
+
+
+def pack_commands(conn: Any, commands: list[tuple[Any, ...]]) -> list[bytes]:
+    """The RESP bytes of ``commands``, as the connection would write them."""
+    packed: list[bytes] = conn.pack_commands(commands)
+    return packed
+
+
+def write_commands(conn: Any, commands: list[tuple[Any, ...]]) -> None:
+    """Hand ``commands`` to the connection's transport now (no await; it buffers the rest)."""
+    conn._writer.writelines(conn.pack_commands(commands))
+
+
+def closed_by_peer(conn: Any) -> bool:
+    """Whether Redis closed the connection (its stream reader saw the end or an error)."""
+    # redis-py has no public "was this connection closed by the peer" test; the stream
+    # reader sees the end of the stream as soon as Redis closes it.
+    reader = getattr(conn, "_reader", None)
+    return reader is not None and (reader.at_eof() or reader.exception() is not None)
+
+
+def abort_connection(conn: Any) -> None:
+    """Drop the connection's socket at once, with whatever replies are still on their way."""
+    writer = getattr(conn, "_writer", None)
+    if writer is not None:
+        writer.transport.abort()
