@@ -42,6 +42,13 @@ from mcp.client.stdio import stdio_client
 from mcp.shared.session import ProgressFnT
 from pydantic import BaseModel, ConfigDict
 
+from a2c_computer._auth import redact_text
+from a2c_computer._exceptions import ComputerError
+from a2c_computer._extensions import ProgressFn
+from a2c_computer._logging import SECRETS, forward_mcp_log
+from a2c_computer._oauth._provider import STATUS_HEADER, ComputerOAuth, make_auth, sign_in_hint
+from a2c_computer._oauth._store import TokenStore, default_store
+from a2c_computer._stderr import stderr_pipe
 from a2c_protocol import (
     JsonObject,
     MCPServerConfig,
@@ -51,14 +58,6 @@ from a2c_protocol import (
     parse_iso8601_duration,
     reconnect_delays,
 )
-
-from ._auth import redact_text
-from ._exceptions import ComputerError
-from ._extensions import ProgressFn
-from ._logging import SECRETS, forward_mcp_log
-from ._oauth._provider import STATUS_HEADER, ComputerOAuth, make_auth, sign_in_hint
-from ._oauth._store import TokenStore, default_store
-from ._stderr import stderr_pipe
 
 __all__ = [
     "McpCallFailure",
