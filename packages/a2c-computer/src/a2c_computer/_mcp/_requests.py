@@ -15,6 +15,7 @@ from mcp.shared.session import ProgressFnT
 from pydantic import BaseModel, ConfigDict
 
 from a2c_computer._extensions import ProgressFn
+from a2c_computer._upstream import request_id_of
 from a2c_protocol import JsonObject
 
 from ._failures import McpCallFailure, _failure
@@ -121,7 +122,7 @@ class _Requests:
     ) -> JsonObject:
         # send_request takes the next id synchronously on entry; the mcp client does not
         # announce cancellations itself, so remember the id to do it.
-        request_id = session._request_id
+        request_id = request_id_of(session)
         waiter: list[Any] = [asyncio.current_task(), None, None]
         self._waiting[request_id] = waiter
         try:

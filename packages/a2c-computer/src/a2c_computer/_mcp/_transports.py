@@ -18,11 +18,11 @@ from typing import Any, Final, TextIO, TypeAlias
 
 import httpx
 from mcp import StdioServerParameters
-from mcp.client import streamable_http as _streamable_http
 from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
 
 from a2c_computer._oauth._provider import STATUS_HEADER
+from a2c_computer._upstream import streamable_http_streams
 from a2c_protocol import (
     SseServerConfig,
     StdioServerConfig,
@@ -194,25 +194,15 @@ async def _open_streamable(
         read=parse_iso8601_duration(params.get("sse_read_timeout") or "PT5M"),
     )
     terminate = bool(params.get("terminate_on_close", True))
-    # mcp >= 1.24 takes a ready httpx client; older releases only the factory-based function.
-    modern = getattr(_streamable_http, "streamable_http_client", None)
-    if modern is not None:
-        async with (
-            factory(headers=_headers(params), timeout=timeout, auth=auth) as client,
-            modern(str(params["url"]), http_client=client, terminate_on_close=terminate) as streams,
-        ):
-            yield streams[0], streams[1]
-        return
-    async with _streamable_http.streamablehttp_client(
+    async with streamable_http_streams(
         str(params["url"]),
+        client_factory=factory,
         headers=_headers(params),
-        timeout=timeout.connect or 30.0,
-        sse_read_timeout=timeout.read or 300.0,
-        terminate_on_close=terminate,
-        httpx_client_factory=factory,
+        timeout=timeout,
         auth=auth,
+        terminate_on_close=terminate,
     ) as streams:
-        yield streams[0], streams[1]
+        yield streams
 
 
 @contextlib.asynccontextmanager
