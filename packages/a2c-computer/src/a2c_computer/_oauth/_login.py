@@ -23,10 +23,10 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 from mcp import ClientSession
-from mcp.client import streamable_http as _streamable_http
 from mcp.client.sse import sse_client
 
 from a2c_computer._exceptions import ConfigError
+from a2c_computer._upstream import streamable_http_streams
 from a2c_protocol import OAuthSettings, SseServerConfig, StreamableServerConfig
 
 from ._provider import ComputerOAuth, ServerTokenStorage, client_metadata, resource_of
@@ -157,9 +157,7 @@ async def sign_in(
             raise ConfigError(
                 f"MCP server {name} did not ask for a sign-in (no HTTP 401): nothing stored"
             )
-        storage.keep_discovery(
-            auth.context.oauth_metadata, auth.context.protected_resource_metadata
-        )
+        storage.keep_discovery(*auth.discovered())
         return tools
 
 
@@ -174,12 +172,13 @@ async def _connect(
         streams = sse_client(url, headers=headers or None, auth=auth)
         async with streams as (read, write):
             return await _initialize(read, write)
-    async with (
-        httpx.AsyncClient(
-            headers=headers, auth=auth, timeout=httpx.Timeout(30.0, read=300.0)
-        ) as client,
-        _streamable_http.streamable_http_client(url, http_client=client) as (read, write, _),
-    ):
+    async with streamable_http_streams(
+        url,
+        client_factory=httpx.AsyncClient,
+        headers=headers,
+        timeout=httpx.Timeout(30.0, read=300.0),
+        auth=auth,
+    ) as (read, write):
         return await _initialize(read, write)
 
 

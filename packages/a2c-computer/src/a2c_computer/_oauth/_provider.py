@@ -1,4 +1,5 @@
-"""The ``httpx`` auth of an OAuth-protected MCP server, on ``mcp.client.auth``.
+"""The ``httpx`` auth of an OAuth-protected MCP server, on ``mcp.client.auth`` (whose private
+steps it reaches through :class:`a2c_computer._upstream.HookedOAuthProvider` only).
 
 Rules:
 
@@ -23,7 +24,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any, Final
 
 import httpx
-from mcp.client.auth import OAuthClientProvider, TokenStorage
+from mcp.client.auth import TokenStorage
 from mcp.client.auth.utils import extract_field_from_www_auth
 from mcp.shared.auth import (
     OAuthClientInformationFull,
@@ -35,6 +36,7 @@ from mcp.shared.auth import (
 from mcp.shared.auth_utils import resource_url_from_server_url
 from pydantic import PrivateAttr
 
+from a2c_computer._upstream import AuthFlow, HookedOAuthProvider
 from a2c_protocol import OAuthSettings
 
 from ._store import TokenStore, expires_at
@@ -198,7 +200,7 @@ def _status(response: httpx.Response) -> int:
     return int(raw) if raw and raw.isdigit() else response.status_code
 
 
-class ComputerOAuth(OAuthClientProvider):
+class ComputerOAuth(HookedOAuthProvider):
     """``mcp``'s OAuth provider with refresh-on-401 and no browser unless ``interactive``."""
 
     def __init__(
@@ -228,43 +230,31 @@ class ComputerOAuth(OAuthClientProvider):
         #: The authorization server refused a refresh (a revoked or expired grant).
         self.refresh_refused = False
 
-    async def _handle_refresh_response(self, response: httpx.Response) -> bool:
-        ok = await super()._handle_refresh_response(response)
+    def on_refresh_answer(self, ok: bool) -> None:
         self.refresh_refused = not ok
-        return ok
 
-    async def _initialize(self) -> None:
-        await super()._initialize()
-        storage = self.context.storage
+    async def on_loaded(self) -> None:
+        storage = self.token_storage
         if isinstance(storage, ServerTokenStorage):
-            server, resource = storage.discovery()
             # The token endpoint of the sign-in, not a guess at the MCP server's origin.
-            self.context.oauth_metadata = self.context.oauth_metadata or server
-            self.context.protected_resource_metadata = (
-                self.context.protected_resource_metadata or resource
-            )
-            if resource is not None and resource.authorization_servers:
-                self.context.auth_server_url = str(resource.authorization_servers[0])
-        tokens = self.context.current_tokens
-        if tokens is not None and tokens.expires_in is not None:
-            self.context.update_token_expiry(tokens)
+            self.seed_discovery(*storage.discovery())
+        self.keep_token_expiry()
 
-    async def _auth_flow(
-        self, request: httpx.Request
+    async def oauth_flow(
+        self, request: httpx.Request, upstream: AuthFlow
     ) -> AsyncGenerator[httpx.Request, httpx.Response]:
-        inner = super()._auth_flow(request)
         refreshed = False
         try:
-            outgoing = await inner.__anext__()
+            outgoing = await upstream.__anext__()
             while True:
                 response = yield outgoing
                 if outgoing is request:
                     status = _status(response)
-                    if status == 401 and not refreshed and self.context.can_refresh_token():
+                    if status == 401 and not refreshed and self.can_refresh():
                         refreshed = True
-                        refresh = yield await self._refresh_token()
-                        if await self._handle_refresh_response(refresh):
-                            self._add_auth_header(request)
+                        refresh = yield await self.refresh_request()
+                        if await self.read_refresh_answer(refresh):
+                            self.add_bearer(request)
                         else:
                             logger.info("OAuth refresh refused by the authorization server")
                             request.headers.pop("Authorization", None)
@@ -278,7 +268,7 @@ class ComputerOAuth(OAuthClientProvider):
                             "the sign-in is no longer valid: its refresh was refused"
                             if self.refresh_refused
                             else "the access token was refused"
-                            if self.context.current_tokens is not None or refreshed
+                            if self.held_tokens is not None or refreshed
                             else "not signed in"
                         )
                         return
@@ -288,11 +278,11 @@ class ComputerOAuth(OAuthClientProvider):
                         return
                     if status < 400:
                         self.needs_sign_in = None
-                outgoing = await inner.asend(response)
+                outgoing = await upstream.asend(response)
         except StopAsyncIteration:
             return
         finally:
-            await inner.aclose()
+            await upstream.aclose()
 
 
 def make_auth(server: str, url: str, settings: OAuthSettings, store: TokenStore) -> ComputerOAuth:
