@@ -38,7 +38,6 @@ def oversized(src: Path) -> dict[str, int]:
     return {name: n for name, n in sizes.items() if n > MAX_MODULE_LINES}
 
 
-@pytest.mark.xfail(strict=False, reason="split in progress")
 @pytest.mark.parametrize("package", ROLE_PACKAGES)
 def test_no_module_over_450_lines(package: str) -> None:
     src = ROOT / "packages" / package.replace("_", "-") / "src" / package

@@ -114,6 +114,7 @@ INTERNAL_ATTRIBUTES: Final = {
     ("*", "read_response"): "redis-py's connection reader",
     ("*", "connection_kwargs"): "redis-py's connection pool settings",
     ("*", "connection_class"): "redis-py's connection pool class",
+    ("*", "failed_namespaces"): "python-socketio's client: the namespaces a server refused",
 }
 
 #: Underscore names that are documented API of the standard library (namedtuple).

@@ -45,6 +45,7 @@ from ._exceptions import (
 )
 from ._lifecycle import AgentState, Transition
 from ._membership import MembershipMixin
+from ._upstream import namespace_refused
 
 logger = logging.getLogger("a2c_agent")
 
@@ -175,7 +176,7 @@ class LinkMixin(MembershipMixin):
                 wait_timeout=self._connect_timeout,
             )
         except Exception as exc:  # the library fails with several types; map them all here
-            refused_namespace = bool(getattr(sio, "failed_namespaces", None))
+            refused_namespace = namespace_refused(sio)
             # C6: disconnect explicitly before raising, never rely on library defaults.
             await self._safe_disconnect()
             error = await self._diagnose(exc, refused_namespace)

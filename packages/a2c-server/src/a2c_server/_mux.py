@@ -29,7 +29,7 @@ from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from ._logs import cause
-from ._upstream._redis import abort_connection, fresh_connection, write_commands
+from ._upstream._redis import abort_connection, fresh_connection, read_reply, write_commands
 
 __all__ = ["Multiplexer"]
 
@@ -89,7 +89,7 @@ class Multiplexer:
         conn = self._conn
         while True:
             try:
-                reply: Any = await conn.read_response()
+                reply: Any = await read_reply(conn)
             except ResponseError as exc:
                 reply = exc  # the answer of one command, not a broken connection
             except asyncio.CancelledError:

@@ -27,7 +27,13 @@ from redis import asyncio as aioredis
 
 from ._logs import cause, log
 from ._metrics import PubSubCounts
-from ._upstream._redis import closed_by_peer, connection_writer, fresh_connection, pack_commands
+from ._upstream._redis import (
+    closed_by_peer,
+    connection_writer,
+    fresh_connection,
+    pack_commands,
+    send_packed,
+)
 
 __all__ = ["Audience", "PublishTransport", "Publisher", "ReplylessPublish"]
 
@@ -115,7 +121,7 @@ class ReplylessPublish:
             # redis-py would reconnect by itself, without CLIENT REPLY OFF, and the
             # replies would pile up unread.
             raise ConnectionError("the publishing connection closed before the write")
-        await conn.send_packed_command(_pack(conn, batch), check_health=False)
+        await send_packed(conn, _pack(conn, batch))
 
     async def ready(self) -> None:
         conn = self._conn

@@ -188,6 +188,19 @@ def write_commands(conn: Any, commands: list[tuple[Any, ...]]) -> None:
     conn._writer.writelines(conn.pack_commands(commands))
 
 
+async def read_reply(conn: Any) -> Any:
+    """The next reply on ``conn`` (a pipelined read: no command is sent)."""
+    return await conn.read_response()
+
+
+async def send_packed(conn: Any, packed: list[bytes]) -> None:
+    """Write already packed commands, without the health-check PING redis-py may send first.
+
+    A PING would be answered on a ``CLIENT REPLY OFF`` connection by nothing, and waited for.
+    """
+    await conn.send_packed_command(packed, check_health=False)
+
+
 def closed_by_peer(conn: Any) -> bool:
     """Whether Redis closed the connection (its stream reader saw the end or an error)."""
     # redis-py has no public "was this connection closed by the peer" test; the stream
