@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The fenced upstream internals against the NEWEST releases of the libraries they touch.
 #
-# The Server and the Computer reach into python-engineio, python-socketio, redis-py (with
-# hiredis) and mcp from one fence module per package (a2c_server/_upstream.py,
-# a2c_computer/_upstream.py); the pins' upper bounds stop at the versions the fences were
+# The Server, the Computer and the Agent reach into python-engineio, python-socketio,
+# redis-py (with hiredis) and mcp from one fence per package (a2c_server/_upstream/,
+# a2c_computer/_upstream.py, a2c_agent/_upstream.py); the pins' upper bounds stop at the versions the fences were
 # checked against, so users never get a release we have not tried. This script tries it:
 # in a throwaway venv it installs the workspace packages and the dev group, then the newest
 # releases of those libraries with our upper bounds overridden, prints what it got next to
@@ -14,6 +14,11 @@
 #   tools/check_latest.sh                          # the guard tests and the Server suite
 #   tools/check_latest.sh -x -q                    # extra arguments go to pytest
 #   tools/check_latest.sh packages/a2c-computer/tests   # a path first: these tests instead
+#   tools/check_latest.sh --oldest                 # the OLDEST releases our pins allow instead
+#
+# With --oldest the same runs with each library at the lowest version our lower bounds
+# allow (the highest of the packages' lower bounds): a lower bound the fences do not work
+# with fails here (exit 1); raise it to the oldest release that passes.
 #
 # Exit status: 0 the newest releases pass and are within our pins; 1 a role does not
 # import or a test fails with them (adapt the fence); 2 they pass but a pin's upper bound
@@ -27,7 +32,15 @@ cd "$(dirname "$0")/.."
 
 LIBRARIES=(python-engineio python-socketio redis hiredis mcp)
 GUARDS=(packages/a2c-server/tests/test_server_upstream_guard.py
-        packages/a2c-computer/tests/test_computer_upstream_guard.py)
+        packages/a2c-computer/tests/test_computer_upstream_guard.py
+        packages/a2c-agent/tests/test_agent_upstream_guard.py)
+OLDEST=""
+if [ "${1:-}" = "--oldest" ]; then
+  OLDEST=1
+  shift
+fi
+WHICH="newest"
+[ -z "$OLDEST" ] || WHICH="oldest allowed"
 HELP="See docs/contributing.md, section \"When the weekly upstream check fails\""
 
 say() { printf '\n==> %s\n' "$*"; }
@@ -61,18 +74,42 @@ for requirement in tomllib.loads(Path("pyproject.toml").read_text())["dependency
         print(requirement)
 EOF
 # Overrides replace every requirement on these names: our upper bounds no longer apply and
-# the resolver takes the newest release.
-printf '%s\n' "${LIBRARIES[@]}" >"$work/overrides.txt"
+# the resolver takes the newest release; with --oldest each is held at the lowest version
+# every package's lower bound allows.
+if [ -z "$OLDEST" ]; then
+  printf '%s\n' "${LIBRARIES[@]}" >"$work/overrides.txt"
+else
+  "$py" - "${LIBRARIES[@]}" >"$work/overrides.txt" <<'EOF'
+import re
+import sys
+import tomllib
+from pathlib import Path
 
-say "installing the workspace with the newest ${LIBRARIES[*]}"
+lowest: dict[str, tuple[tuple[int, ...], str]] = {}
+for pyproject in sorted(Path("packages").glob("*/pyproject.toml")):
+    project = tomllib.loads(pyproject.read_text())["project"]
+    groups = [project.get("dependencies", []), *project.get("optional-dependencies", {}).values()]
+    for line in (r for group in groups for r in group):
+        match = re.match(r"([A-Za-z0-9._-]+)(?:\[[^\]]*\])?\s*[^;]*?>=\s*([0-9][0-9.]*)", line)
+        if match:
+            name, bound = match.group(1).lower(), match.group(2)
+            key = tuple(int(part) for part in bound.split("."))
+            if name not in lowest or key > lowest[name][0]:
+                lowest[name] = (key, bound)
+for name in sys.argv[1:]:
+    print(f"{name}=={lowest[name][1]}" if name in lowest else name)
+EOF
+fi
+
+say "installing the workspace with the $WHICH ${LIBRARIES[*]}"
 if ! uv pip install --quiet --python "$py" --upgrade -r "$work/requirements.txt" \
     --override "$work/overrides.txt"; then
-  echo "check_latest: the newest releases cannot be installed together with the workspace." \
+  echo "check_latest: the $WHICH releases cannot be installed together with the workspace." \
        "$HELP." >&2
   exit 3
 fi
 
-say "versions: newest release vs our pins and the fences"
+say "versions: $WHICH release vs our pins and the fences"
 set +e
 "$py" - "${LIBRARIES[@]}" <<'EOF'
 import re
@@ -93,7 +130,7 @@ for pyproject in sorted(Path("packages").glob("*/pyproject.toml")):
         pins.setdefault(req.name.lower(), []).append(f"{project['name']}: {spec}")
 
 behind = []
-print(f"{'library':18} {'newest':10} pins (package: range)")
+print(f"{'library':18} {'installed':10} pins (package: range)")
 for name in sys.argv[1:]:
     newest = version(name)
     ranges = pins.get(name, [])
@@ -141,12 +178,12 @@ done
 
 # The Server suite hardly touches mcp: importing every role (and its fence) at least shows
 # whether the Computer and the Agent still load with the newest releases.
-say "each role imports with the newest releases"
+say "each role imports with the $WHICH releases"
 set +e
 "$py" -c "import a2c_server, a2c_server._multinode, a2c_computer, a2c_agent" && echo "ok"
 imports_status=$?
 
-say "tests with the newest releases: ${tests[*]} $*"
+say "tests with the $WHICH releases: ${tests[*]} $*"
 "$py" -m pytest -p no:cacheprovider "${tests[@]}" "$@"
 tests_status=$?
 set -e
@@ -157,11 +194,20 @@ fi
 say "result"
 if [ "$tests_status" -ne 0 ]; then
   echo "FAILED: a role does not import, or the guard tests or the Server suite fail, with" >&2
-  echo "the newest releases above." >&2
+  echo "the $WHICH releases above." >&2
+  if [ -n "$OLDEST" ]; then
+    echo "A lower bound lets in a release the fences do not work with: raise it to the" >&2
+    echo "oldest release that passes (try them with uv pip install in this venv). $HELP." >&2
+    exit 1
+  fi
   echo "A release changed something a fence relies on: adapt the fence (_upstream.py), its" >&2
   echo "guard test and the pin together; until then our upper bounds keep users on the" >&2
   echo "versions that work. $HELP." >&2
   exit 1
+fi
+if [ -n "$OLDEST" ]; then
+  echo "OK: the oldest releases our lower bounds allow pass the guard tests and the Server suite."
+  exit 0
 fi
 if [ "$pins_status" -eq 2 ]; then
   echo "GREEN BUT PINNED OUT: the newest releases pass, but an upper bound above keeps them" >&2
