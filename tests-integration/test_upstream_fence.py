@@ -9,28 +9,18 @@ the first test cannot pass by the check seeing nothing.
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from types import ModuleType
+
+from a2c_testkit.scripts import load_script
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "tools" / "check_upstream.py"
 
 
-def _load_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("a2c_tools_check_upstream", SCRIPT)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while decorating
-    spec.loader.exec_module(module)
-    return module
-
-
-check_upstream = _load_script()
+check_upstream = load_script(SCRIPT, "a2c_tools_check_upstream")
 UPSTREAM = check_upstream.Upstream()  # the libraries' names, learnt once for all tests
 
 

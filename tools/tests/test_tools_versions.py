@@ -7,15 +7,15 @@ copy freely and the real repository is never touched.
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+
+from a2c_testkit.scripts import load_script
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "tools" / "versions.py"
@@ -23,17 +23,7 @@ ROLES = ("a2c-server", "a2c-computer", "a2c-agent")
 README = "# a2c-smcp-py\n\n<!-- compat-matrix:start -->\n<!-- compat-matrix:end -->\n"
 
 
-def _load_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("a2c_tools_versions", SCRIPT)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while decorating
-    spec.loader.exec_module(module)
-    return module
-
-
-versions = _load_script()
+versions = load_script(SCRIPT, "a2c_tools_versions")
 
 
 @pytest.fixture

@@ -6,27 +6,15 @@ The script itself builds wheels and installs from the package index, so it runs 
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import zipfile
 from pathlib import Path
-from types import ModuleType
+
+from a2c_testkit.scripts import load_script
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _load_script() -> ModuleType:
-    path = REPO / "tools" / "wheel_check.py"
-    spec = importlib.util.spec_from_file_location("a2c_tools_wheel_check", path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while decorating
-    spec.loader.exec_module(module)
-    return module
-
-
-wheel_check = _load_script()
+wheel_check = load_script(REPO / "tools" / "wheel_check.py", "a2c_tools_wheel_check")
 
 
 def _wheel(tmp_path: Path, files: dict[str, str]) -> Path:
