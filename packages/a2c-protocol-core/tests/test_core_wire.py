@@ -82,7 +82,8 @@ def strategy_for(tp: Any) -> st.SearchStrategy[Any]:
 
 
 def _resolved(cls: type) -> type:
-    attrs.resolve_types(cls, globalns=vars(_models))
+    # Each model's annotations name things of the module that defines it (in ``_models/``).
+    attrs.resolve_types(cls)
     return cls
 
 
