@@ -57,7 +57,6 @@ if TYPE_CHECKING:
     from ._reload import ReloadPlan, plan_reload
     from ._reloader import ConfigReloader
     from ._skills import ArchiveLimits, SkillManager, SkillSettings, default_skill_settings
-    from ._version import __version__
 
 __all__ = [
     "ArchiveLimits",
@@ -153,7 +152,6 @@ _LAZY: dict[str, str] = {
     "SkillManager": "._skills",
     "SkillSettings": "._skills",
     "default_skill_settings": "._skills",
-    "__version__": "._version",
 }
 
 
