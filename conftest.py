@@ -34,6 +34,14 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
 os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="a2c-test-data-")
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: two workers per core. Most tests wait (process starts, sockets, timeouts
+    that must pass), so one worker per core leaves the CPUs half idle: the Computer's tests
+    took 131 s with 2 workers and 77 s with 4 on 2 cores, at the same CPU time."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return 2 * (cores or 1)
+
+
 # Longest first: xdist's work stealing then ends the run with short tests on both workers,
 # instead of one worker finishing a minute-long test alone. Files, most expensive first (the
 # durations of a whole run); a test not listed keeps its place in collection order after them.
