@@ -42,7 +42,7 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return 2 * (cores or 1)
 
 
-# Longest first: xdist's work stealing then ends the run with short tests on both workers,
+# Longest first: xdist's work stealing then ends the run with short tests on every worker,
 # instead of one worker finishing a minute-long test alone. Files, most expensive first (the
 # durations of a whole run); a test not listed keeps its place in collection order after them.
 _LONG_FIRST = (
