@@ -39,14 +39,14 @@ async def test_computer_token_file_is_read_again_after_the_token_expired(tmp_pat
             issuer=issuer.issuer, audience=issuer.audience,
             jwks=JwksKeys(issuer.url, min_refresh=0.2), leeway=0,
         )  # fmt: skip
-        # Long enough for the Computer's process to start and connect on a loaded machine
-        # (its import alone took 7 s under load with 4 s tokens, and it was refused).
-        token_file.write_text(issuer.token("alice", PC, lifetime=12))
         async with (
             running_server(ServerSettings(), auth=auth) as srv,
             connect_raw(srv, "agent", auth={"token": issuer.token("alice", AGENT)}) as agent,
         ):
             assert await agent.join("agent", "alice-agent", OFFICE) == (True, None)
+            # Issued only now and long enough for a Computer to start and join on a loaded
+            # machine (a process start alone can take seconds), short enough to expire soon.
+            token_file.write_text(issuer.token("alice", PC, lifetime=12))
             proc = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "a2c_computer._cli", "run", "--config", str(config),
                 "--server", srv.url, "--office", OFFICE, "--name", "alice-pc",

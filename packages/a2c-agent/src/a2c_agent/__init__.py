@@ -14,6 +14,14 @@ that office::
 version this SDK speaks (sent as ``a2c_version``), independent of ``__version__``.
 """
 
+# The SDK's own names load on first use (PEP 562): ``a2c-agent --help``, a usage error or a
+# refused destination answer without importing python-socketio and the Agent. Type checkers
+# read the imports under TYPE_CHECKING.
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from a2c_protocol import (
     PROTOCOL_VERSION,
     A2CResource,
@@ -59,48 +67,50 @@ from a2c_protocol import (
     is_timed_out,
 )
 
-from ._agent import (
-    AsyncAgent,
-    DesktopListener,
-    NotificationListener,
-    StateListener,
-    ToolsListener,
-)
-from ._blobdrain import BLOB_ERROR_KEY
-from ._blobpull import BlobData
-from ._exceptions import (
-    AckTimeoutError,
-    AgentConnectionError,
-    AgentError,
-    AgentStateError,
-    BlobIntegrityError,
-    BlobLimitError,
-    ConnectionLostError,
-    EventUnsupportedError,
-    InvalidResponseError,
-    JoinOfficeError,
-    LeaveOfficeError,
-    SkillIntegrityError,
-    ToolCallTimeoutError,
-)
-from ._lifecycle import AgentState
-from ._notify import NotificationStream
-from ._progress import ProgressCallback
-from ._skills import SkillFile, SkillsListener
-from ._sync import SyncAgent
-from ._types import (
-    AgentNotification,
-    AgentTool,
-    NotificationPayload,
-    ResourcePage,
-    ToolAuthorization,
-    raise_for_tool_error,
-    resource_priority,
-    result_error_code,
-    result_text,
-    tool_authorization,
-)
 from ._version import __version__
+
+if TYPE_CHECKING:
+    from ._agent import (
+        AsyncAgent,
+        DesktopListener,
+        NotificationListener,
+        StateListener,
+        ToolsListener,
+    )
+    from ._blobdrain import BLOB_ERROR_KEY
+    from ._blobpull import BlobData
+    from ._exceptions import (
+        AckTimeoutError,
+        AgentConnectionError,
+        AgentError,
+        AgentStateError,
+        BlobIntegrityError,
+        BlobLimitError,
+        ConnectionLostError,
+        EventUnsupportedError,
+        InvalidResponseError,
+        JoinOfficeError,
+        LeaveOfficeError,
+        SkillIntegrityError,
+        ToolCallTimeoutError,
+    )
+    from ._lifecycle import AgentState
+    from ._notify import NotificationStream
+    from ._progress import ProgressCallback
+    from ._skills import SkillFile, SkillsListener
+    from ._sync import SyncAgent
+    from ._types import (
+        AgentNotification,
+        AgentTool,
+        NotificationPayload,
+        ResourcePage,
+        ToolAuthorization,
+        raise_for_tool_error,
+        resource_priority,
+        result_error_code,
+        result_text,
+        tool_authorization,
+    )
 
 __all__ = [
     "BLOB_ERROR_KEY",
@@ -183,3 +193,57 @@ __all__ = [
     "result_text",
     "tool_authorization",
 ]
+
+#: Public name -> the module that defines it.
+_LAZY: dict[str, str] = {
+    "AsyncAgent": "._agent",
+    "DesktopListener": "._agent",
+    "NotificationListener": "._agent",
+    "StateListener": "._agent",
+    "ToolsListener": "._agent",
+    "BLOB_ERROR_KEY": "._blobdrain",
+    "BlobData": "._blobpull",
+    "AckTimeoutError": "._exceptions",
+    "AgentConnectionError": "._exceptions",
+    "AgentError": "._exceptions",
+    "AgentStateError": "._exceptions",
+    "BlobIntegrityError": "._exceptions",
+    "BlobLimitError": "._exceptions",
+    "ConnectionLostError": "._exceptions",
+    "EventUnsupportedError": "._exceptions",
+    "InvalidResponseError": "._exceptions",
+    "JoinOfficeError": "._exceptions",
+    "LeaveOfficeError": "._exceptions",
+    "SkillIntegrityError": "._exceptions",
+    "ToolCallTimeoutError": "._exceptions",
+    "AgentState": "._lifecycle",
+    "NotificationStream": "._notify",
+    "ProgressCallback": "._progress",
+    "SkillFile": "._skills",
+    "SkillsListener": "._skills",
+    "SyncAgent": "._sync",
+    "AgentNotification": "._types",
+    "AgentTool": "._types",
+    "NotificationPayload": "._types",
+    "ResourcePage": "._types",
+    "ToolAuthorization": "._types",
+    "raise_for_tool_error": "._types",
+    "resource_priority": "._types",
+    "result_error_code": "._types",
+    "result_text": "._types",
+    "tool_authorization": "._types",
+}
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

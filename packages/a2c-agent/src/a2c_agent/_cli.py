@@ -47,12 +47,11 @@ import shutil
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from a2c_protocol import A2CError, RemoteError, to_wire, token_file_auth
 
 from . import _otel as otel
-from ._agent import AsyncAgent
 from ._cli_args import (
     EXIT_ERROR,
     EXIT_INTERRUPTED,
@@ -71,6 +70,11 @@ from ._cli_watch import watch
 from ._connection import AuthSource
 from ._exceptions import JoinOfficeError
 from ._types import AgentTool
+
+# The Agent (and python-socketio with it) loads when a command connects: ``--help``, a usage
+# error or a refused destination answer without it.
+if TYPE_CHECKING:
+    from ._agent import AsyncAgent
 
 __all__ = ["build_parser", "main", "render_table"]
 
@@ -157,6 +161,8 @@ def _auth(args: argparse.Namespace) -> AuthSource:
 
 
 async def _run(args: argparse.Namespace, out: TextIO, as_table: bool) -> int:
+    from ._agent import AsyncAgent
+
     agent = AsyncAgent(
         args.server,
         name=args.name,

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from ._agent import AsyncAgent
 from ._cli_dest import write_file
 from ._exceptions import AgentError
 from ._skills import SkillFile
+
+if TYPE_CHECKING:
+    from ._agent import AsyncAgent
 
 __all__ = ["RAW", "BinaryToTerminalError", "skill_command"]
 

@@ -12,14 +12,16 @@ import asyncio
 import datetime as dt
 import json
 import sys
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from a2c_protocol import to_wire
 
-from ._agent import AsyncAgent
 from ._cli_args import EXIT_ERROR, EXIT_OK
 from ._lifecycle import AgentState
 from ._types import AgentNotification
+
+if TYPE_CHECKING:
+    from ._agent import AsyncAgent
 
 __all__ = ["notification_json", "notification_line", "watch"]
 

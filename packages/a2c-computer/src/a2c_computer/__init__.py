@@ -12,39 +12,49 @@ Hosts MCP servers (stdio, SSE, Streamable HTTP) and serves their tools, their
 Command line: ``a2c-computer run ...`` and ``a2c-computer check --config FILE``.
 """
 
-from ._app import Computer
-from ._auth import classify_upstream_failure, sanitize_auth_hint
-from ._blobs import (
-    BlobChunk,
-    BlobInfo,
-    BlobResolver,
-    BlobSettings,
-    BlobSource,
-    BlobStore,
-    SpoolUsage,
-)
-from ._computer import ConfirmCallback, ConfirmRequest, ServerState
-from ._config import InputResolver, ReloadPlan, env_var_names, load_config, plan_reload
-from ._desktop import CallRecord, WindowInfo, describe_window, organize, render_window
-from ._exceptions import (
-    BlobError,
-    BlobTooLargeError,
-    BlobUnavailableError,
-    ComputerError,
-    ComputerStateError,
-    ConfigError,
-    InputResolutionError,
-    LinkError,
-    ServerRefusedError,
-)
-from ._lint import LintFinding, lint_windows
-from ._logging import redacting_filter
-from ._mcp import ServerStatus
-from ._metrics import ComputerMetrics
-from ._registry import build_registry, merge_tool_meta
-from ._reloader import ConfigReloader
-from ._skills import ArchiveLimits, SkillManager, SkillSettings, default_skill_settings
+# The public names load on first use (PEP 562): ``a2c-computer --help``, ``config convert``
+# and ``check`` import only the modules they need, not python-socketio, redis and the
+# Computer (about a second of CPU per command). Type checkers read the imports below.
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from ._version import __version__
+
+if TYPE_CHECKING:
+    from ._app import Computer
+    from ._auth import classify_upstream_failure, sanitize_auth_hint
+    from ._blobs import (
+        BlobChunk,
+        BlobInfo,
+        BlobResolver,
+        BlobSettings,
+        BlobSource,
+        BlobStore,
+        SpoolUsage,
+    )
+    from ._computer import ConfirmCallback, ConfirmRequest, ServerState
+    from ._config import InputResolver, ReloadPlan, env_var_names, load_config, plan_reload
+    from ._desktop import CallRecord, WindowInfo, describe_window, organize, render_window
+    from ._exceptions import (
+        BlobError,
+        BlobTooLargeError,
+        BlobUnavailableError,
+        ComputerError,
+        ComputerStateError,
+        ConfigError,
+        InputResolutionError,
+        LinkError,
+        ServerRefusedError,
+    )
+    from ._lint import LintFinding, lint_windows
+    from ._logging import redacting_filter
+    from ._mcp import ServerStatus
+    from ._metrics import ComputerMetrics
+    from ._registry import build_registry, merge_tool_meta
+    from ._reloader import ConfigReloader
+    from ._skills import ArchiveLimits, SkillManager, SkillSettings, default_skill_settings
 
 __all__ = [
     "ArchiveLimits",
@@ -93,3 +103,65 @@ __all__ = [
     "render_window",
     "sanitize_auth_hint",
 ]
+
+#: Public name -> the module that defines it.
+_LAZY: dict[str, str] = {
+    "Computer": "._app",
+    "classify_upstream_failure": "._auth",
+    "sanitize_auth_hint": "._auth",
+    "BlobChunk": "._blobs",
+    "BlobInfo": "._blobs",
+    "BlobResolver": "._blobs",
+    "BlobSettings": "._blobs",
+    "BlobSource": "._blobs",
+    "BlobStore": "._blobs",
+    "SpoolUsage": "._blobs",
+    "ConfirmCallback": "._computer",
+    "ConfirmRequest": "._computer",
+    "ServerState": "._computer",
+    "load_config": "._config",
+    "CallRecord": "._desktop",
+    "WindowInfo": "._desktop",
+    "describe_window": "._desktop",
+    "organize": "._desktop",
+    "render_window": "._desktop",
+    "BlobError": "._exceptions",
+    "BlobTooLargeError": "._exceptions",
+    "BlobUnavailableError": "._exceptions",
+    "ComputerError": "._exceptions",
+    "ComputerStateError": "._exceptions",
+    "ConfigError": "._exceptions",
+    "InputResolutionError": "._exceptions",
+    "LinkError": "._exceptions",
+    "ServerRefusedError": "._exceptions",
+    "InputResolver": "._config",
+    "env_var_names": "._config",
+    "LintFinding": "._lint",
+    "lint_windows": "._lint",
+    "redacting_filter": "._logging",
+    "ServerStatus": "._mcp",
+    "ComputerMetrics": "._metrics",
+    "build_registry": "._registry",
+    "merge_tool_meta": "._registry",
+    "ReloadPlan": "._config",
+    "plan_reload": "._config",
+    "ConfigReloader": "._reloader",
+    "ArchiveLimits": "._skills",
+    "SkillManager": "._skills",
+    "SkillSettings": "._skills",
+    "default_skill_settings": "._skills",
+}
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

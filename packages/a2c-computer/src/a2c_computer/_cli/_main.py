@@ -25,18 +25,12 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from a2c_computer import _otel as otel
-from a2c_computer._app import Computer
 from a2c_computer._config import load_config
-from a2c_computer._confirm import ALLOW_HINT, ConsoleConfirmer, foreground_terminal
+from a2c_computer._confirm import ALLOW_HINT, foreground_terminal
 from a2c_computer._exceptions import ComputerError, ConfigError, LinkError
 from a2c_computer._logging import configure_logging, register_secret
-from a2c_computer._metrics import serve_metrics
-from a2c_computer._oauth._cmd import run_auth
-from a2c_computer._reloader import ConfigReloader
-from a2c_computer._shutdown import drain
 from a2c_protocol import ProtocolVersionError, token_file_auth, token_flags_problem
 
 from ._args import (
@@ -47,9 +41,14 @@ from ._args import (
     parse_command_line,
     skill_settings,
 )
-from ._check_cmd import run_check
 from ._convert_cmd import convert_hint, is_mcp_servers_file, run_convert
-from ._skills_cmd import run_skills
+
+# Each command imports what only it needs when it runs (the Computer and python-socketio for
+# ``run``, the MCP client for ``check`` and ``skills``, OAuth for ``auth``): ``--help``, a
+# usage error or ``config convert`` answer without loading them.
+if TYPE_CHECKING:
+    from a2c_computer._app import Computer
+    from a2c_computer._confirm import ConsoleConfirmer
 
 __all__ = ["main"]
 
@@ -67,6 +66,8 @@ EXIT_VERSION = 3
 def _confirmer(mode: str, interactive: bool) -> ConsoleConfirmer | None:
     if mode != "ask":
         return None
+    from a2c_computer._confirm import ConsoleConfirmer
+
     if not interactive:
         # Fail closed: nobody can say yes, so nothing unconfirmed runs (systemd, nohup,
         # docker). A read from the background would stop the process (SIGTTIN) anyway.
@@ -83,6 +84,8 @@ def _confirmer(mode: str, interactive: bool) -> ConsoleConfirmer | None:
 async def _drain_unless_signalled_again(
     computer: Computer, grace: float, stop: asyncio.Event
 ) -> None:
+    from a2c_computer._shutdown import drain
+
     stop.clear()
     draining = asyncio.ensure_future(drain(computer, grace))
     again = asyncio.ensure_future(stop.wait())
@@ -104,6 +107,10 @@ def _token_file_hook(path: str) -> Callable[[], dict[str, str]]:
 
 
 async def _run(args: argparse.Namespace) -> int:
+    from a2c_computer._app import Computer
+    from a2c_computer._metrics import serve_metrics
+    from a2c_computer._reloader import ConfigReloader
+
     auth: dict[str, Any] = {"token": args.token} if args.token else {}
     register_secret(args.token)
     auth_hook = _token_file_hook(args.token_file) if args.token_file else None
@@ -170,6 +177,8 @@ async def _run(args: argparse.Namespace) -> int:
 
 
 async def _check(args: argparse.Namespace) -> int:
+    from ._check_cmd import run_check
+
     return await run_check(
         load_config(args.config),
         timeout=args.timeout,
@@ -179,6 +188,8 @@ async def _check(args: argparse.Namespace) -> int:
 
 
 async def _skills(args: argparse.Namespace) -> int:
+    from ._skills_cmd import run_skills
+
     return await run_skills(
         load_config(args.config),
         skill_settings(args, "a2c-computer-skills"),
@@ -218,8 +229,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         logging.getLogger("a2c_computer.skills").setLevel(logging.CRITICAL)
     try:
         if args.command == "auth":
+            from a2c_computer._oauth._cmd import run_auth
+
             return run_auth(args)
         if args.command == "run":
+            from a2c_computer import _otel as otel
+
             otel.configure_from_env()
             try:
                 return asyncio.run(_run(args))

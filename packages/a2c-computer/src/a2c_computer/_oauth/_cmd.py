@@ -22,9 +22,10 @@ from a2c_computer._config import load_config
 from a2c_computer._exceptions import ConfigError
 from a2c_protocol import SseServerConfig, StreamableServerConfig
 
-from ._login import sign_in
-from ._provider import resource_of
 from ._store import TokenStore, default_store
+
+# ``_login`` and ``_provider`` load the MCP client's OAuth code; only ``login`` and ``status``
+# need it, so ``add_auth_parser`` (run by every ``a2c-computer`` command line) does not.
 
 __all__ = ["add_auth_parser", "run_auth"]
 
@@ -99,6 +100,8 @@ def run_auth(args: argparse.Namespace, store: TokenStore | None = None) -> int:
                 f"MCP server {args.server!r} is not an OAuth server of {path} "
                 f"(OAuth servers: {names})"
             )
+        from ._login import sign_in
+
         tools = asyncio.run(
             sign_in(
                 args.server,
@@ -119,6 +122,8 @@ def run_auth(args: argparse.Namespace, store: TokenStore | None = None) -> int:
 
 
 def _status(servers: dict[str, StreamableServerConfig | SseServerConfig], store: TokenStore) -> int:
+    from ._provider import resource_of
+
     entries = store.entries()
     names = sorted(set(servers) | set(entries))
     if not names:
