@@ -24,8 +24,9 @@ from a2c_agent import (
     result_error_code,
     result_text,
 )
-from a2c_testkit.processes import ManagedProcess
+from a2c_testkit.processes import ManagedProcess, free_port
 from a2c_testkit.triangle import (
+    computer_process,
     deployment,
     eventually,
     stdio_scene_entry,
@@ -145,3 +146,27 @@ async def test_computer_sigterm_leaves_finishes_cancels_and_leaves_no_child(
                 if getattr(note.payload, "computer", None) == "box":
                     break
         assert (tmp_path / "long.marker").read_text() == "cancelled"
+
+
+async def test_computer_sigterm_while_it_waits_for_the_server_stops_at_once(
+    procs: Any, tmp_path: Path
+) -> None:
+    """SIGTERM during ``--wait-server`` (a Server not up yet) stops the Computer there.
+
+    It used to be seen only once the start had ended: here after 600 s, so a supervisor's
+    stop would have ended in its SIGKILL instead.
+    """
+    nobody = f"http://127.0.0.1:{free_port()}"
+    async with computer_process(
+        procs.log_dir, config=config(tmp_path), server_url=nobody, office="o1", name="box",
+        track=procs.track, extra_args=["--wait-server", "600"],
+    ) as computer:  # fmt: skip
+        await computer.wait_for_log("Server not reachable yet", timeout=120)
+        children = descendants(computer.pid)
+        assert children, "the stdio MCP server runs before the Server is reached"
+        os.kill(computer.pid, signal.SIGTERM)
+        assert await exit_status(computer, timeout=60) == 0
+        assert alive(children) == set()
+        logs = computer.logs()
+        assert "stopped before the Server was reached" in logs
+        assert "Traceback" not in logs

@@ -145,7 +145,13 @@ async def _run(args: argparse.Namespace) -> int:
     stop_metrics = None
     if args.metrics_port is not None:
         stop_metrics = serve_metrics(computer.metrics, args.metrics_host, args.metrics_port)[1]
-    async with computer:
+    if not await _start_unless_stopped(computer, stop):
+        logger.info("stopped before the Server was reached")
+        if stop_metrics is not None:
+            await asyncio.to_thread(stop_metrics)
+        return 0
+    async with contextlib.AsyncExitStack() as started:
+        started.push_async_exit(computer)
         for state in computer.server_states().values():
             logger.info(
                 "MCP server %s: %s%s",
@@ -174,6 +180,28 @@ async def _run(args: argparse.Namespace) -> int:
         await asyncio.to_thread(stop_metrics)
     logger.info("stopped")
     return 0
+
+
+async def _start_unless_stopped(computer: Computer, stop: asyncio.Event) -> bool:
+    """Start ``computer`` (MCP servers, then the Server, waited for up to ``--wait-server``);
+    False when SIGINT/SIGTERM came first.
+
+    The start can take minutes while the Server is not up yet; a supervisor's stop must not
+    wait for it. The cancelled start tears down what it had started (MCP servers, spool).
+    """
+    starting = asyncio.ensure_future(computer.__aenter__())
+    stopping = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait({starting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopping.cancel()
+    if starting.done():
+        starting.result()  # a failed start raises here, as ``async with`` would
+        return True
+    starting.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await starting
+    return False
 
 
 async def _check(args: argparse.Namespace) -> int:
