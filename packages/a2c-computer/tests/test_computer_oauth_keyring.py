@@ -314,3 +314,79 @@ async def test_a_running_computer_with_a_locked_keyring_names_the_cause(
     assert all(r.exc_info is None for r in ours)
     logged = "\n".join(r.getMessage() for r in caplog.records)
     assert "AT-alpha" not in logged and "RT-alpha" not in logged
+
+
+async def test_auth_login_into_the_keyring_then_a_computer_uses_it(
+    secret_service: SecretService,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The whole path: ``auth login`` stores in the Secret Service, the Computer calls with it."""
+    import httpx
+
+    from a2c_computer import Computer
+    from a2c_computer._cli import main
+    from a2c_testkit.oauth import (
+        MemoryAS,
+        Watch,
+        authorization_app,
+        free_loopback_port,
+        oauth_mcp_app,
+        serve_app,
+    )
+
+    caplog.set_level(logging.DEBUG)
+    auth = MemoryAS()
+    as_port, rs_port = free_loopback_port(), free_loopback_port()
+    as_url, url = f"http://127.0.0.1:{as_port}", f"http://127.0.0.1:{rs_port}/mcp"
+    rs = Watch(oauth_mcp_app("oauthy", auth, rs_port, as_url), auth)
+    config = {
+        "servers": {
+            "oauthy": {
+                "type": "streamable",
+                "name": "oauthy",
+                "tool_prefix": "o_",
+                "default_tool_meta": {"auto_apply": True},
+                "server_parameters": {"url": url, "timeout": "PT10S"},
+                "auth": {"type": "oauth", "scopes": ["mcp"]},
+            }
+        }
+    }
+    path = tmp_path / "computer.json"
+    path.write_text(json.dumps(config))
+    async with serve_app(authorization_app(auth, as_url), as_port), serve_app(rs, rs_port):
+        login = asyncio.ensure_future(
+            asyncio.to_thread(
+                main, ["auth", "login", "oauthy", "--config", str(path), "--no-browser"]
+            )
+        )
+        printed = ""
+        async with asyncio.timeout(30):
+            while "/authorize?" not in printed:
+                await asyncio.sleep(0.05)
+                printed += capsys.readouterr().out
+        async with httpx.AsyncClient(follow_redirects=True, timeout=20) as browser:
+            answer = await browser.get(next(w for w in printed.split() if "/authorize?" in w))
+        assert answer.status_code == 200, answer.text
+        assert await asyncio.wait_for(login, 30) == 0
+        out = capsys.readouterr().out
+        assert "tokens kept in the OS keyring (SecretService Keyring)" in out, out
+        held = secret_service.items()
+        assert set(held) == {"index", f"oauthy\n{resource_of(url)}"}
+        assert any(token in held[f"oauthy\n{resource_of(url)}"] for token in auth.issued)
+
+        async with Computer(config, name="box") as computer:
+            async with asyncio.timeout(30):
+                while "o_whoami" not in {t.name for t in computer.tools()}:
+                    await asyncio.sleep(0.05)
+            done = await computer.call_tool("o_whoami", {})
+            assert not done.is_error, done
+        assert rs.authorizations and rs.authorizations[-1].removeprefix("Bearer ") in auth.issued
+
+    assert main(["auth", "logout", "oauthy"]) == 0
+    assert "Signed out of oauthy." in capsys.readouterr().out
+    assert set(secret_service.items()) == {"index"}
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    assert all(token not in logged for token in auth.issued)
+    assert not (Path(secret_service.env["A2C_COMPUTER_STATE_DIR"]) / "oauth-tokens.json").exists()
