@@ -7,6 +7,7 @@
         ├── ConfigError               the configuration file is invalid (lists every field)
         ├── InputResolutionError      an ``${input:...}`` value could not be obtained
         ├── ComputerStateError        an operation was used in the wrong lifecycle state
+        ├── TokenStoreError           the store of OAuth sign-ins failed (locked keyring)
         ├── BlobError                 a blob cannot be stored or served
         │   ├── BlobUnavailableError  a handle cannot be served now (``reason``: 4018)
         │   └── BlobTooLargeError     bytes over the absolute cap or the spool capacity
@@ -30,6 +31,7 @@ __all__ = [
     "InputResolutionError",
     "LinkError",
     "ServerRefusedError",
+    "TokenStoreError",
 ]
 
 
@@ -51,6 +53,10 @@ class InputResolutionError(ComputerError):
     def __init__(self, message: str, *, input_id: str) -> None:
         self.input_id = input_id
         super().__init__(message)
+
+
+class TokenStoreError(ComputerError):
+    """The store of OAuth sign-ins failed (e.g. a locked or unreachable OS keyring)."""
 
 
 class ComputerStateError(ComputerError, RuntimeError):

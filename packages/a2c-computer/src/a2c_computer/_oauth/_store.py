@@ -27,6 +27,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final, Protocol
 
+from a2c_computer._exceptions import TokenStoreError
+
 __all__ = ["FileTokenStore", "KeyringTokenStore", "TokenStore", "default_store", "state_dir"]
 
 logger = logging.getLogger("a2c_computer.oauth")
@@ -125,15 +127,42 @@ class FileTokenStore:
 
 
 class KeyringTokenStore:
-    """Records in the OS keyring; an index of (server, resource) keys in the same keyring."""
+    """Records in the OS keyring; an index of (server, resource) keys in the same keyring.
+
+    A backend that fails (a locked or unreachable keyring) raises :class:`TokenStoreError`
+    naming the backend and the cause, never the backend's own exception: switching to the
+    file then would split sign-ins between two stores."""
 
     def __init__(self, backend: Any) -> None:
         self._keyring = backend
-        self.where = f"the OS keyring ({type(backend).__name__})"
+        # keyring's display name ("SecretService Keyring"); every backend class is "Keyring".
+        self.name = str(getattr(backend, "name", "") or type(backend).__name__)
+        self.where = f"the OS keyring ({self.name})"
         self._lock = threading.Lock()
 
+    @contextlib.contextmanager
+    def _backend(self) -> Iterator[None]:
+        try:
+            yield
+        except Exception as exc:
+            # The text of keyring's errors names no secret ("Failed to unlock the collection!").
+            raise TokenStoreError(
+                f"the OS keyring ({self.name}) failed: {type(exc).__name__}: {exc}; unlock "
+                "it, or set A2C_COMPUTER_TOKEN_STORE=file to keep OAuth tokens in a 0600 "
+                f"file under {state_dir()}"
+            ) from exc
+
+    def _read(self, user: str) -> str | None:
+        with self._backend():
+            raw = self._keyring.get_password(_KEYRING_SERVICE, user)
+        return raw if isinstance(raw, str) else None
+
+    def _write(self, user: str, value: str) -> None:
+        with self._backend():
+            self._keyring.set_password(_KEYRING_SERVICE, user, value)
+
     def _index(self) -> dict[str, list[str]]:
-        raw = self._keyring.get_password(_KEYRING_SERVICE, "index")
+        raw = self._read("index")
         try:
             data = json.loads(raw) if raw else {}
         except ValueError:
@@ -141,7 +170,7 @@ class KeyringTokenStore:
         return data if isinstance(data, dict) else {}
 
     def get(self, server: str, resource: str) -> dict[str, Any] | None:
-        raw = self._keyring.get_password(_KEYRING_SERVICE, f"{server}\n{resource}")
+        raw = self._read(f"{server}\n{resource}")
         try:
             record = json.loads(raw) if raw else None
         except ValueError:
@@ -150,23 +179,35 @@ class KeyringTokenStore:
 
     def put(self, server: str, resource: str, record: dict[str, Any]) -> None:
         with self._lock:
-            self._keyring.set_password(
-                _KEYRING_SERVICE, f"{server}\n{resource}", json.dumps(record)
-            )
+            self._write(f"{server}\n{resource}", json.dumps(record))
             index = self._index()
             if resource not in index.setdefault(server, []):
                 index[server].append(resource)
-                self._keyring.set_password(_KEYRING_SERVICE, "index", json.dumps(index))
+                self._write("index", json.dumps(index))
 
     def delete(self, server: str) -> int:
         with self._lock:
             index = self._index()
             resources = index.pop(server, [])
             for resource in resources:
-                with _suppress():
-                    self._keyring.delete_password(_KEYRING_SERVICE, f"{server}\n{resource}")
-            self._keyring.set_password(_KEYRING_SERVICE, "index", json.dumps(index))
+                self._forget(f"{server}\n{resource}")
+            self._write("index", json.dumps(index))
             return len(resources)
+
+    def _forget(self, user: str) -> None:
+        try:
+            import keyring.errors  # type: ignore[import-not-found,unused-ignore]
+        except ImportError:  # a backend handed in by a caller without keyring installed
+            missing: tuple[type[BaseException], ...] = ()
+        else:
+            missing = (keyring.errors.PasswordDeleteError,)
+        try:
+            with self._backend():
+                self._keyring.delete_password(_KEYRING_SERVICE, user)
+        except TokenStoreError as exc:
+            # Already gone is fine; a keyring that cannot delete is not.
+            if not isinstance(exc.__cause__, (*missing, KeyError)):
+                raise
 
     def entries(self) -> dict[str, dict[str, dict[str, Any]]]:
         out: dict[str, dict[str, dict[str, Any]]] = {}
