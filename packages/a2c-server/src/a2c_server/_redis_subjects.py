@@ -95,12 +95,12 @@ class RedisSubjectCounts:
             return
         try:
             await self._sync(self._keys, [self.node_id, "0", sid, subject])
-        except _UNAVAILABLE as exc:
+        except Exception as exc:  # never in the way of the rest of a disconnect
             # Counted until the next resync: a cap that errs on the strict side for a while.
             self._unreleased[sid] = subject
             self.dirty = True
-            log(_log, logging.WARNING, "connection count not released: registry unavailable",
-                sid=sid, reason=exc)  # fmt: skip
+            log(_log, logging.WARNING, "connection count not released, retried at the next "
+                "resync", sid=sid, reason=exc)  # fmt: skip
 
     async def restore(self) -> None:
         """Put back this node's sessions (Redis restarted, or reaped this node).
