@@ -7,7 +7,9 @@ Why node-local state is enough with ``--redis``: a client's events are handled b
 node its socket is connected to, so every join of a session is judged where the session
 (and its identity, saved at its admission) lives; a reconnect is a new session,
 authenticated again. What other nodes act on is the shared registry (name, office), which
-only ever holds a place the grant allowed.
+only ever holds a place the grant allowed. The one deployment-wide count, the sessions
+per subject under ``max_connections_per_subject``, is kept by a
+:class:`~a2c_server._subjects.SubjectCounts` (shared through Redis with ``--redis``).
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ from a2c_protocol import EnterOfficeReq, ErrorCode, Event, Role
 
 from ._audit import Audit, AuditEvent
 from ._auth import AuthProvider, Identity, JoinAuthorizer, connect_problem, join_problem
-from ._ratelimit import TOO_MANY_REQUESTS
+from ._exceptions import StoreUnavailableError
 from ._rules import Member, Refusal
+from ._subjects import MemorySubjectCounts, SubjectCounts, subject_refusal
 
 __all__ = ["FORBIDDEN_JOIN", "Access"]
 
@@ -47,22 +50,27 @@ class Access:
         expire: Callable[[str], Coroutine[Any, Any, None]],
         *,
         max_per_subject: int | None = None,
+        subjects: SubjectCounts | None = None,
     ) -> None:
         self._provider = provider
         self._max_per_subject = max_per_subject
-        self._per_subject: dict[str, int] = {}
+        # Deployment-wide with --redis; consulted only when a cap is set.
+        self._subjects = subjects if subjects is not None else MemorySubjectCounts()
+        self._held: dict[str, str] = {}  # sid → subject, for sessions counted in _subjects
         self._audit = audit
         self._expire = expire
         self._identities: dict[str, Identity] = {}
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._tasks: set[asyncio.Task[None]] = set()
 
-    def check_connect(
+    async def check_connect(
         self, sid: str, role: Role, identity: Identity, peer: str | None
     ) -> Refusal | None:
-        """Why this admission is refused (403, or 401 for an expired identity), or None.
+        """Why this admission is refused (403, 401 for an expired identity, 429), or None.
 
-        Either way the decision is audited.
+        Either way the decision is audited. When None, the session counts against its
+        subject's cap from now on: :meth:`forget` it if the admission fails later. Raises
+        :class:`StoreUnavailableError` when the cap's count cannot be read.
         """
         refusal = None
         problem = connect_problem(identity.grant, role)
@@ -71,14 +79,18 @@ class Access:
         elif identity.expires_at is not None and identity.expires_at <= time.time():
             refusal = Refusal(code=ErrorCode.UNAUTHORIZED,
                               message="Authentication failed: token expired")  # fmt: skip
-        elif (
-            self._max_per_subject is not None
-            and self._per_subject.get(identity.subject, 0) >= self._max_per_subject
-        ):
-            refusal = Refusal(
-                code=TOO_MANY_REQUESTS,
-                message=f"Too many connections: this identity may hold {self._max_per_subject}",
-            )
+        elif self._max_per_subject is not None:
+            cap = self._max_per_subject
+            try:
+                held = await self._subjects.hold(identity.subject, sid, cap)
+            except StoreUnavailableError as exc:
+                self._audit.record(AuditEvent.ADMISSION, "refused", sid=sid,
+                                   subject=identity.subject, role=role.value,
+                                   reason=str(exc), peer=peer)  # fmt: skip
+                raise
+            refusal = subject_refusal(held, cap)
+            if refusal is None:
+                self._held[sid] = identity.subject
         self._audit.record(AuditEvent.ADMISSION, "ok" if refusal is None else "refused",
                            sid=sid, subject=identity.subject, role=role.value,
                            reason=refusal.message if refusal else None, peer=peer)  # fmt: skip
@@ -87,7 +99,6 @@ class Access:
     def admitted(self, sid: str, identity: Identity) -> None:
         """Keep ``identity`` for the session and arm its expiry."""
         self._identities[sid] = identity
-        self._per_subject[identity.subject] = self._per_subject.get(identity.subject, 0) + 1
         if identity.expires_at is not None:
             loop = asyncio.get_running_loop()
             delay = max(0.0, identity.expires_at - time.time())
@@ -140,18 +151,15 @@ class Access:
                            office=sender.office_id if sender else None,
                            request=event.value, computer=computer, reason=refused)  # fmt: skip
 
-    def forget(self, sid: str) -> None:
-        """The session is gone: drop its identity and disarm its expiry."""
-        identity = self._identities.pop(sid, None)
-        if identity is not None:
-            left = self._per_subject.get(identity.subject, 1) - 1
-            if left > 0:
-                self._per_subject[identity.subject] = left
-            else:
-                self._per_subject.pop(identity.subject, None)
+    async def forget(self, sid: str) -> None:
+        """The session is gone (or its admission failed): drop it from every count."""
+        self._identities.pop(sid, None)
         timer = self._timers.pop(sid, None)
         if timer is not None:
             timer.cancel()
+        subject = self._held.pop(sid, None)
+        if subject is not None:
+            await self._subjects.release(subject, sid)
 
     def _expired(self, sid: str) -> None:
         self._timers.pop(sid, None)

@@ -333,6 +333,7 @@ def create_app(
     namespace = SmcpNamespace(
         sio, settings=settings, offices=Offices(state), auth=provider, metrics=metrics,
         drain=drain, remote=multinode.remote if multinode is not None else None,
+        subjects=multinode.subjects if multinode is not None else None,
     )  # fmt: skip
     namespace.register()
     if multinode is not None:

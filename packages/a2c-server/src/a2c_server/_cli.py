@@ -133,7 +133,8 @@ def _parser() -> argparse.ArgumentParser:
     opt("--request-burst", "request_burst", int,
         "requests a session may send at once before --max-requests-per-second applies")  # fmt: skip
     opt("--max-connections-per-subject", "max_connections_per_subject", int,
-        "sessions one identity (token subject) may hold on this node (over it: 429)")  # fmt: skip
+        "sessions one identity (token subject) may hold, on all --redis nodes together "
+        "(over it: 429)")  # fmt: skip
     opt("--max-message-bytes", "max_message_bytes", int, "largest accepted message")
     opt("--max-tool-timeout", "max_tool_timeout", int, "largest client:tool_call timeout (s)")
     opt("--tool-call-buffer", "tool_call_buffer", float,

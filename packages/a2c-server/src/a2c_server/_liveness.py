@@ -28,6 +28,7 @@ from ._exceptions import StateConflictError, StoreUnavailableError
 from ._logs import log
 from ._offices import Broadcast, enter_notice, leave_notice
 from ._redis_store import RedisStateStore
+from ._redis_subjects import RedisSubjectCounts
 from ._rules import Member
 
 __all__ = ["NodeLiveness", "RemoteCalls"]
@@ -60,8 +61,11 @@ class NodeLiveness:
         broadcast: BroadcastFn,
         leave_room: LeaveRoomFn,
         channel: str = "socketio",
+        subjects: RedisSubjectCounts | None = None,
     ) -> None:
         self.channel = channel
+        #: What this node's sessions count against their subjects' cap (restored in a resync).
+        self.subjects = subjects
         self.store = store
         self.ttl = ttl
         self._broadcast = broadcast
@@ -115,7 +119,8 @@ class NodeLiveness:
                     node=self.store.node_id)  # fmt: skip
             self.redis_ok = True
             self.epoch = beat.epoch
-            if not beat.kept or beat.reaped or self.store.dirty:
+            subjects_dirty = self.subjects is not None and self.subjects.dirty
+            if not beat.kept or beat.reaped or self.store.dirty or subjects_dirty:
                 await self.resync(announce=beat.reaped)
             dead = await self.store.reap_dead_nodes()
         except StoreUnavailableError as exc:
@@ -153,6 +158,8 @@ class NodeLiveness:
                     # Someone took the name or the seat while the registry had lost us.
                     await self.store.put(attrs.evolve(member, name=None, office_id=None))
                     evicted.append(member)
+            if self.subjects is not None:
+                await self.subjects.restore()
         except BaseException:
             self.store.dirty = True
             raise

@@ -27,6 +27,7 @@ from ._logs import cause, log
 from ._metrics import PubSubCounts
 from ._publish import Publisher, ReplylessPublish
 from ._redis_store import RedisStateStore, connect_redis
+from ._redis_subjects import RedisSubjectCounts
 from ._settings import ServerSettings
 from ._upstream._redis import RedisManagerShim
 
@@ -216,6 +217,9 @@ class MultiNode:
             # that redis-py's parser logs (building their text) one by one.
             redis_options={"socket_connect_timeout": 5.0, "protocol": 2},
         )
+        self.subjects = RedisSubjectCounts(
+            self.store.client, prefix=settings.redis_prefix, node_id=node_id
+        )
         self.remote = RemoteCalls(self.store, settle=settings.node_ttl, epoch=self._epoch)
         self._ttl = settings.node_ttl
         self.liveness: NodeLiveness | None = None
@@ -224,7 +228,7 @@ class MultiNode:
         """Give liveness the namespace's way to tell offices about reaped sessions."""
         self.liveness = NodeLiveness(
             self.store, ttl=self._ttl, broadcast=broadcast, leave_room=leave_room,
-            channel=self.manager.shared_channel,
+            channel=self.manager.shared_channel, subjects=self.subjects,
         )  # fmt: skip
 
     async def start(self) -> None:

@@ -35,7 +35,7 @@ from a2c_protocol import (
     to_wire,
 )
 
-from ._auth import AuthRequest
+from ._auth import AuthRequest, Identity
 from ._exceptions import AuthenticationError, StoreUnavailableError
 from ._gate import check_version_query, first_query_value
 from ._logs import log
@@ -109,7 +109,8 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin):
             self._metrics.connection_refused(_refusal_code(exc))
             raise
         except StoreUnavailableError as exc:
-            log(_log, logging.WARNING, "connection refused: registry unavailable", sid=sid)
+            log(_log, logging.WARNING, "connection refused: registry unavailable", sid=sid,
+                reason=exc)  # fmt: skip
             self._metrics.connection_refused(exc.code)
             raise _refusal(exc.code, _UNAVAILABLE) from exc
         except Exception as exc:
@@ -148,9 +149,20 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin):
         except Exception as exc:
             _log.exception("auth provider failed sid=%s", sid)
             raise _refusal(ErrorCode.INTERNAL_ERROR, "Authentication failed") from exc
-        refused = self._access.check_connect(sid, role, identity, peer)
+        refused = await self._access.check_connect(sid, role, identity, peer)
         if refused is not None:
+            log(_log, logging.WARNING, "connection refused", sid=sid, peer=peer,
+                identity=identity.subject, code=refused.code, reason=refused.message)  # fmt: skip
             raise _refusal(refused.code, refused.message)
+        try:
+            await self._enter(sid, role, version, identity, peer)
+        except BaseException:
+            await self._access.forget(sid)  # it no longer counts against its subject's cap
+            raise
+
+    async def _enter(
+        self, sid: str, role: Role, version: str, identity: Identity, peer: str | None
+    ) -> None:
         if not self._transport_alive(sid):
             # The client left while the provider was deciding; python-socketio will not
             # report a disconnect for a connection it never finished, so stop here.
@@ -186,7 +198,7 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin):
             log(_log, logging.WARNING, "lifecycle refused: disconnect of a live session", sid=sid)
             return
         try:
-            self._access.forget(sid)
+            await self._access.forget(sid)
             self._limiter.forget(sid)
             gone = self._gone.pop(sid, None)
             if gone is not None and not gone.done():

@@ -35,6 +35,7 @@ from ._remote import RemoteWatch
 from ._rules import Member, Refusal
 from ._settings import ServerSettings
 from ._shutdown import Drain
+from ._subjects import SubjectCounts
 
 __all__ = ["Handler", "NamespaceCore"]
 
@@ -68,6 +69,7 @@ class NamespaceCore:
         drain: Drain | None = None,
         remote: RemoteWatch | None = None,
         audit: Audit | None = None,
+        subjects: SubjectCounts | None = None,
     ) -> None:
         self._sio = sio
         self._metrics = metrics if metrics is not None else ServerMetrics()
@@ -77,9 +79,8 @@ class NamespaceCore:
         self._store = offices.store
         self._auth = auth
         audit = audit if audit is not None else Audit(self._metrics.registry)
-        self._access = Access(
-            auth, audit, self._expire, max_per_subject=settings.max_connections_per_subject
-        )
+        self._access = Access(auth, audit, self._expire, subjects=subjects,
+                              max_per_subject=settings.max_connections_per_subject)  # fmt: skip
         self._limiter = RequestLimiter(
             settings.max_requests_per_second, settings.request_burst, self._metrics.registry
         )

@@ -86,6 +86,11 @@ local function drop_node(node)
     if rec then table.insert(dropped, rec) end
   end
   redis.call('DEL', p..':node:'..node..':sessions')
+  -- What its sessions counted against their subjects' cap (a2c_server._redis_subjects).
+  for _, s in ipairs(redis.call('SMEMBERS', p..':node:'..node..':subjects')) do
+    redis.call('DEL', p..':node:'..node..':subject:'..s)
+  end
+  redis.call('DEL', p..':node:'..node..':subjects')
   redis.call('SREM', p..':nodes', node)
   return dropped
 end

@@ -139,7 +139,7 @@ class ServerSettings:
     ``allow_offices`` (patterns like ``team-*``) limits the offices shared-token or
     allow-all clients may join. ``max_requests_per_second`` (with ``request_burst``) is a
     token bucket per session, ``max_connections_per_subject`` caps the sessions one
-    identity holds on a node; both are off (None) by default.
+    identity holds (on all nodes together with ``redis_url``); both are off (None) by default.
     ``console`` serves the read-only office console at ``/console``, guarded by
     ``admin_token`` (never shown by ``repr``); without a token only on a loopback host.
     """
