@@ -56,7 +56,6 @@ class Access:
         self._max_per_subject = max_per_subject
         # Deployment-wide with --redis; consulted only when a cap is set.
         self._subjects = subjects if subjects is not None else MemorySubjectCounts()
-        self._held: dict[str, str] = {}  # sid → subject, for sessions counted in _subjects
         self._audit = audit
         self._expire = expire
         self._identities: dict[str, Identity] = {}
@@ -89,8 +88,6 @@ class Access:
                                    reason=str(exc), peer=peer)  # fmt: skip
                 raise
             refusal = subject_refusal(held, cap)
-            if refusal is None:
-                self._held[sid] = identity.subject
         self._audit.record(AuditEvent.ADMISSION, "ok" if refusal is None else "refused",
                            sid=sid, subject=identity.subject, role=role.value,
                            reason=refusal.message if refusal else None, peer=peer)  # fmt: skip
@@ -157,9 +154,7 @@ class Access:
         timer = self._timers.pop(sid, None)
         if timer is not None:
             timer.cancel()
-        subject = self._held.pop(sid, None)
-        if subject is not None:
-            await self._subjects.release(subject, sid)
+        await self._subjects.release(sid)  # the count knows which subject sid counted for
 
     def _expired(self, sid: str) -> None:
         self._timers.pop(sid, None)

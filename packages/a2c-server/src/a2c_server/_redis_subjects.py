@@ -90,8 +90,9 @@ class RedisSubjectCounts:
             self._held[sid] = subject
         return held
 
-    async def release(self, subject: str, sid: str) -> None:
-        if self._held.pop(sid, None) is None:
+    async def release(self, sid: str) -> None:
+        subject = self._held.pop(sid, None)
+        if subject is None:
             return
         try:
             await self._sync(self._keys, [self.node_id, "0", sid, subject])

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from typing import Any, Final
 
 import attrs
@@ -299,20 +299,17 @@ class SmcpSocketServer(ServerShim):
         try:
             args = await waiter
         except BaseException:
-            self._forget(to, on_ack)
+            forget_callback(self, to, on_ack)
             raise
         finally:
             timer.cancel()
             for future in stop:
                 future.remove_done_callback(wake)
         if args is None:
-            self._forget(to, on_ack)
+            forget_callback(self, to, on_ack)
             if timed_out:
                 raise socketio.exceptions.TimeoutError()
         return args
-
-    def _forget(self, sid: str, callback: Callable[..., None]) -> None:
-        forget_callback(self, sid, callback)
 
 
 def ack_value(args: tuple[Any, ...]) -> Any:

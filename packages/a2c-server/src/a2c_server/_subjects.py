@@ -37,7 +37,7 @@ class SubjectCounts(Protocol):
         """
         ...
 
-    async def release(self, subject: str, sid: str) -> None:
+    async def release(self, sid: str) -> None:
         """``sid`` no longer counts (a no-op when it never did). Never raises."""
         ...
 
@@ -46,18 +46,22 @@ class MemorySubjectCounts:
     """A :class:`SubjectCounts` of one node."""
 
     def __init__(self) -> None:
-        self._held: dict[str, set[str]] = {}
+        self._held: dict[str, int] = {}  # subject → sessions counted
+        self._subject_of: dict[str, str] = {}  # sid → its subject
 
     async def hold(self, subject: str, sid: str, cap: int) -> int:
-        sids = self._held.get(subject, set())
-        held = len(sids)
+        held = self._held.get(subject, 0)
         if subject_refusal(held, cap) is None:
-            self._held[subject] = sids | {sid}
+            self._held[subject] = held + 1
+            self._subject_of[sid] = subject
         return held
 
-    async def release(self, subject: str, sid: str) -> None:
-        sids = self._held.get(subject)
-        if sids is not None:
-            sids.discard(sid)
-            if not sids:
-                del self._held[subject]
+    async def release(self, sid: str) -> None:
+        subject = self._subject_of.pop(sid, None)
+        if subject is None:
+            return
+        left = self._held[subject] - 1
+        if left:
+            self._held[subject] = left
+        else:
+            del self._held[subject]
