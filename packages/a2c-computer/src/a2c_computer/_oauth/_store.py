@@ -198,16 +198,14 @@ class KeyringTokenStore:
         try:
             import keyring.errors  # type: ignore[import-not-found,unused-ignore]
         except ImportError:  # a backend handed in by a caller without keyring installed
-            missing: tuple[type[BaseException], ...] = ()
+            missing: tuple[type[BaseException], ...] = (KeyError,)
         else:
-            missing = (keyring.errors.PasswordDeleteError,)
-        try:
-            with self._backend():
+            missing = (keyring.errors.PasswordDeleteError, KeyError)
+        with self._backend():
+            try:
                 self._keyring.delete_password(_KEYRING_SERVICE, user)
-        except TokenStoreError as exc:
-            # Already gone is fine; a keyring that cannot delete is not.
-            if not isinstance(exc.__cause__, (*missing, KeyError)):
-                raise
+            except missing:
+                pass  # already gone is fine; a keyring that cannot delete is not
 
     def entries(self) -> dict[str, dict[str, dict[str, Any]]]:
         out: dict[str, dict[str, dict[str, Any]]] = {}
