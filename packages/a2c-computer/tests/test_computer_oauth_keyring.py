@@ -36,6 +36,19 @@ pytest.importorskip("secretstorage")
 _DAEMONS = ("dbus-daemon", "gnome-keyring-daemon")
 _CLI = [sys.executable, "-c", "import sys; from a2c_computer._cli import main; sys.exit(main())"]
 
+_BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:tmpdir=/tmp</listen>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+"""
+
 A_URL = "https://a.example/mcp"
 B_URL = "https://b.example/mcp"
 
@@ -58,8 +71,13 @@ class SecretService:
         # A unix socket path has ~100 bytes at most; a long $TMPDIR gets a short one instead.
         bus_dir = tmp if len(str(tmp)) < 90 else Path(tempfile.mkdtemp(prefix="a2c-bus-"))
         base = {k: v for k, v in os.environ.items() if k != "A2C_COMPUTER_TOKEN_STORE"}
+        # A session bus without service activation: with the standard service directories a
+        # client's first call could start a second, password-less keyring daemon before ours
+        # owns the name ("another secret service is running"), which never unlocks.
+        config = tmp / "bus.conf"
+        config.write_text(_BUS_CONFIG)
         self.bus = subprocess.Popen(
-            ["dbus-daemon", "--session", "--nofork", "--nosyslog", "--print-address=1",
+            ["dbus-daemon", f"--config-file={config}", "--nofork", "--nosyslog", "--print-address=1",
              f"--address=unix:path={bus_dir / 'bus'}"],
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
