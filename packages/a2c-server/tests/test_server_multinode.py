@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Iterator
 from contextlib import AsyncExitStack
 from typing import Any
 
@@ -20,6 +20,7 @@ from a2c_server._redis_store import RedisStateStore, connect_redis
 from a2c_server._rules import ROOM_HAS_AGENT
 from a2c_testkit.redis_server import RedisServer, redis_server
 from a2c_testkit.server import RawClient, RunningServer, connect_raw, joined_raw, running_nodes
+from a2c_testkit.triangle import eventually
 
 SETTINGS = ServerSettings(tool_call_buffer=0.5, node_ttl=1.5)
 CALL = {"agent": "alice", "req_id": "r1", "computer": "c1", "tool_name": "echo",
@@ -36,15 +37,6 @@ def store_of(node: RunningServer) -> RedisStateStore:
     store = node.app.store
     assert isinstance(store, RedisStateStore)
     return store
-
-
-async def eventually(check: Callable[[], Awaitable[bool]], what: str, timeout: float = 60) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not await check():
-        if loop.time() > deadline:
-            raise AssertionError(f"not within {timeout} s: {what}")
-        await asyncio.sleep(0.05)
 
 
 def echo_computer(client: RawClient) -> None:
@@ -154,7 +146,7 @@ async def test_multinode_restart_with_the_same_node_id_starts_clean(
         await stale.heartbeat(60)  # still "alive": only a restart can clear it
         async with running_nodes(redis.url, settings, count=1, prefix=prefix) as again:
             store = store_of(again)
-            await eventually(lambda: _is_none(store.sid_of("c1")), "c1 forgotten")
+            await eventually(lambda: _is_none(store.sid_of("c1")), what="c1 forgotten")
             assert (await again.app.health())["connections"] == 0
     finally:
         await stale.client.aclose()
@@ -204,7 +196,7 @@ async def test_multinode_redis_outage_answers_503_and_recovers(
                 reply = await alice.call(Event.TOOL_CALL, {**CALL, "timeout": 2}, timeout=60)
                 return isinstance(reply, dict) and reply.get("content") is not None
 
-            await eventually(served, "routed calls work again")
+            await eventually(served, what="routed calls work again")
             # The office hears of c2 once the registry is back.
             assert await alice.next_notification(Event.NOTIFY_LEAVE_OFFICE, timeout=60) == (
                 Event.NOTIFY_LEAVE_OFFICE,
@@ -274,7 +266,7 @@ async def test_multinode_call_out_across_a_redis_restart_gets_its_computers_answ
         async def noticed() -> bool:
             return call.done() or remote.disrupted_calls() == 1
 
-        await eventually(noticed, "node 0 noticed the outage")
+        await eventually(noticed, what="node 0 noticed the outage")
         private_redis.start()  # empty
 
         async def both_listen() -> bool:
@@ -287,7 +279,7 @@ async def test_multinode_call_out_across_a_redis_restart_gets_its_computers_answ
                 return False
             return [int(c) for _, c in counts] == [2, 1, 1]
 
-        await eventually(both_listen, "both nodes subscribed again")
+        await eventually(both_listen, what="both nodes subscribed again")
         release.set()
         reply = await asyncio.wait_for(call, 60)
         # Before the fix: a 503 "try again" at the first check during the outage.
@@ -313,10 +305,10 @@ async def test_multinode_computer_lost_across_a_redis_restart_says_the_call_may_
                                    name="c1", office_id="o1"))  # fmt: skip
             call = asyncio.ensure_future(alice.call(Event.TOOL_CALL, CALL, timeout=90))
             remote = n0.app.multinode.remote  # type: ignore[union-attr]
-            await eventually(lambda: _true(len(remote._watched) == 1), "the call is out")
+            await eventually(lambda: _true(len(remote._watched) == 1), what="the call is out")
             private_redis.stop()
             await eventually(lambda: _true(call.done() or remote.disrupted_calls() == 1),
-                             "node 0 noticed the outage")  # fmt: skip
+                             what="node 0 noticed the outage")  # fmt: skip
             private_redis.start()  # empty: c1 is not put back by anyone
             reply = await asyncio.wait_for(call, 60)
         finally:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack
 from typing import Any
 
@@ -23,6 +23,7 @@ from a2c_server._redis_store import RedisStateStore, connect_redis
 from a2c_server._redis_subjects import RedisSubjectCounts
 from a2c_testkit.redis_server import RedisServer, redis_server
 from a2c_testkit.server import RawClient, RunningServer, connect_raw, running_nodes
+from a2c_testkit.triangle import eventually
 
 SETTINGS = ServerSettings(node_ttl=1.5, max_connections_per_subject=2)
 TOO_MANY = {"code": 429, "message": "Too many connections: this identity may hold 2"}
@@ -71,15 +72,6 @@ async def refusal(node: RunningServer, subject: str) -> dict[str, Any] | None:
     return None
 
 
-async def eventually(check: Callable[[], Awaitable[bool]], what: str, timeout: float = 60) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not await check():
-        if loop.time() > deadline:
-            raise AssertionError(f"not within {timeout} s: {what}")
-        await asyncio.sleep(0.05)
-
-
 def refused_lines(caplog: pytest.LogCaptureFixture, subject: str) -> list[logging.LogRecord]:
     return [
         r
@@ -107,7 +99,7 @@ async def test_multinode_subject_cap_counts_every_node(
             assert (await connect(stack, node, "u2")).sio.connected
         # Once one leaves, a new session is admitted (on the other node).
         await first.sio.disconnect()
-        await eventually(lambda: _admitted(stack, n1, "u1"), "u1 admitted again")
+        await eventually(lambda: _admitted(stack, n1, "u1"), what="u1 admitted again")
         assert await refusal(n0, "u1") == TOO_MANY
 
 
@@ -149,12 +141,12 @@ async def test_multinode_subject_cap_frees_a_dead_nodes_share(nodes: RunningServ
             assert await refusal(node, "u4") == TOO_MANY
         beating.cancel()  # the ghost node crashes: its sessions are gone
         async with AsyncExitStack() as stack:
-            await eventually(lambda: _admitted(stack, n0, "u4"), "the dead node's share freed")
+            await eventually(lambda: _admitted(stack, n0, "u4"), what="the dead node's share freed")
             await connect(stack, n1, "u4")
             assert await refusal(n0, "u4") == TOO_MANY
         # Reaped with the node: nothing of it is left in Redis.
         keys = f"{{{prefix}}}:node:ghost:subject*"
-        await eventually(lambda: _none_left(ghost.client, keys), "the ghost's keys reaped")
+        await eventually(lambda: _none_left(ghost.client, keys), what="the ghost's keys reaped")
     finally:
         beating.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -191,7 +183,7 @@ async def test_multinode_subject_cap_when_redis_is_down_and_back(
                 sets = [f"{{{prefix}}}:node:{n}:subject:u5" for n in ("node-0", "node-1")]
                 return [await client.scard(key) for key in sets] == [1, 1]
 
-            await eventually(restored, "both nodes restored their counts")
+            await eventually(restored, what="both nodes restored their counts")
         finally:
             await client.aclose()
         for node in (n0, n1):
