@@ -45,6 +45,7 @@ import json
 import os
 import shutil
 import sys
+import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -122,10 +123,18 @@ async def _command(
         kind, data = await skill_command(agent, args, out)
         return kind, data, EXIT_OK
     view = ToolProgressView(sys.stderr, bar=sys.stderr.isatty())
+    req_id = uuid.uuid4().hex
     try:
         result = await agent.call_tool(
-            args.computer, args.tool, args.params_object, timeout=args.timeout, on_progress=view
-        )
+            args.computer, args.tool, args.params_object, timeout=args.timeout,
+            on_progress=view, req_id=req_id,
+            timeout_resets_on_progress=args.timeout_resets_on_progress,
+        )  # fmt: skip
+    except asyncio.CancelledError:
+        # Ctrl-C: the SDK has sent the cancel by now; say so, the user cannot see it.
+        view.finish()
+        _note(f"interrupted: cancel sent to {args.computer} for {args.tool!r} (req_id {req_id})")
+        raise
     finally:
         view.finish()
     data = await asyncio.to_thread(

@@ -147,7 +147,17 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
     call.add_argument("tool")
     call.add_argument("params", help="tool arguments as a JSON object")
     call.add_argument(
-        "--timeout", type=_positive_float, default=60.0, help="tool timeout in seconds (> 0)"
+        "--timeout",
+        type=_positive_float,
+        default=60.0,
+        help="tool timeout in seconds (> 0; default: 60)",
+    )
+    call.add_argument(
+        "--timeout-resets-on-progress",
+        action="store_true",
+        help="each progress report of the tool starts the timeout again, so a long call that "
+        "keeps reporting is not cut (the Server still stops waiting after its "
+        "--max-tool-timeout)",
     )
     call.add_argument(
         "--save-dir",
