@@ -221,9 +221,7 @@ async def test_the_cli_call_shows_the_progress_on_stderr(procs: Any, tmp_path: P
         assert '\\"progress_token\\": true' in out.decode()
 
 
-async def test_the_cli_timeout_restarts_on_progress_when_asked(
-    procs: Any, tmp_path: Path
-) -> None:
+async def test_the_cli_timeout_restarts_on_progress_when_asked(procs: Any, tmp_path: Path) -> None:
     """``call --timeout-resets-on-progress``: a call that reports progress outlives its
     timeout (8 s of steps against --timeout 2, past the Agent's grace); without the
     flag the same call is cut by the CLI."""
