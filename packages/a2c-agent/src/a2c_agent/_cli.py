@@ -50,7 +50,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from a2c_protocol import A2CError, RemoteError, to_wire, token_file_auth
+from a2c_protocol import A2CError, RemoteError, to_wire, token_file_auth, traces_endpoint
 
 from . import _otel as otel
 from ._cli_args import (
@@ -227,6 +227,8 @@ def main(
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     as_table = args.output == "table" or (args.output is None and out.isatty())
     traced = environ is None and otel.configure_from_env()
+    if traced:
+        print(f"a2c-agent: tracing on: spans go to {traces_endpoint()}", file=sys.stderr)
     try:
         return _run_main(args, out, as_table)
     finally:
