@@ -12,15 +12,20 @@ Rules:
 * ``--server`` and ``--office`` are needed, from the flag or the environment; the usage line
   shows them as options because the environment may supply them.
 * the default ``--name`` is ``a2c-agent-cli-<6 hex>``, new for every run: two runs (in two
-  offices, or a ``watch`` next to a one-shot command) never take each other's name.
+  offices, or a ``watch`` next to a one-shot command) never take each other's name; except
+  when the token is a JWT whose grant fixes the name (``a2c.name``): the Server refuses any
+  other, so that one is the default.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
+import binascii
 import json
 import math
 import secrets
+from pathlib import Path
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
@@ -230,7 +235,7 @@ def parse_args(
     if problem is not None:
         parser.error(f"--server: {problem}")
     if args.name is None:
-        args.name = DEFAULT_NAME_PREFIX + secrets.token_hex(3)
+        args.name = _granted_name(args) or DEFAULT_NAME_PREFIX + secrets.token_hex(3)
     args.params_object = {}
     if args.command == "call":
         args.params_object = _params(parser, args.params)
@@ -265,3 +270,31 @@ def _params(parser: argparse.ArgumentParser, text: str) -> dict[str, Any]:
     if not isinstance(params, dict):
         parser.error("JSON must be a JSON object")
     return params
+
+
+def _granted_name(args: argparse.Namespace) -> str | None:
+    token = args.token
+    if token is None and args.token_file:
+        try:
+            token = Path(args.token_file).read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError):
+            return None  # said when the file is read to connect
+    return granted_name(token) if token else None
+
+
+def granted_name(token: str) -> str | None:
+    """The name a JWT's grant (its ``a2c`` claim) fixes, or None.
+
+    Read without checking the signature: it only picks a default the Server then judges.
+    """
+    parts = token.split(".")
+    if len(parts) != 3:
+        return None
+    try:
+        padded = parts[1] + "=" * (-len(parts[1]) % 4)
+        claims = json.loads(base64.urlsafe_b64decode(padded))
+    except (binascii.Error, ValueError):
+        return None
+    grant = claims.get("a2c") if isinstance(claims, dict) else None
+    name = grant.get("name") if isinstance(grant, dict) else None
+    return name if isinstance(name, str) and name else None
