@@ -29,7 +29,9 @@ async def test_agent_async_token_provider_survives_token_expiry() -> None:
 
         async def provide() -> dict[str, str]:
             await asyncio.sleep(0)  # a real provider would ask its issuer here
-            handed.append(issuer.token("alice", GRANT, lifetime=8))  # a loaded machine can take 3 s to connect
+            handed.append(
+                issuer.token("alice", GRANT, lifetime=8)
+            )  # a loaded machine can take 3 s to connect
             return {"token": handed[-1]}
 
         reconnected = asyncio.Event()

@@ -25,8 +25,8 @@ import binascii
 import json
 import math
 import secrets
-from pathlib import Path
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, Final
 
 from a2c_protocol import InvalidWindowURIError, WindowURI, token_flags_problem
