@@ -88,6 +88,7 @@ async def test_agent_cli_token_file(tmp_path: Path) -> None:
             "--server", "http://127.0.0.1:9", "--office", OFFICE, *extra, "room", env={}
         )
         assert code == 2 and said in err and "Traceback" not in err, err
+        assert "usage:" not in err, err  # one line saying what is wrong, not the usage block
 
 
 async def test_agent_cli_takes_the_name_its_grant_fixes(tmp_path: Path) -> None:

@@ -142,3 +142,4 @@ async def test_computer_token_file_usage_errors(tmp_path: Path) -> None:
     ):
         code, err = await cli(*base, *extra)
         assert code == 2 and said in err and "Traceback" not in err, err
+        assert "usage:" not in err, err

@@ -201,7 +201,20 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
     )
     watch.add_argument("--count", type=_positive_int, help="stop after this many notifications")
     watch.add_argument("--for", dest="duration", type=_positive_float, help="stop after S seconds")
+    _output_flags_after_the_command(commands)
     return parser
+
+
+def _output_flags_after_the_command(commands: Any) -> None:
+    """``a2c-agent call … --json`` works as well as ``a2c-agent --json call …``."""
+    for sub in commands.choices.values():
+        group = sub.add_mutually_exclusive_group()
+        # SUPPRESS: absent after the command, the value given before it stays.
+        for flag in ("json", "table"):
+            group.add_argument(
+                f"--{flag}", dest="output", action="store_const", const=flag,
+                default=argparse.SUPPRESS, help=f"print {flag.upper()} (also before the command)",
+            )  # fmt: skip
 
 
 def _url_problem(url: str) -> str | None:
@@ -230,7 +243,8 @@ def parse_args(
             parser.error(f"--{dest} must not be empty")
     token_problem = token_flags_problem(args.token, args.token_file)
     if token_problem is not None:
-        parser.error(token_problem)
+        # Not a syntax slip: the whole usage block would only bury the one line that matters.
+        parser.exit(EXIT_USAGE, f"{parser.prog}: error: {token_problem}\n")
     problem = _url_problem(args.server)
     if problem is not None:
         parser.error(f"--server: {problem}")
