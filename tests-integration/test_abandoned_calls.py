@@ -96,6 +96,7 @@ async def test_ctrl_c_in_the_cli_cancels_the_tool_on_the_computer(
         os.kill(cli.pid, signal.SIGINT)
         await eventually(lambda: not cli.running, what="CLI exit")
         assert cli.popen.returncode == 130, cli.logs()
+        assert "interrupted: cancel sent to box for 'slow'" in cli.logs()
         # Sent by the Agent before it left (agent_requested), not by the Server for it.
         await _cancelled_with(office.computer, marker, "agent_requested")
         assert "4103" not in cli.logs()

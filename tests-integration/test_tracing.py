@@ -137,6 +137,33 @@ async def test_one_trace_covers_agent_server_nodes_computer_and_mcp(
             assert spans[("agent", "a2c.tool_call")]["a2c.computer"] == "box"
             flat = json.dumps([attrs for *_, attrs in got.spans])
             assert "delay" not in flat and "progress_token" not in flat
+
+            # A call the Computer answers itself (unknown tool: 4001) sends no MCP request,
+            # so its trace has no MCP client span; the error code is an int attribute.
+            argv[argv.index("steps")] = "nope"
+            cli = await asyncio.create_subprocess_exec(
+                *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+            )
+            await asyncio.wait_for(cli.communicate(), 120)
+            assert cli.returncode == 3
+
+            def refused_trace() -> str | None:
+                ids = {t for s, n, t, a in got.spans
+                       if s == "computer" and n == "a2c.computer.tool_call"
+                       and a.get("a2c.tool") == "nope"}  # fmt: skip
+                return next(iter(ids), None)
+
+            refused = await eventually(refused_trace, what="the refused call's span")
+            await eventually(
+                lambda: ("agent", "a2c.tool_call") in {(s, n) for s, n, t, _ in got.spans
+                                                       if t == refused},
+                what="the refused call's agent span",
+            )  # fmt: skip
+            names = {(s, n) for s, n, t, _ in got.spans if t == refused}
+            assert ("computer", "mcp.tools/call") not in names, names
+            mine = next(a for s, n, t, a in got.spans
+                        if t == refused and n == "a2c.computer.tool_call")  # fmt: skip
+            assert mine["a2c.error_code"] == 4001 and mine["a2c.outcome"] == "error"
         finally:
             await computer_cm.__aexit__(None, None, None)
             for _, cm in reversed(nodes):

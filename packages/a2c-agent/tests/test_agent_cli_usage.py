@@ -158,3 +158,18 @@ async def test_broken_pipe_is_quiet(make_computer, server):
     code = await asyncio.wait_for(process.wait(), 120)
     assert "Traceback" not in err and "BrokenPipe" not in err, err
     assert code == 0
+
+
+def test_output_flags_work_before_and_after_the_command() -> None:
+    from a2c_agent._cli_args import parse_args
+
+    base = ["--server", "http://127.0.0.1:9", "--office", "o"]
+    for argv, want in (
+        ([*base, "--json", "room"], "json"),
+        ([*base, "room", "--json"], "json"),
+        ([*base, "--table", "tools", "box"], "table"),
+        ([*base, "tools", "box", "--table"], "table"),
+        ([*base, "room"], None),
+    ):
+        _, args = parse_args(argv, {})
+        assert args.output == want, argv

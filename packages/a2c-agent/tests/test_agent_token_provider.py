@@ -29,7 +29,9 @@ async def test_agent_async_token_provider_survives_token_expiry() -> None:
 
         async def provide() -> dict[str, str]:
             await asyncio.sleep(0)  # a real provider would ask its issuer here
-            handed.append(issuer.token("alice", GRANT, lifetime=3))
+            handed.append(
+                issuer.token("alice", GRANT, lifetime=8)
+            )  # a loaded machine can take 3 s to connect
             return {"token": handed[-1]}
 
         reconnected = asyncio.Event()
@@ -86,3 +88,34 @@ async def test_agent_cli_token_file(tmp_path: Path) -> None:
             "--server", "http://127.0.0.1:9", "--office", OFFICE, *extra, "room", env={}
         )
         assert code == 2 and said in err and "Traceback" not in err, err
+        assert "usage:" not in err, err  # one line saying what is wrong, not the usage block
+
+
+async def test_agent_cli_takes_the_name_its_grant_fixes(tmp_path: Path) -> None:
+    """A grant that fixes the name (``a2c.name``) refuses every other: without ``--name`` the
+    CLI uses that one (its random default was always refused); ``--name`` still wins."""
+    with running_issuer() as issuer:
+        auth = JwtAuth(
+            issuer=issuer.issuer, audience=issuer.audience,
+            jwks=JwksKeys(issuer.url, min_refresh=0.2),
+        )  # fmt: skip
+        token_file = tmp_path / "token"
+        token_file.write_text(issuer.token("alice", GRANT) + "\n")
+        async with running_server(ServerSettings(), auth=auth) as srv:
+            env = {"A2C_SERVER_URL": srv.url, "A2C_OFFICE": OFFICE}
+            code, out, err = await run_cli("--token-file", str(token_file), "--json", "room",
+                                           env=env)  # fmt: skip
+            assert code == 0, err
+            assert '"name": "alice-agent"' in out, out
+            code, _, err = await run_cli("--token", issuer.token("alice", GRANT), "--name",
+                                         "other", "room", env=env)  # fmt: skip
+            assert code == 1 and "may not use the name 'other'" in err, err
+
+
+def test_granted_name_reads_only_a_jwt_grant() -> None:
+    from a2c_agent._cli_args import granted_name
+
+    assert granted_name("not-a-jwt") is None
+    assert granted_name("a.%%%.c") is None
+    assert granted_name("e30.eyJhMmMiOnsibmFtZSI6ICJ4In19.sig") == "x"  # {"a2c":{"name":"x"}}
+    assert granted_name("e30.eyJhMmMiOnsib2ZmaWNlcyI6IFsibyJdfX0.sig") is None  # no name

@@ -306,3 +306,12 @@ async def test_check_without_a_terminal_names_the_tools_confirm_ask_would_refuse
     _, out, _ = await cli("check", "--config", str(config))  # exit 1: the scene's lint
     (line,) = [x for x in out.splitlines() if "refuses (4005)" in x]
     assert "add_window" in line and " add," not in line and "--confirm allow" in line
+
+
+async def test_check_names_tools_that_only_run_as_mcp_tasks(servers: Any, tmp_path: Path) -> None:
+    entry = servers.plain("plain")
+    entry["server_parameters"]["env"] = {"A2C_TEST_TASK_TOOL": "1"}
+    config = write_config(tmp_path, {"plain": entry})
+    _, out, _ = await cli("check", "--config", str(config))
+    assert "tools (3): echo, search; not offered, they can only run as MCP tasks" in out, out
+    assert out.rstrip().count("research") == 1, out

@@ -55,3 +55,15 @@ def test_a_namespace_refusal_with_an_error_payload_is_final() -> None:
     assert judge_namespace_refusal(crashed)[0] is ConnectVerdict.TRANSIENT
     assert judge_namespace_refusal("free text")[0] is ConnectVerdict.TRANSIENT
     assert judge_namespace_refusal(None) == (ConnectVerdict.TRANSIENT, None)
+
+
+def test_only_a_401_with_renewable_credentials_is_worth_waiting_out() -> None:
+    from a2c_computer._decisions import refusal_may_pass_later
+    from a2c_protocol import RemoteError
+
+    expired = RemoteError("Authentication failed: token expired", code=401)
+    forbidden = RemoteError("Grant does not allow office o", code=403)
+    assert refusal_may_pass_later(expired, credentials_renew=True)
+    assert not refusal_may_pass_later(expired, credentials_renew=False)
+    assert not refusal_may_pass_later(forbidden, credentials_renew=True)
+    assert not refusal_may_pass_later(None, credentials_renew=True)

@@ -419,3 +419,37 @@ async def test_login_to_a_server_that_asks_for_no_sign_in_says_so(rig: Rig) -> N
     with pytest.raises(ConfigError, match="did not ask for a sign-in"):
         await sign_in("plain", server, rig.store, open_url=rig.browser, timeout=30)  # type: ignore[arg-type]
     assert rig.store.entries() == {} and rig.browsed == []
+
+
+async def test_logout_revokes_at_the_authorization_server_and_a_running_computer_stops(
+    rig: Rig, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """RFC 7009: ``auth logout`` revokes the refresh and access tokens where the
+    authorization server offers revocation, so a running Computer's next call needs a new
+    sign-in instead of working on with the tokens it holds."""
+    await rig.login()
+    (record,) = rig.store.entries()["oauthy"].values()
+    access, refresh = record["tokens"]["access_token"], record["tokens"]["refresh_token"]
+    async with Computer(rig.config(), name="box") as computer:
+        await _ready(computer)
+        assert not (await computer.call_tool("o_whoami", {})).is_error
+        assert await asyncio.to_thread(main, ["auth", "logout", "oauthy"]) == 0
+        out = capsys.readouterr().out
+        assert "Signed out of oauthy" in out and "Revoked at" in out, out
+        assert "refresh token and access token" in out
+        assert access not in out and refresh not in out
+        assert rig.store.entries() == {}
+        assert await rig.auth.load_access_token(access) is None
+        assert await rig.auth.load_refresh_token(None, refresh) is None  # type: ignore[arg-type]
+        after = await computer.call_tool("o_whoami", {})
+        assert after.is_error and after.meta is not None, after
+        assert after.meta["error_code"] in (4006, 4007)
+        assert "auth login oauthy" in after.meta["auth_hint"]["message"]
+
+
+async def test_logout_without_a_revocation_endpoint_revokes_nothing() -> None:
+    from a2c_computer._oauth._revoke import revoke_sign_in
+
+    record = {"tokens": {"access_token": "a", "refresh_token": "r"}, "server_metadata": {}}
+    outcome = await revoke_sign_in(record)
+    assert outcome.endpoint is None and outcome.revoked == () and outcome.problem is None

@@ -72,6 +72,63 @@ async def test_computer_token_file_is_read_again_after_the_token_expired(tmp_pat
             assert token_file.read_text().strip() not in text  # the token never in the logs
 
 
+async def _stderr_until(stream: asyncio.StreamReader, needle: str, seen: list[str]) -> None:
+    while True:
+        line = await stream.readline()
+        if not line:
+            raise AssertionError(f"stderr ended before {needle!r}: {''.join(seen)}")
+        seen.append(line.decode())
+        if needle in seen[-1]:
+            return
+
+
+async def test_computer_waits_out_a_token_renewed_late(tmp_path: Path) -> None:
+    """The renewer is late: the first reconnects are refused with 401 (token expired). The
+    Computer keeps trying, reading the file each time, and comes back once it is renewed
+    (it used to give up for good at the first refusal)."""
+    config = tmp_path / "computer.json"
+    config.write_text(json.dumps({"servers": {}}))
+    token_file = tmp_path / "token"
+    with running_issuer() as issuer:
+        auth = JwtAuth(
+            issuer=issuer.issuer, audience=issuer.audience,
+            jwks=JwksKeys(issuer.url, min_refresh=0.2), leeway=0,
+        )  # fmt: skip
+        async with (
+            running_server(ServerSettings(), auth=auth) as srv,
+            connect_raw(srv, "agent", auth={"token": issuer.token("alice", AGENT)}) as agent,
+        ):
+            assert await agent.join("agent", "alice-agent", OFFICE) == (True, None)
+            token_file.write_text(issuer.token("alice", PC, lifetime=12))
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "a2c_computer._cli", "run", "--config", str(config),
+                "--server", srv.url, "--office", OFFICE, "--name", "alice-pc",
+                "--token-file", str(token_file), "--socketio-path", srv.socketio_path,
+                stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+                stdin=asyncio.subprocess.DEVNULL,
+            )  # fmt: skip
+            assert proc.stderr is not None
+            seen: list[str] = []
+            try:
+                _, first = await agent.next_notification(Event.NOTIFY_ENTER_OFFICE, timeout=60)
+                assert isinstance(first, dict) and first["computer"] == "alice-pc"
+                _, left = await agent.next_notification(Event.NOTIFY_LEAVE_OFFICE, timeout=60)
+                assert isinstance(left, dict) and left["computer"] == "alice-pc"
+                # The file still holds the expired token: the Server refuses the reconnect.
+                await asyncio.wait_for(_stderr_until(proc.stderr, "reconnect refused", seen), 60)
+                assert "token expired" in seen[-1] and "giving up" not in "".join(seen)
+                token_file.write_text(issuer.token("alice", PC, lifetime=600) + "\n")
+                _, back = await agent.next_notification(Event.NOTIFY_ENTER_OFFICE, timeout=60)
+                assert isinstance(back, dict) and back["computer"] == "alice-pc"
+            finally:
+                proc.send_signal(signal.SIGTERM)
+                _, err = await asyncio.wait_for(proc.communicate(), 60)
+            text = "".join(seen) + err.decode()
+            assert "Traceback" not in text
+            # One line for the refusal it waited out, however many attempts were refused.
+            assert text.count("reconnect refused") == 1, text
+
+
 async def test_computer_token_file_usage_errors(tmp_path: Path) -> None:
     config = tmp_path / "computer.json"
     config.write_text(json.dumps({"servers": {}}))
@@ -85,3 +142,4 @@ async def test_computer_token_file_usage_errors(tmp_path: Path) -> None:
     ):
         code, err = await cli(*base, *extra)
         assert code == 2 and said in err and "Traceback" not in err, err
+        assert "usage:" not in err, err

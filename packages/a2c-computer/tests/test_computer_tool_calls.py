@@ -312,3 +312,19 @@ async def test_an_unknown_tool_suggests_the_nearest_name(servers: Any) -> None:
         result = await computer.call_tool("ecko", {"text": "x"})
         assert result.meta is not None and result.meta["error_code"] == 4001
         assert "did you mean 'echo'?" in text_of(result)
+
+
+async def test_a_tool_that_only_runs_as_an_mcp_task_is_not_offered(servers: Any) -> None:
+    """``execution.taskSupport: "required"``: every call without MCP task augmentation fails
+    (-32601 from the server), so the tool is not listed and a call by name says why (4015)
+    without reaching the MCP server."""
+    entry = servers.plain("plain")
+    entry["server_parameters"]["env"] = {"A2C_TEST_TASK_TOOL": "1"}
+    async with Computer({"servers": {"plain": entry}}, name="box") as computer:
+        assert {t.name for t in computer.tools()} == {"echo", "search"}
+        assert computer.task_only_tools() == {"research": "plain"}
+        refused = await computer.call_tool("research", {})
+        assert refused.is_error and refused.meta is not None
+        assert refused.meta["error_code"] == 4015 and refused.meta["mcp_server"] == "plain"
+        assert "only run as an MCP task" in text_of(refused)
+        assert text_of(await computer.call_tool("echo", {"text": "x"})) == "plain:echo:x"

@@ -174,6 +174,7 @@ EXPECTED = {
     "to_wire",
     "install_tracer_provider",
     "shutdown_tracer_provider",
+    "traces_endpoint",
     "tracing_wanted",
     "read_token_file",
     "token_file_auth",

@@ -45,11 +45,12 @@ import json
 import os
 import shutil
 import sys
+import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from a2c_protocol import A2CError, RemoteError, to_wire, token_file_auth
+from a2c_protocol import A2CError, RemoteError, to_wire, token_file_auth, traces_endpoint
 
 from . import _otel as otel
 from ._cli_args import (
@@ -122,10 +123,18 @@ async def _command(
         kind, data = await skill_command(agent, args, out)
         return kind, data, EXIT_OK
     view = ToolProgressView(sys.stderr, bar=sys.stderr.isatty())
+    req_id = uuid.uuid4().hex
     try:
         result = await agent.call_tool(
-            args.computer, args.tool, args.params_object, timeout=args.timeout, on_progress=view
-        )
+            args.computer, args.tool, args.params_object, timeout=args.timeout,
+            on_progress=view, req_id=req_id,
+            timeout_resets_on_progress=args.timeout_resets_on_progress,
+        )  # fmt: skip
+    except asyncio.CancelledError:
+        # Ctrl-C: the SDK has sent the cancel by now; say so, the user cannot see it.
+        view.finish()
+        _note(f"interrupted: cancel sent to {args.computer} for {args.tool!r} (req_id {req_id})")
+        raise
     finally:
         view.finish()
     data = await asyncio.to_thread(
@@ -218,6 +227,8 @@ def main(
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     as_table = args.output == "table" or (args.output is None and out.isatty())
     traced = environ is None and otel.configure_from_env()
+    if traced:
+        print(f"a2c-agent: tracing on: spans go to {traces_endpoint()}", file=sys.stderr)
     try:
         return _run_main(args, out, as_table)
     finally:

@@ -12,16 +12,21 @@ Rules:
 * ``--server`` and ``--office`` are needed, from the flag or the environment; the usage line
   shows them as options because the environment may supply them.
 * the default ``--name`` is ``a2c-agent-cli-<6 hex>``, new for every run: two runs (in two
-  offices, or a ``watch`` next to a one-shot command) never take each other's name.
+  offices, or a ``watch`` next to a one-shot command) never take each other's name; except
+  when the token is a JWT whose grant fixes the name (``a2c.name``): the Server refuses any
+  other, so that one is the default.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
+import binascii
 import json
 import math
 import secrets
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, Final
 
 from a2c_protocol import InvalidWindowURIError, WindowURI, token_flags_problem
@@ -147,7 +152,17 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
     call.add_argument("tool")
     call.add_argument("params", help="tool arguments as a JSON object")
     call.add_argument(
-        "--timeout", type=_positive_float, default=60.0, help="tool timeout in seconds (> 0)"
+        "--timeout",
+        type=_positive_float,
+        default=60.0,
+        help="tool timeout in seconds (> 0; default: 60)",
+    )
+    call.add_argument(
+        "--timeout-resets-on-progress",
+        action="store_true",
+        help="each progress report of the tool starts the timeout again, so a long call that "
+        "keeps reporting is not cut (the Server still stops waiting after its "
+        "--max-tool-timeout)",
     )
     call.add_argument(
         "--save-dir",
@@ -186,7 +201,20 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
     )
     watch.add_argument("--count", type=_positive_int, help="stop after this many notifications")
     watch.add_argument("--for", dest="duration", type=_positive_float, help="stop after S seconds")
+    _output_flags_after_the_command(commands)
     return parser
+
+
+def _output_flags_after_the_command(commands: Any) -> None:
+    """``a2c-agent call … --json`` works as well as ``a2c-agent --json call …``."""
+    for sub in commands.choices.values():
+        group = sub.add_mutually_exclusive_group()
+        # SUPPRESS: absent after the command, the value given before it stays.
+        for flag in ("json", "table"):
+            group.add_argument(
+                f"--{flag}", dest="output", action="store_const", const=flag,
+                default=argparse.SUPPRESS, help=f"print {flag.upper()} (also before the command)",
+            )  # fmt: skip
 
 
 def _url_problem(url: str) -> str | None:
@@ -215,12 +243,13 @@ def parse_args(
             parser.error(f"--{dest} must not be empty")
     token_problem = token_flags_problem(args.token, args.token_file)
     if token_problem is not None:
-        parser.error(token_problem)
+        # Not a syntax slip: the whole usage block would only bury the one line that matters.
+        parser.exit(EXIT_USAGE, f"{parser.prog}: error: {token_problem}\n")
     problem = _url_problem(args.server)
     if problem is not None:
         parser.error(f"--server: {problem}")
     if args.name is None:
-        args.name = DEFAULT_NAME_PREFIX + secrets.token_hex(3)
+        args.name = _granted_name(args) or DEFAULT_NAME_PREFIX + secrets.token_hex(3)
     args.params_object = {}
     if args.command == "call":
         args.params_object = _params(parser, args.params)
@@ -255,3 +284,31 @@ def _params(parser: argparse.ArgumentParser, text: str) -> dict[str, Any]:
     if not isinstance(params, dict):
         parser.error("JSON must be a JSON object")
     return params
+
+
+def _granted_name(args: argparse.Namespace) -> str | None:
+    token = args.token
+    if token is None and args.token_file:
+        try:
+            token = Path(args.token_file).read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError):
+            return None  # said when the file is read to connect
+    return granted_name(token) if token else None
+
+
+def granted_name(token: str) -> str | None:
+    """The name a JWT's grant (its ``a2c`` claim) fixes, or None.
+
+    Read without checking the signature: it only picks a default the Server then judges.
+    """
+    parts = token.split(".")
+    if len(parts) != 3:
+        return None
+    try:
+        padded = parts[1] + "=" * (-len(parts[1]) % 4)
+        claims = json.loads(base64.urlsafe_b64decode(padded))
+    except (binascii.Error, ValueError):
+        return None
+    grant = claims.get("a2c") if isinstance(claims, dict) else None
+    name = grant.get("name") if isinstance(grant, dict) else None
+    return name if isinstance(name, str) and name else None

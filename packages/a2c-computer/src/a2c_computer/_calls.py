@@ -123,6 +123,13 @@ class CallsMixin(CoreBase):
                 f"Tool {tool_name!r} is forbidden by this Computer's configuration",
                 mcp_server=lookup.server,
             )
+        if lookup.kind is LookupKind.NEEDS_TASKS:
+            return error_result(
+                ErrorCode.MCP_CAPABILITY_NOT_SUPPORTED,
+                f"Tool {tool_name!r} of MCP server {lookup.server!r} can only run as an MCP "
+                "task (execution.taskSupport: required), which this Computer does not support",
+                mcp_server=lookup.server,
+            )
         if lookup.kind is LookupKind.UNKNOWN or lookup.entry is None:
             waiting = {
                 n: self._last_listed.get(n, frozenset())

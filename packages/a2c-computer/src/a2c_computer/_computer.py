@@ -76,6 +76,7 @@ class ComputerCore(ServersMixin, CallsMixin):
         self._cancelled = {}
         self._invoked = set()
         self._warned_clashes = set()
+        self._warned_task_only = set()
         self._listeners = []
         self._side = set()
         self._locks = {}

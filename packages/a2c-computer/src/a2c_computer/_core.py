@@ -58,6 +58,7 @@ class CoreBase:
     _cancelled: dict[str, str]  # req_id → a2c_cancel_reason
     _invoked: set[str]
     _warned_clashes: set[Clash]
+    _warned_task_only: set[tuple[str, str]]
     _listeners: list[UpdateListener]
     _side: set[asyncio.Task[Any]]
     _locks: dict[str, asyncio.Lock]

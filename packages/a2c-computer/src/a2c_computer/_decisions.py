@@ -26,7 +26,12 @@ from a2c_protocol import (
     remote_error_of,
 )
 
-__all__ = ["ConnectVerdict", "judge_namespace_refusal", "judge_refusal"]
+__all__ = [
+    "ConnectVerdict",
+    "judge_namespace_refusal",
+    "judge_refusal",
+    "refusal_may_pass_later",
+]
 
 
 class ConnectVerdict(enum.Enum):
@@ -67,3 +72,14 @@ def judge_namespace_refusal(data: object) -> tuple[ConnectVerdict, RemoteError |
     if error.code >= 500 and error.code < 1000:
         return ConnectVerdict.TRANSIENT, error
     return ConnectVerdict.REFUSED, error
+
+
+def refusal_may_pass_later(error: RemoteError | None, *, credentials_renew: bool) -> bool:
+    """Whether a reconnect refused by the Server is worth trying again.
+
+    A 401 (expired or not yet valid token) passes once a renewer writes a fresh token, so it
+    is retried while the credentials come from a source that can change (``--token-file``, a
+    token provider). Every other refusal (a grant that forbids the role or office, a refused
+    join) needs an operator and stays final.
+    """
+    return credentials_renew and error is not None and error.code == ErrorCode.UNAUTHORIZED

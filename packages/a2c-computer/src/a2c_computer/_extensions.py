@@ -5,7 +5,9 @@
   through :class:`~a2c_protocol.ProgressGate` (≤ 10 per second, the latest of a burst kept)
   and sent without ever blocking the MCP session's reader. Each report also restarts the
   call's timeout: a tool that reports progress is alive.
-* Trace context: ``mcp_meta`` is merged into the MCP request's ``params._meta``.
+* Trace context: ``mcp_request`` is entered around the MCP request itself (only when one is
+  sent: a call refused before reaching the MCP server has no MCP span) and yields what is
+  merged into the request's ``params._meta``.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager
 from typing import Any
 
 import attrs
@@ -32,7 +35,7 @@ class CallExtras:
     """Per-call extension inputs handed from the link down to the MCP request."""
 
     progress: ProgressFn | None = None
-    mcp_meta: dict[str, Any] | None = None
+    mcp_request: Callable[[], AbstractContextManager[dict[str, Any]]] | None = None
 
 
 class ProgressForward:

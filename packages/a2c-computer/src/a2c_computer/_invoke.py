@@ -63,10 +63,13 @@ async def invoke_tool(
     try:
         if extras is None:
             raw = await server.call_tool(tool, params, max(timeout, 0.001))
+        elif extras.mcp_request is None:
+            raw = await server.call_tool(tool, params, max(timeout, 0.001), extras.progress)
         else:
-            raw = await server.call_tool(
-                tool, params, max(timeout, 0.001), extras.progress, extras.mcp_meta
-            )
+            with extras.mcp_request() as meta:
+                raw = await server.call_tool(
+                    tool, params, max(timeout, 0.001), extras.progress, meta
+                )
     except TimeoutError:
         # 0.2.3: a2c_timeout next to 4004 tells a timeout from other failures.
         return timeout_result(

@@ -35,7 +35,12 @@ from a2c_protocol import (
 from ._agent_allowlist import AgentAllowList
 from ._blobs import BlobStore
 from ._computer import ComputerCore
-from ._decisions import ConnectVerdict, judge_namespace_refusal, judge_refusal
+from ._decisions import (
+    ConnectVerdict,
+    judge_namespace_refusal,
+    judge_refusal,
+    refusal_may_pass_later,
+)
 from ._exceptions import LinkError, ServerRefusedError
 from ._link_calls import LinkCalls
 from ._link_handlers import LinkHandlers
@@ -228,6 +233,7 @@ class ComputerLink(LinkHandlers):
             self._reconnect_task = asyncio.ensure_future(self._reconnect_loop())
 
     async def _reconnect_loop(self) -> None:
+        refused_for: str | None = None  # the refusal being waited out, logged once
         for delay in reconnect_delays(initial=0.5, maximum=10.0):
             if self._closing:
                 return
@@ -246,7 +252,19 @@ class ComputerLink(LinkHandlers):
                 logger.error("reconnect refused for protocol version; giving up: %s", exc)
                 return
             except ServerRefusedError as exc:
-                # A revoked token stays revoked: retrying would only hammer the Server.
+                if refusal_may_pass_later(exc.error, credentials_renew=self._auth_hook is not None):
+                    # A token renewed a little late: the next attempt reads it again.
+                    message = str(exc.error)
+                    if message != refused_for:
+                        refused_for = message
+                        logger.warning(
+                            "reconnect refused (%s); retrying with back-off, reading the "
+                            "token again each time",
+                            message,
+                        )
+                    continue
+                # A revoked grant or a refused join needs an operator: retrying would only
+                # hammer the Server.
                 self.fatal_error = exc
                 logger.error("reconnect refused by the Server; giving up: %s", exc)
                 return

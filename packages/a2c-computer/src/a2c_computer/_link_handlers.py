@@ -163,7 +163,8 @@ class LinkHandlers:
                 extras = None
                 if forward is not None or trace is not None:
                     extras = CallExtras(
-                        progress=forward, mcp_meta=trace.mcp_meta if trace is not None else None
+                        progress=forward,
+                        mcp_request=trace.mcp_request if trace is not None else None,
                     )
                 result = await self._core.call_tool(req.tool_name, req.params,
                                                     timeout=req.timeout, req_id=req.req_id,

@@ -14,6 +14,7 @@ arguments or results.
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -58,25 +59,60 @@ def current_trace_id() -> str | None:
 
 
 class CallTrace:
-    """What the link needs of a traced call: the MCP ``_meta`` and the outcome setter."""
+    """What the link needs of a traced call: the MCP request's span and the outcome setter.
 
-    def __init__(self, spans: tuple[Any, ...], mcp_meta: dict[str, str]) -> None:
-        self._spans = spans
-        self.mcp_meta = mcp_meta
+    The MCP client span starts only when the MCP request is sent (:meth:`mcp_request`): a
+    call the Computer answers itself (unknown or forbidden tool, refused confirmation) has
+    the Computer's span alone.
+    """
+
+    def __init__(self, outer: Any, tracer: Any, attributes: dict[str, Any]) -> None:
+        self._outer = outer
+        self._tracer = tracer
+        self._attributes = attributes
+        self._inner: Any = None
+        self._inner_end: int | None = None
+
+    @contextlib.contextmanager
+    def mcp_request(self) -> Iterator[dict[str, Any]]:
+        """The ``mcp.tools/call`` span around the MCP request; yields its ``_meta`` keys."""
+        from opentelemetry import propagate
+        from opentelemetry.trace import SpanKind
+
+        # Ended by finished(), with this block's end time, so the outcome is on it.
+        with self._tracer.start_as_current_span(
+            "mcp.tools/call", kind=SpanKind.CLIENT, attributes=self._attributes,
+            end_on_exit=False,
+        ) as inner:  # fmt: skip
+            self._inner = inner
+            meta: dict[str, str] = {}
+            propagate.inject(meta)
+            try:
+                yield {k: v for k, v in meta.items() if k in ("traceparent", "tracestate")}
+            finally:
+                self._inner_end = time.time_ns()
 
     def finished(self, result: CallToolResult, mcp_server: str | None) -> None:
         from opentelemetry.trace import Status, StatusCode
 
         meta = result.meta or {}
         code = meta.get("error_code") if result.is_error else None
-        for span in self._spans:
+        spans = (self._outer,) if self._inner is None else (self._outer, self._inner)
+        for span in spans:
             if mcp_server is not None:
                 span.set_attribute("a2c.mcp_server", mcp_server)
             span.set_attribute("a2c.outcome", "error" if result.is_error else "ok")
             if isinstance(code, int):
-                span.set_attribute("a2c.error_code", code)
+                span.set_attribute("a2c.error_code", int(code))
             if result.is_error:
                 span.set_status(Status(StatusCode.ERROR))
+        self.close()
+
+    def close(self) -> None:
+        """End the MCP span if one started and is not ended yet (idempotent)."""
+        inner, self._inner = self._inner, None
+        if inner is not None and inner.is_recording():
+            inner.end(end_time=self._inner_end)
 
 
 @contextlib.contextmanager
@@ -93,15 +129,11 @@ def traced_call(req: ToolCallReq, computer: str, office: str | None) -> Iterator
     if office is not None:
         attributes["a2c.office"] = office
     tracer = trace.get_tracer("a2c_computer")
-    with (
-        tracer.start_as_current_span(
-            "a2c.computer.tool_call", context=parent, kind=SpanKind.SERVER, attributes=attributes
-        ) as outer,
-        tracer.start_as_current_span(
-            "mcp.tools/call", kind=SpanKind.CLIENT, attributes=attributes
-        ) as inner,
-    ):
-        meta: dict[str, str] = {}
-        propagate.inject(meta)
-        meta = {k: v for k, v in meta.items() if k in ("traceparent", "tracestate")}
-        yield CallTrace((outer, inner), meta)
+    with tracer.start_as_current_span(
+        "a2c.computer.tool_call", context=parent, kind=SpanKind.SERVER, attributes=attributes
+    ) as outer:
+        call = CallTrace(outer, tracer, attributes)
+        try:
+            yield call
+        finally:
+            call.close()

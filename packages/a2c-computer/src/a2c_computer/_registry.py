@@ -16,8 +16,12 @@ Rules:
   in alphabetical order and the first one keeps the name; the later tool is left out and
   recorded as a :class:`Clash` (the other tools of both servers stay); :func:`clash_advice`
   words each pair of servers once, with the fix (a ``tool_prefix``);
+* a tool whose MCP ``execution.taskSupport`` is ``"required"`` is not offered: it can only
+  be called with MCP task augmentation, which this Computer does not do, so every call
+  would fail; it is kept aside (``needs_tasks``) so a call to it says why (4015) and
+  ``check`` lists it;
 * lookup: exposed name → (server, original tool); a forbidden name → "forbidden" (4002);
-  anything else → "unknown" (4001).
+  a task-only tool → "needs_tasks" (4015); anything else → "unknown" (4001).
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ __all__ = [
     "build_registry",
     "clash_advice",
     "merge_tool_meta",
+    "task_only",
 ]
 
 #: ``SMCPTool.meta`` key naming the MCP server (its configured name) that owns the tool.
@@ -91,6 +96,7 @@ class ToolEntry:
 class LookupKind(enum.Enum):
     FOUND = "found"
     FORBIDDEN = "forbidden"
+    NEEDS_TASKS = "needs_tasks"
     UNKNOWN = "unknown"
 
 
@@ -167,6 +173,8 @@ class ToolRegistry:
     forbidden: frozenset[str]
     forbidden_owner: Mapping[str, str]
     clashes: tuple[Clash, ...] = ()
+    #: exposed name → MCP server, for tools that need MCP task augmentation (not offered)
+    needs_tasks: Mapping[str, str] = attrs.field(factory=dict)
 
     def tools(self) -> list[SMCPTool]:
         return [entry.tool for entry in self.entries.values()]
@@ -180,6 +188,8 @@ class ToolRegistry:
             return Lookup(LookupKind.FOUND, entry, entry.server)
         if name in self.forbidden:
             return Lookup(LookupKind.FORBIDDEN, None, self.forbidden_owner.get(name))
+        if name in self.needs_tasks:
+            return Lookup(LookupKind.NEEDS_TASKS, None, self.needs_tasks[name])
         return Lookup(LookupKind.UNKNOWN)
 
     def fingerprint(self) -> str:
@@ -197,6 +207,7 @@ def build_registry(
     clashes: list[Clash] = []
     forbidden: set[str] = set()
     owner: dict[str, str] = {}
+    needs_tasks: dict[str, str] = {}
     for server in sorted(tools):
         config = configs.get(server)
         if config is None or config.disabled:
@@ -220,6 +231,9 @@ def build_registry(
                 forbidden.update({original, exposed})
                 owner.setdefault(exposed, server)
                 continue
+            if task_only(raw):
+                needs_tasks.setdefault(exposed, server)
+                continue
             previous = entries.get(exposed)
             if previous is not None:
                 clashes.append(Clash(exposed, previous.server, server, original))
@@ -228,4 +242,16 @@ def build_registry(
                 exposed, server, original, meta, _smcp_tool(exposed, raw, meta, server)
             )
     # A name that is exposed by some server is callable even if another server forbids it.
-    return ToolRegistry(entries, frozenset(forbidden - set(entries)), owner, tuple(clashes))
+    return ToolRegistry(
+        entries,
+        frozenset(forbidden - set(entries)),
+        owner,
+        tuple(clashes),
+        {n: s for n, s in needs_tasks.items() if n not in entries},
+    )
+
+
+def task_only(raw: Mapping[str, Any]) -> bool:
+    """Whether an MCP tool can only be called as a task (``execution.taskSupport``)."""
+    execution = raw.get("execution")
+    return isinstance(execution, Mapping) and execution.get("taskSupport") == "required"

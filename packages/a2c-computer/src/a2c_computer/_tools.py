@@ -47,7 +47,20 @@ class ToolsMixin(CoreBase):
         self._warned_clashes.update(fresh)
         for line in clash_advice(fresh, self._config.servers):
             logger.warning("tool name clash: %s", line)
+        for name, server in registry.needs_tasks.items():
+            if (name, server) not in self._warned_task_only:
+                self._warned_task_only.add((name, server))
+                logger.warning(
+                    "tool %s of MCP server %s is not offered: it can only run as an MCP task "
+                    "(execution.taskSupport: required), which this Computer does not support",
+                    name,
+                    server,
+                )
         return registry
+
+    def task_only_tools(self) -> dict[str, str]:
+        """Tools not offered because they need MCP task augmentation: name → MCP server."""
+        return dict(self._registry.needs_tasks)
 
     def clashes(self) -> tuple[Clash, ...]:
         """Tools left out because another MCP server exposes the same name."""

@@ -152,7 +152,12 @@ from ._models import (
     UpdateToolListNotification,
     VersionMismatchPayload,
 )
-from ._otel_setup import install_tracer_provider, shutdown_tracer_provider, tracing_wanted
+from ._otel_setup import (
+    install_tracer_provider,
+    shutdown_tracer_provider,
+    traces_endpoint,
+    tracing_wanted,
+)
 from ._priority import (
     DEFAULT_PRIORITY,
     migrate_v01_window,
@@ -369,6 +374,7 @@ __all__ = [
     "token_flags_problem",
     "tool_error_from_result",
     "tool_meta_of",
+    "traces_endpoint",
     "tracing_wanted",
     "version_rejected_by_close",
     "window_resource",

@@ -67,9 +67,16 @@ async def run_check(
                 continue
             own = [t.name for t in core.tools() if core.tool_server(t.name) == name]
             hidden = [c.name for c in clashes if c.lost == name]
-            line = f"  tools ({len(own) + len(hidden)}): {', '.join(own) or '-'}"
+            task_only = sorted(t for t, s in core.task_only_tools().items() if s == name)
+            count = len(own) + len(hidden) + len(task_only)
+            line = f"  tools ({count}): {', '.join(own) or '-'}"
             if hidden:
                 line += f"; hidden by name clashes (see below): {', '.join(hidden)}"
+            if task_only:
+                line += (
+                    f"; not offered, they can only run as MCP tasks (execution.taskSupport: "
+                    f"required), which a2c-computer does not support: {', '.join(task_only)}"
+                )
             print(line)
             if not server.has_resources:
                 print("  no resources capability")

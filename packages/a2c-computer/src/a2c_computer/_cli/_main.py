@@ -243,7 +243,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         token_problem = token_flags_problem(args.token, args.token_file)
         if token_problem is not None:
-            parser.error(token_problem)
+            # Not a syntax slip: the whole usage block would only bury the one line.
+            parser.exit(2, f"{parser.prog}: error: {token_problem}\n")
     if args.command == "skills":
         apply_env(parser, args, options=SKILL_OPTIONS)
     level = (

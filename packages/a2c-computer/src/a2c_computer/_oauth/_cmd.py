@@ -4,7 +4,7 @@
 
     a2c-computer auth login SERVER --config computer.json [--scope S] [--no-browser]
     a2c-computer auth status --config computer.json
-    a2c-computer auth logout SERVER
+    a2c-computer auth logout SERVER   (revokes at the authorization server when it can)
 
 Nothing printed here contains a token.
 """
@@ -52,7 +52,11 @@ def add_auth_parser(sub: Any) -> argparse.ArgumentParser:
         "--timeout", type=float, default=300.0, help="seconds to wait for the browser step"
     )
     status = commands.add_parser("status", help="which OAuth servers are signed in")
-    logout = commands.add_parser("logout", help="forget the stored sign-in of SERVER")
+    logout = commands.add_parser(
+        "logout",
+        help="revoke the sign-in of SERVER at its authorization server (RFC 7009, when it "
+        "offers that) and forget it",
+    )
     logout.add_argument("server", metavar="SERVER")
     for command in (login, status, logout):
         command.add_argument(
@@ -115,10 +119,41 @@ def run_auth(args: argparse.Namespace, store: TokenStore | None = None) -> int:
         print(f"Signed in to {args.server} ({tools} tools); tokens kept in {store.where}.")
         return 0
     if command == "logout":
-        gone = store.delete(args.server)
-        print(f"Signed out of {args.server}." if gone else f"No stored sign-in for {args.server}.")
-        return 0
+        return _logout(args.server, store)
     return _status(_oauth_servers(path), store)
+
+
+def _logout(server: str, store: TokenStore) -> int:
+    """Revoke at the authorization server where it can (RFC 7009), then forget locally."""
+    from ._revoke import revoke_sign_in
+
+    records = list(store.entries().get(server, {}).values())
+    outcomes = [asyncio.run(revoke_sign_in(record)) for record in records]
+    gone = store.delete(server)
+    if not gone:
+        print(f"No stored sign-in for {server}.")
+        return 0
+    print(f"Signed out of {server}: the stored sign-in is deleted.")
+    failed = False
+    for outcome in outcomes:
+        if outcome.endpoint is None:
+            print(
+                "  The authorization server offers no token revocation: the tokens stay valid "
+                "until they expire, and a running Computer keeps using the ones it holds "
+                "until it restarts."
+            )
+        elif outcome.problem is not None:
+            failed = True
+            print(
+                f"  Revocation at {outcome.endpoint} failed ({outcome.problem}): the tokens "
+                "stay valid until they expire; a running Computer keeps using them."
+            )
+        elif outcome.revoked:
+            print(
+                f"  Revoked at {outcome.endpoint}: {' and '.join(outcome.revoked)}; a running "
+                "Computer's next call to this server needs a new sign-in (4006)."
+            )
+    return 1 if failed else 0
 
 
 def _status(servers: dict[str, StreamableServerConfig | SseServerConfig], store: TokenStore) -> int:

@@ -8,8 +8,10 @@ Run it through a Computer config entry::
 
 Windows (metadata in ``annotations`` / ``_meta``, never in the URI):
 
-* ``window://org.a2c.example.desk/clock`` — the time, refreshed every ``--tick`` seconds
-  (sends ``resources/updated`` to subscribers);
+* ``window://org.a2c.example.desk/clock`` — the time at each read; with ``--tick S`` it
+  also sends ``resources/updated`` to subscribers every S seconds (off by default: each
+  one becomes a ``notify:update_desktop`` to the office's Agent, which a long-running
+  example should not send every few seconds);
 * ``window://org.a2c.example.desk/notes`` — notes added with the ``note_add`` tool;
 * ``window://org.a2c.example.desk/panel/<name>`` — panels opened with ``panel_open``
   (the window set changes: ``resources/list_changed``).
@@ -204,13 +206,18 @@ def build(desk: Desk) -> tuple[Server[Any, Any], InitializationOptions]:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Example A2C desk MCP server (stdio)")
-    parser.add_argument("--tick", type=float, default=5.0, help="clock refresh period (s)")
+    parser.add_argument(
+        "--tick",
+        type=float,
+        default=0.0,
+        help="send the clock window's resources/updated every TICK seconds (default 0: never)",
+    )
     args = parser.parse_args(argv)
     desk = Desk()
     server, options = build(desk)
 
     async def ticker() -> None:
-        while True:
+        while args.tick > 0:
             await anyio.sleep(args.tick)
             await desk.updated(CLOCK)
 

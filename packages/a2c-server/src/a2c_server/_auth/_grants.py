@@ -112,8 +112,9 @@ def join_problem(grant: Grant | None, office_id: str, role: Role, name: str) -> 
         return None
     if grant.role is not None and grant.role is not role:
         return f"Forbidden: this identity may not join office {office_id!r} as {role.value}"
-    if grant.name is not None and grant.name != name:
-        return f"Forbidden: this identity may not use the name {name!r}"
+    # The office first: a token for another office is told so, not that its name is wrong.
     if not grant.covers(office_id):
         return f"Forbidden: this identity may not join office {office_id!r}"
+    if grant.name is not None and grant.name != name:
+        return f"Forbidden: this identity may not use the name {name!r}"
     return None

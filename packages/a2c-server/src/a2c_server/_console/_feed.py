@@ -72,7 +72,10 @@ def _outcome(answer: Any) -> tuple[str, int | None]:
         if isinstance(code, int) and isinstance(answer.get("message"), str):
             return "error", code
         if answer.get("isError") is True:
-            return "tool error", None
+            # A tool error's code (4001 unknown tool, 4004 timeout, ...) is in its meta.
+            meta = answer.get("meta") or answer.get("_meta")
+            code = meta.get("error_code") if isinstance(meta, dict) else None
+            return "tool error", code if isinstance(code, int) else None
     return "ok", None
 
 
@@ -260,6 +263,8 @@ class ConsoleFeed:
                 name, labels, value = sample.name, sample.labels, sample.value
                 if name == "a2c_server_routed_requests_total":
                     routed[labels["outcome"]] += value
+                    if labels.get("event") == "client:tool_call":  # the "Calls routed" tile
+                        values["tool_calls"] += value
                 elif name == "a2c_server_joins_total" and labels.get("outcome") == "refused":
                     values["join_refusals"] += value
                 elif name == "a2c_server_connected_clients":
@@ -279,7 +284,7 @@ class ConsoleFeed:
             + values["polling_refusals"] + values["messages_dropped_for_size"]
         )  # fmt: skip
         errors = sum(routed[o] for o in _FAILED_ROUTES) + values["pubsub_messages_lost"]
-        return dict(values, routed=dict(routed), calls=sum(routed.values()),
+        return dict(values, routed=dict(routed), calls=values["tool_calls"],
                     refusals=refusals, errors=errors)  # fmt: skip
 
     def _sample(self, counters: dict[str, Any]) -> None:

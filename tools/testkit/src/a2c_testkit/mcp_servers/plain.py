@@ -1,11 +1,14 @@
 """Test MCP server (stdio) with tools only: no ``resources`` capability (for 4015).
 
 Run: ``python -m a2c_testkit.mcp_servers.plain``. Tools: ``echo`` and ``search`` (the same name
-as a tool of other test servers, for alias/clash tests).
+as a tool of other test servers, for alias/clash tests); with ``A2C_TEST_TASK_TOOL=1`` also
+``research``, which declares ``execution.taskSupport: "required"`` (a tool that can only run
+as an MCP task).
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from mcp import types
@@ -33,8 +36,17 @@ TOOLS: list[dict[str, Any]] = [
 def build_server() -> tuple[Server[Any, Any], InitializationOptions]:
     server: Server[Any, Any] = Server("a2c-test-plain")
 
+    tools = list(TOOLS)
+    if os.environ.get("A2C_TEST_TASK_TOOL") == "1":
+        tools.append({
+            "name": "research",
+            "description": "A long job that runs only as an MCP task.",
+            "inputSchema": {"type": "object"},
+            "execution": {"taskSupport": "required"},
+        })  # fmt: skip
+
     async def list_tools(request: types.ListToolsRequest) -> dict[str, Any]:
-        return {"tools": TOOLS}
+        return {"tools": tools}
 
     async def call_tool(request: types.CallToolRequest) -> dict[str, Any]:
         args = request.params.arguments or {}
