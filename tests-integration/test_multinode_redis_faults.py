@@ -74,6 +74,7 @@ async def test_a_hung_redis_answers_each_call_503_within_a_second(
         assert result_text(ok) == "slept"
         redis.pause()
         waits: list[float] = []
+        answers: list[RemoteError] = []
         try:
             for n in range(1, 6):
                 started = time.monotonic()
@@ -82,15 +83,17 @@ async def test_a_hung_redis_answers_each_call_503_within_a_second(
                         "box", "slow", {"seconds": 0, "runs": str(runs), "id": str(n)}
                     )
                 waits.append(time.monotonic() - started)
-                assert info.value.code == 503, info.value
-                # Not sent: trying again is safe, and it did not run.
-                assert (info.value.details or {}).get("delivered") is False, info.value
+                answers.append(info.value)
         finally:
             redis.resume()
         print(f"answers with Redis paused, seconds: {[round(w, 2) for w in waits]}")
         # Bound with room for a loaded 2-core host: the default deadline is 0.5 s, and
         # before it each call waited the 5 s socket timeout.
         assert max(waits) < 2.0, waits
+        for answer in answers:
+            assert answer.code == 503, answer
+            # Not sent: trying again is safe, and it did not run.
+            assert (answer.details or {}).get("delivered") is False, answer
         assert runs.read_text().split() == ["0"]
 
 
@@ -105,7 +108,7 @@ class Outcome:
     def says_may_have_run(self) -> bool:
         exc = self.error
         if isinstance(exc, ToolCallTimeoutError):
-            return exc.may_have_run
+            return getattr(exc, "may_have_run", False) is True
         if isinstance(exc, RemoteError):
             return (exc.details or {}).get("delivered") is True and "may have run" in exc.message
         return False
@@ -142,7 +145,7 @@ async def test_redis_restart_under_a_stream_of_calls_never_hides_a_run(
             await asyncio.sleep(0.05)
         await asyncio.gather(*calls)
 
-    async with agent_on_a_box_on_b(procs, tmp_path, redis) as (a, b, agent):
+    async with agent_on_a_box_on_b(procs, tmp_path, redis) as (_, _, agent):
         streaming = asyncio.create_task(stream(agent))
         await eventually(lambda: len(runs.read_text().split()) >= 10, what="calls running")
         redis.stop()
