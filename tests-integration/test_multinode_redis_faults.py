@@ -175,7 +175,9 @@ async def test_redis_restart_under_a_stream_of_calls_never_hides_a_run(
                 f"[{o.error.code}]" if isinstance(o.error, RemoteError) else ""
             )
             errors[kind] = errors.get(kind, 0) + 1
-    print(f"{len(outcomes)} calls, {len(set(ran))} ran, errors {errors}")
+    first = min(o.started for o in outcomes.values() if o.ok and o.started > recovered)
+    print(f"{len(outcomes)} calls, {len(set(ran))} ran, errors {errors}; first call answered "
+          f"after the restart started {first - recovered:.1f} s after it")  # fmt: skip
     assert not twice, f"ran twice: {twice}"
     assert not hidden, {i: repr(outcomes[i].error) for i in hidden}
     assert not hung, {i: (outcomes[i].ended - outcomes[i].started, outcomes[i].error) for i in hung}
