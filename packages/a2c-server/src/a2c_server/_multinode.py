@@ -63,8 +63,11 @@ class _RedisManager(RedisManagerShim):
     - a call to a sid hosted by another node goes only to that node when ``locate`` knows
       which (the registry records it; no extra round trip);
     - everything else (room broadcasts, disconnects, room changes) stays on the shared
-      channel, and so does a message whose node channel nobody hears (a node that is gone,
-      or one running a version without node channels): it is published again there.
+      channel, and so does an ack whose node channel nobody hears (a node that is gone, or
+      one running a version without node channels);
+    - a call is not published when nobody would hear it or its answer (this node is not
+      subscribed, or the other node's channel has no subscriber): it is answered 503
+      unsent (:mod:`a2c_server._recovery`), where it used to wait out its timeout.
 
     An emit to a sid connected to this node skips Redis altogether.
     """
