@@ -81,7 +81,9 @@ async def test_killed_computer_mid_call_fails_promptly(procs: Any, tmp_path: Pat
         # Settled when the Server notices the socket is gone, not at the 300 s timeout.
         assert time.monotonic() - started < 120
         assert info.value.code == 500
-        assert info.value.details == {"computer_name": "box", "reason": "computer_disconnected"}
+        assert info.value.details == {
+            "computer_name": "box", "reason": "computer_disconnected", "delivered": True,
+        }  # fmt: skip
         await eventually(
             lambda: "box" not in agent.tools, what="tools of the dead computer dropped"
         )

@@ -86,3 +86,37 @@ async def test_server_forward_timeout_is_408_and_cancels_tool_calls():
             await computer.wait_for_notification(
                 Event.NOTIFY_TOOL_CALL_CANCEL, lambda p: p["req_id"] == call["req_id"]
             )
+
+
+async def test_with_default_settings_the_servers_may_have_run_answer_reaches_the_caller():
+    """The timeout contract (issue 43): a silent Computer, default Server and Agent waits.
+
+    The Server answers 408 "may have run" at timeout + its buffer; the Agent's default
+    grace outlasts that, so the caller gets it instead of an Agent-side timeout.
+    """
+    settings = ServerSettings()  # the default --tool-call-buffer
+    async with (
+        running_server(settings) as srv,
+        ScriptedComputer(
+            srv.url, name="box-1", office_id=OFFICE, socketio_path=srv.socketio_path
+        ) as computer,
+    ):
+        computer.on(Event.TOOL_CALL, computer.hold)
+        async with AsyncAgent(srv.url, name="agent-1", tool_cache=False) as agent:
+            await agent.join_office(OFFICE)
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+            with pytest.raises(RequestTimeoutError) as info:
+                await agent.call_tool("box-1", "slow", {}, timeout=1)
+            waited = loop.time() - started
+    assert info.value.details == {"computer_name": "box-1", "delivered": True}
+    assert "may have run" in info.value.message
+    # Reported, not asserted: how far before the Agent's own deadline the answer came.
+    print(f"408 after {waited:.2f} s; the Agent would have given up at {1 + 8.0:g} s")
+
+
+def test_an_agent_side_timeout_never_reads_as_not_run():
+    exc = ToolCallTimeoutError("box-1", "slow", "r1", 5, 13)
+    assert exc.may_have_run is True and exc.delivered is None and exc.waited == 13
+    assert "may have run" in str(exc) and "13 s" in str(exc)
+    assert "may have run" in result_text(exc.result)

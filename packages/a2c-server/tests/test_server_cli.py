@@ -80,7 +80,7 @@ def test_server_cli_env_vars_and_flag_precedence() -> None:
         "max_message_bytes", "max_tool_timeout", "tool_call_buffer", "forward_timeout",
         "ping_interval", "ping_timeout", "cors_allowed_origins", "log_level", "log_format",
         "log_protocol", "shutdown_grace",
-        "redis_url", "redis_prefix", "node_id", "node_ttl",
+        "redis_url", "redis_prefix", "node_id", "node_ttl", "registry_timeout",
         "max_id_length", "max_outgoing_bytes", "admission_timeout", "max_unadmitted_per_address",
         "jwt_jwks_url", "jwt_public_key", "jwt_secret", "jwt_issuer", "jwt_audience",
         "allow_offices", "max_requests_per_second", "request_burst",

@@ -106,8 +106,9 @@ async def test_drain_answers_held_and_new_calls_and_counts_them(server: RunningS
         answer = await asyncio.wait_for(pending, 30)
         assert answer == {
             "code": 500,
-            "message": "The Server shut down before Computer 'c1' answered",
-            "details": {"computer_name": "c1", "reason": "server_shutdown"},
+            "message": "The Server shut down before Computer 'c1' answered; the call was sent, "
+            "so it may have run: retry only an idempotent call",
+            "details": {"computer_name": "c1", "reason": "server_shutdown", "delivered": True},
         }
         late = await alice.call("client:tool_call", {**call, "req_id": "r2"})
         assert isinstance(late, dict) and late["details"] == {"reason": "server_shutdown"}

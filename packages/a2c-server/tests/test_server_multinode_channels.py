@@ -1,8 +1,8 @@
 """How nodes talk over Redis: node channels and batched publishes.
 
 A call from node-0 to a Computer on node-1 goes on node-1's channel and its ack on
-node-0's; broadcasts stay on the shared channel; a node channel nobody hears falls back to
-the shared one. The python-socketio internals the manager builds on are pinned here too,
+node-0's; broadcasts stay on the shared channel; a call to a node whose channel nobody
+hears is answered 503 without being sent. The python-socketio internals the manager builds on are pinned here too,
 so an upstream change fails a test instead of silently changing routing.
 """
 
@@ -12,6 +12,7 @@ import asyncio
 import inspect
 import json
 import logging
+import time
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
 from typing import Any
@@ -23,7 +24,7 @@ from redis.asyncio.connection import AbstractConnection
 from socketio.async_pubsub_manager import AsyncPubSubManager
 
 from a2c_protocol import NAMESPACE, Event, Role
-from a2c_server import Member, ServerSettings
+from a2c_server import Member, ServerSettings, StoreUnavailableError
 from a2c_server._multinode import _RedisManager, node_channel
 from a2c_server._publish import Audience, Publisher, ReplylessPublish
 from a2c_server._redis_store import RedisStateStore, connect_redis
@@ -70,6 +71,9 @@ class Captured:
     def __init__(self, heard: bool = True) -> None:
         self.sent: list[tuple[str, dict[str, Any]]] = []
         self.node_channels_heard = heard
+        # What a call checks before it goes out (a2c_server._recovery.require_listener).
+        self.audience = Audience(ttl=3600)
+        self.audience.learn("t:socketio:node:node-1", 1 if heard else 0, time.monotonic())
 
     async def heard(self, channel: str) -> bool:
         return self.node_channels_heard
@@ -81,6 +85,7 @@ class Captured:
 def _capture(manager: _RedisManager, heard: bool = True) -> Captured:
     captured = Captured(heard)
     manager._publisher = captured  # type: ignore[assignment]
+    manager.listening = True  # as once its listener has subscribed
     return captured
 
 
@@ -131,15 +136,26 @@ async def test_broadcasts_and_unknown_sids_stay_on_the_shared_channel() -> None:
     assert [channel for channel, _ in captured.sent] == ["t:socketio"] * 3
 
 
-async def test_a_node_channel_nobody_hears_falls_back_to_the_shared_channel() -> None:
+async def test_a_call_to_a_node_channel_nobody_hears_is_refused_unsent() -> None:
     manager = _manager({"sid-b": "node-1"})
     socketio.AsyncServer(client_manager=manager)
     captured = _capture(manager, heard=False)
-    await manager.emit("client:tool_call", {}, namespace=NAMESPACE, to="sid-b",
-                       callback=lambda *a: None)  # fmt: skip
-    ((channel, message),) = captured.sent
-    assert channel == "t:socketio"
-    assert (message["method"], message["room"]) == ("emit", "sid-b")
+    with pytest.raises(StoreUnavailableError, match="node-1 is not listening"):
+        await manager.emit("client:tool_call", {}, namespace=NAMESPACE, to="sid-b",
+                           callback=lambda *a: None)  # fmt: skip
+    assert captured.sent == []
+    assert manager.callbacks.get("sid-b", {}) == {}  # no ack left waiting
+
+
+async def test_a_call_while_this_node_does_not_listen_is_refused_unsent() -> None:
+    manager = _manager({"sid-b": "node-1"})
+    socketio.AsyncServer(client_manager=manager)
+    captured = _capture(manager)
+    manager.listen_failed(ConnectionError("Redis went away"), 0.1)
+    with pytest.raises(StoreUnavailableError, match="not receiving"):
+        await manager.emit("client:tool_call", {}, namespace=NAMESPACE, to="sid-b",
+                           callback=lambda *a: None)  # fmt: skip
+    assert captured.sent == []
 
 
 async def test_redis_py_path_builds_its_clients_on_connect() -> None:
@@ -464,7 +480,7 @@ async def test_a_cross_node_call_and_its_ack_use_the_node_channels(
         assert "emit" in spy.methods_on(shared)
 
 
-async def test_a_call_to_a_node_nobody_hears_goes_on_the_shared_channel_instead(
+async def test_a_call_to_a_node_nobody_hears_is_answered_503_at_once_and_not_sent(
     nodes: RunningServer, redis: RedisServer
 ) -> None:
     n0 = nodes.nodes[0]
@@ -480,9 +496,11 @@ async def test_a_call_to_a_node_nobody_hears_goes_on_the_shared_channel_instead(
             alice = await joined_raw(stack, n0, "agent", "alice", "o1")
             spy = await stack.enter_async_context(Spy(redis.url, [shared]))
             answer = await alice.call(Event.TOOL_CALL, {**CALL, "timeout": 1})
-            assert isinstance(answer, dict) and answer["code"] == 408
-            # Nobody subscribes to the ghost's node channel: the call went on the shared one.
-            rooms = [m.get("room") for c, m in spy.seen if c == shared and m["method"] == "emit"]
-            assert "ghost-sid" in rooms
+            # Nobody subscribes to the ghost's node channel: published, the call would wait
+            # out its timeout unheard (issue 40). Not sent: trying again is safe.
+            assert isinstance(answer, dict) and answer["code"] == 503, answer
+            assert answer["details"] == {"reason": "registry_unavailable", "delivered": False}
+            rooms = [m.get("room") for c, m in spy.seen if m.get("method") == "emit"]
+            assert "ghost-sid" not in rooms
     finally:
         await ghost.client.aclose()

@@ -27,7 +27,7 @@ from ._connection import (
 )
 from ._core import _req_id as _req_id
 from ._events import DesktopListener, NotificationListener, StateListener, ToolsListener
-from ._inflight import InFlightCalls
+from ._inflight import TOOL_CALL_GRACE, InFlightCalls
 from ._lifecycle import AgentState
 from ._link import LinkMixin
 from ._link import _close_code_recorder as _close_code_recorder
@@ -76,7 +76,9 @@ class AsyncAgent(LinkMixin, RequestsMixin):
         transports: Socket.IO transports; polling first by default.
         connect_timeout: how long one connect attempt may take.
         tool_call_grace: extra seconds waited for a tool call's answer beyond its timeout
-            before the agent cancels it.
+            before the agent cancels it. The default (:data:`TOOL_CALL_GRACE`) outlasts
+            the Server's default ``--tool-call-buffer`` with a margin, so the Server's
+            answer (which says whether the call may have run) arrives first.
         desktop_size: ``desktop_size`` for automatic desktop refreshes.
         reconnect_delay, reconnect_max_delay: backoff bounds in seconds.
         drain_blobs: restore the bytes of tool-result items that arrive by blob handle
@@ -100,7 +102,7 @@ class AsyncAgent(LinkMixin, RequestsMixin):
         reconnect: bool = True,
         transports: Sequence[str] = DEFAULT_TRANSPORTS,
         connect_timeout: float = 15.0,
-        tool_call_grace: float = 3.0,
+        tool_call_grace: float = TOOL_CALL_GRACE,
         desktop_size: int | None = None,
         reconnect_delay: float = 0.5,
         reconnect_max_delay: float = 10.0,

@@ -10,7 +10,7 @@
     │   ├── JoinOfficeError               ``server:join_office`` answered ``[false, reason]``
     │   ├── LeaveOfficeError              ``server:leave_office`` answered ``[false, reason]``
     │   ├── AckTimeoutError               no ack within ``request_timeout`` (also a TimeoutError)
-    │   ├── ToolCallTimeoutError          a tool call outlived its timeout; the cancel was sent
+    │   ├── ToolCallTimeoutError          a tool call outlived its timeout (it may have run)
     │   ├── InvalidResponseError          a peer's answer does not match the protocol model
     │   ├── BlobIntegrityError            pulled bytes never matched their size / SHA-256
     │   ├── BlobLimitError                a blob is larger than the caller allows
@@ -124,19 +124,40 @@ class EventUnsupportedError(AgentError):
 
 
 class ToolCallTimeoutError(AgentError, TimeoutError):
-    """A tool call got no answer within its timeout (plus the grace period).
+    """A tool call got no answer within its timeout plus the grace period.
 
-    The agent has already sent ``server:tool_call_cancel`` for ``req_id`` when this is
-    raised; the Computer cancels the call on a best-effort basis.
+    The call was sent, so the tool may have run (``may_have_run`` is always True;
+    ``delivered`` is None: the Agent cannot know whether it reached the Computer). Retry
+    only an idempotent tool. The agent has already sent ``server:tool_call_cancel`` for
+    ``req_id`` when this is raised; the Computer cancels the call on a best-effort basis.
+    ``waited`` is how long the agent waited (``timeout`` plus the grace).
+
+    With the default grace a Server of this project always answers first (408 or 500
+    with ``details.delivered``; see "Timeouts" in docs/agent.md), so this means the
+    Server itself did not answer in time.
     """
 
-    def __init__(self, computer: str, tool_name: str, req_id: str, timeout: float) -> None:
+    #: The call was sent: it may have run.
+    may_have_run = True
+    #: Whether the Computer got the call: unknown to the Agent.
+    delivered: bool | None = None
+
+    def __init__(
+        self,
+        computer: str,
+        tool_name: str,
+        req_id: str,
+        timeout: float,
+        waited: float | None = None,
+    ) -> None:
         self.computer = computer
         self.tool_name = tool_name
         self.req_id = req_id
         self.timeout = timeout
+        self.waited = timeout if waited is None else waited
         super().__init__(
-            f"tool {tool_name!r} on {computer!r} timed out after {timeout:g} s "
+            f"tool {tool_name!r} on {computer!r} got no answer within {self.waited:g} s "
+            f"(timeout {timeout:g} s); it may have run: retry only an idempotent call "
             f"(cancel sent for req_id {req_id})"
         )
 
@@ -149,7 +170,7 @@ class ToolCallTimeoutError(AgentError, TimeoutError):
         """
         return timeout_result(
             f"Tool {self.tool_name!r} on {self.computer!r} got no answer within "
-            f"{self.timeout:g} s; the call was cancelled",
+            f"{self.waited:g} s; it may have run, and a cancel was sent",
             extra={"computer": self.computer},
         )
 

@@ -18,8 +18,20 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Awaitable, Callable, Iterator
+from typing import Final
 
-__all__ = ["InFlightCalls", "depart"]
+__all__ = ["TOOL_CALL_GRACE", "InFlightCalls", "depart"]
+
+TOOL_CALL_GRACE: Final = 8.0
+"""Seconds the Agent waits for a tool call's answer beyond its ``timeout`` (the default).
+
+The timeout contract (docs/agent.md "Timeouts"): the Server answers a forwarded call by
+``timeout`` + its ``--tool-call-buffer`` (5 s by default) at the latest, with a 408 or a
+500 that says whether the call may have run. The Agent must still be listening then, or
+that answer is lost and the caller only learns "no answer". The margin (3 s) is far above
+the measured delay of that answer (milliseconds on one host, tens across a loaded pair of
+nodes): it absorbs event-loop stalls, not the network.
+"""
 
 
 class InFlightCalls:

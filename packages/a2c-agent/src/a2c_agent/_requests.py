@@ -253,7 +253,9 @@ class RequestsMixin(FacadesMixin):
                 )
             except AckTimeoutError:
                 await self._cancel_once(req_id)
-                raise ToolCallTimeoutError(computer, tool_name, req_id, timeout) from None
+                raise ToolCallTimeoutError(
+                    computer, tool_name, req_id, timeout, timeout + self._tool_call_grace
+                ) from None
             except asyncio.CancelledError:
                 await asyncio.shield(self._cancel_once(req_id))
                 raise

@@ -56,6 +56,7 @@ ENV_VARS: Final[Mapping[str, tuple[str, Callable[[str], Any]]]] = {
     "redis_prefix": ("A2C_SERVER_REDIS_PREFIX", str),
     "node_id": ("A2C_SERVER_NODE_ID", str),
     "node_ttl": ("A2C_SERVER_NODE_TTL", float),
+    "registry_timeout": ("A2C_SERVER_REGISTRY_TIMEOUT", float),
     "max_id_length": ("A2C_SERVER_MAX_ID_LENGTH", int),
     "max_outgoing_bytes": ("A2C_SERVER_MAX_OUTGOING_BYTES", int),
     "admission_timeout": ("A2C_SERVER_ADMISSION_TIMEOUT", float),
@@ -171,6 +172,8 @@ def _parser() -> argparse.ArgumentParser:
         "this node's name among the nodes (default HOSTNAME:PORT)")  # fmt: skip
     opt("--node-ttl", "node_ttl", float,
         "seconds without a heartbeat after which a node counts as dead")  # fmt: skip
+    opt("--registry-timeout", "registry_timeout", float,
+        "seconds one Redis registry command may take before a call is answered 503")  # fmt: skip
     p.add_argument(
         "--console", dest="console", action="store_const", const=True, default=None,
         help="serve the read-only office console at /console (needs --admin-token unless "

@@ -76,6 +76,9 @@ class NodeLiveness:
         #: False while the last heartbeat could not reach Redis.
         self.redis_ok = False
         self.epoch: str | None = None
+        #: Loop time before which live sessions may still be missing from the registry
+        #: (Redis just came back or was reset: every node puts its own back within a ttl).
+        self.settled_from = 0.0
 
     async def start(self) -> None:
         """Start clean (forget a previous process with this id), then heartbeat."""
@@ -117,6 +120,8 @@ class NodeLiveness:
             if not self.redis_ok:
                 log(_log, logging.WARNING if self.epoch else logging.INFO, "registry reachable",
                     node=self.store.node_id)  # fmt: skip
+            if not self.redis_ok or beat.epoch != self.epoch:
+                self.settled_from = asyncio.get_running_loop().time() + self.ttl
             self.redis_ok = True
             self.epoch = beat.epoch
             subjects_dirty = self.subjects is not None and self.subjects.dirty
@@ -239,6 +244,7 @@ class RemoteCalls:
         poll: float = REMOTE_POLL,
         settle: float = 6.0,
         epoch: Callable[[], str | None] = lambda: None,
+        absent: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.store = store
         self.poll = poll
@@ -246,6 +252,7 @@ class RemoteCalls:
         # The epoch this node's last heartbeat saw: a reset between sending a call and its
         # first check then still counts as a reset.
         self._epoch = epoch
+        self._absent = absent
         self._watched: dict[asyncio.Future[None], _Watched] = {}
         self._task: asyncio.Task[None] | None = None
 
@@ -256,6 +263,12 @@ class RemoteCalls:
         if self._task is None or self._task.done():
             self._task = loop.create_task(self._run())
         return future
+
+    async def confirm_absent(self) -> None:
+        """Raise :class:`StoreUnavailableError` unless a name missing from the registry
+        is really gone (see :func:`a2c_server._recovery.confirm_absent`)."""
+        if self._absent is not None:
+            await self._absent()
 
     def release(self, future: asyncio.Future[None]) -> bool:
         """Stop watching ``future``'s call; whether the registry was lost while it waited."""

@@ -25,7 +25,8 @@ from ._exceptions import StoreUnavailableError
 from ._liveness import BroadcastFn, LeaveRoomFn, NodeLiveness, RemoteCalls
 from ._logs import cause, log
 from ._metrics import PubSubCounts
-from ._publish import Publisher, ReplylessPublish
+from ._publish import Audience, Publisher, ReplylessPublish
+from ._recovery import confirm_absent, require_listener
 from ._redis_store import RedisStateStore, connect_redis
 from ._redis_subjects import RedisSubjectCounts
 from ._settings import ServerSettings
@@ -62,8 +63,11 @@ class _RedisManager(RedisManagerShim):
     - a call to a sid hosted by another node goes only to that node when ``locate`` knows
       which (the registry records it; no extra round trip);
     - everything else (room broadcasts, disconnects, room changes) stays on the shared
-      channel, and so does a message whose node channel nobody hears (a node that is gone,
-      or one running a version without node channels): it is published again there.
+      channel, and so does an ack whose node channel nobody hears (a node that is gone, or
+      one running a version without node channels);
+    - a call is not published when nobody would hear it or its answer (this node is not
+      subscribed, or the other node's channel has no subscriber): it is answered 503
+      unsent (:mod:`a2c_server._recovery`), where it used to wait out its timeout.
 
     An emit to a sid connected to this node skips Redis altogether.
     """
@@ -76,6 +80,7 @@ class _RedisManager(RedisManagerShim):
         node_id: str,
         locate: Callable[[str], str | None],
         redis_options: dict[str, Any],
+        registry_timeout: float = 0.5,
     ) -> None:
         counts = PubSubCounts()
         super().__init__(url, channel=channel, host_id=node_id, redis_options=redis_options,
@@ -85,6 +90,11 @@ class _RedisManager(RedisManagerShim):
         self.node_channel = node_channel(channel, node_id)
         self._locate = locate
         self._publisher = Publisher(ReplylessPublish(url, **redis_options), counts=counts)
+        #: Whether this node receives from Redis (every subscription confirmed).
+        self.listening = False
+        self._listen_failures = 0
+        #: The deadline of asking Redis who listens before a call goes out.
+        self.registry_timeout = registry_timeout
         # Event name → a handler of this node that takes a message for one of its sids
         # instead of delivering it as is (the progress extension: the Agent's node decides).
         self.intercepts: dict[str, Callable[[str, Any], Awaitable[None]]] = {}
@@ -115,6 +125,10 @@ class _RedisManager(RedisManagerShim):
         walks the data for bytes in Python; here the encoder finds bytes by refusing
         them, and such a call takes upstream's path, which carries them.
         """
+        # Published to nobody, the call would wait out its timeout: answer 503 now.
+        await require_listener(self.listening, self._publisher,
+                               node_channel(self.shared_channel, node), node,
+                               self.registry_timeout)  # fmt: skip
         ack = self.new_ack_id(sid, callback)
         message = {
             "method": "emit", "event": event,
@@ -189,8 +203,22 @@ class _RedisManager(RedisManagerShim):
         return (self.shared_channel, self.node_channel)
 
     def listen_failed(self, exc: Exception, retry_in: float) -> None:
-        log(_log, logging.ERROR, "cannot receive from Redis, retrying",
+        # Subscriptions made before are gone with the connection (everyone's, if Redis
+        # restarted): forget who was heard, ask again.
+        self.listening = False
+        self._publisher.audience = Audience(self._publisher.audience.ttl)
+        self._listen_failures += 1
+        # One line per state change, not one per retry (a retry each second at most).
+        level = logging.ERROR if self._listen_failures == 1 else logging.DEBUG
+        log(_log, level, "cannot receive from Redis, retrying",
             reason=cause(exc), retry_in=retry_in)  # fmt: skip
+
+    def listen_ready(self) -> None:
+        self.listening = True
+        if self._listen_failures:
+            log(_log, logging.WARNING, "receiving from Redis again",
+                failed_attempts=self._listen_failures)  # fmt: skip
+        self._listen_failures = 0
 
     async def aclose(self) -> None:
         """Stop listening and close every client (``sio.shutdown()`` leaves them open)."""
@@ -206,7 +234,9 @@ class MultiNode:
             raise ValueError("MultiNode needs settings.redis_url")
         self.node_id = node_id
         self.store = RedisStateStore(
-            connect_redis(settings.redis_url), prefix=settings.redis_prefix, node_id=node_id
+            connect_redis(settings.redis_url, timeout=settings.registry_timeout),
+            prefix=settings.redis_prefix,
+            node_id=node_id,
         )
         self.manager = _RedisManager(
             settings.redis_url,
@@ -216,11 +246,13 @@ class MultiNode:
             # RESP2: pub/sub messages arrive as plain replies, not as push notifications
             # that redis-py's parser logs (building their text) one by one.
             redis_options={"socket_connect_timeout": 5.0, "protocol": 2},
+            registry_timeout=settings.registry_timeout,
         )
         self.subjects = RedisSubjectCounts(
             self.store.client, prefix=settings.redis_prefix, node_id=node_id
         )
-        self.remote = RemoteCalls(self.store, settle=settings.node_ttl, epoch=self._epoch)
+        self.remote = RemoteCalls(self.store, settle=settings.node_ttl, epoch=self._epoch,
+                                  absent=self._confirm_absent)  # fmt: skip
         self._ttl = settings.node_ttl
         self.liveness: NodeLiveness | None = None
 
@@ -246,6 +278,9 @@ class MultiNode:
 
     def _epoch(self) -> str | None:
         return self.liveness.epoch if self.liveness is not None else None
+
+    async def _confirm_absent(self) -> None:
+        await confirm_absent(self.liveness, self.store.current_epoch)
 
     def registry_reachable(self) -> bool:
         """Whether the last heartbeat reached Redis (the ``/metrics`` gauge)."""

@@ -47,7 +47,7 @@ class Multiplexer:
         self._outbox: list[tuple[Any, ...]] = []
         self._reader: asyncio.Task[None] | None = None
         self._timer: asyncio.TimerHandle | None = None
-        self._lock = asyncio.Lock()
+        self._connecting: asyncio.Task[None] | None = None
 
     async def execute(self, *args: Any) -> Any:
         """Send one command and return its reply (raising an error reply as redis-py does)."""
@@ -65,12 +65,32 @@ class Multiplexer:
         return await future
 
     async def _connect(self) -> None:
-        async with self._lock:
-            if self._reader is not None:
-                return
-            await self._conn.disconnect()
-            await self._conn.connect()
-            self._reader = asyncio.get_running_loop().create_task(self._read())
+        # Callers that find no connection share one attempt: queued one behind another,
+        # each would wait out its own timeout against a hung Redis.
+        if self._connecting is None:
+            self._connecting = asyncio.get_running_loop().create_task(self._open())
+            # Read by every caller, unless all of them were cancelled meanwhile.
+            self._connecting.add_done_callback(lambda t: t.cancelled() or t.exception())
+        task = self._connecting
+        try:
+            await asyncio.shield(task)
+        finally:
+            if task.done() and self._connecting is task:
+                self._connecting = None
+
+    async def _open(self) -> None:
+        if self._reader is not None:
+            return
+        await self._conn.disconnect()
+        # The connection has no socket timeout (see __init__), and connecting also waits
+        # for replies (CLIENT SETINFO...): a hung Redis must not hold it past the deadline.
+        try:
+            async with asyncio.timeout(self.timeout):
+                await self._conn.connect()
+        except TimeoutError:
+            abort_connection(self._conn)
+            raise RedisTimeoutError(f"no answer from Redis within {self.timeout:g} s") from None
+        self._reader = asyncio.get_running_loop().create_task(self._read())
 
     def _flush(self) -> None:
         commands, self._outbox = self._outbox, []
@@ -136,6 +156,8 @@ class Multiplexer:
         abort_connection(self._conn)
 
     async def aclose(self) -> None:
+        if self._connecting is not None:
+            self._connecting.cancel()
         reader, self._reader = self._reader, None
         if reader is not None:
             reader.cancel()

@@ -226,7 +226,8 @@ def _unavailable_answer(event: Event, exc: StoreUnavailableError) -> Any:
     if event in (Event.JOIN_OFFICE, Event.LEAVE_OFFICE):
         return (False, _UNAVAILABLE)
     if event is Event.LIST_ROOM or event.value.startswith("client:"):
-        return _flat(exc.code, _UNAVAILABLE, {"reason": "registry_unavailable"})
+        # Raised before the call went out: not delivered, trying again is safe.
+        return _flat(exc.code, _UNAVAILABLE, {"reason": "registry_unavailable", "delivered": False})
     return None
 
 

@@ -35,7 +35,7 @@ from ._logs import log
 from ._metrics import RouteOutcome
 from ._namespace_core import Handler, NamespaceCore, _flat, _internal_error, _log
 from ._progress import Keepalive
-from ._remote import MAY_HAVE_RUN, delivered_details
+from ._remote import delivered_details, may_have_run_note
 from ._rules import Member, check_route, tool_timeout_problem, unsupported_event_refusal
 from ._shutdown import SHUTDOWN_REASON
 from ._sio import ack_value
@@ -70,6 +70,8 @@ class ForwardingMixin(NamespaceCore):
                 wait = self._settings.forward_timeout
             sender = await self._store.get(sid)
             target = await self._store.member_named(req.computer)
+            if target is None and self._remote is not None:
+                await self._remote.confirm_absent()  # a 503 while the registry recovers
             refusal = check_route(sender, event.value, req.agent, req.computer, target)
             if refusal is not None or target is None:
                 if refusal is None:  # pragma: no cover - check_route refuses a missing target
@@ -157,16 +159,16 @@ class ForwardingMixin(NamespaceCore):
                 disrupted = self._remote.release(remote)
         if args is None and keepalive is not None and keepalive.idle.done():
             timed_out = True
+        sent = event is Event.TOOL_CALL  # a tool call that reached here may have run
         if timed_out:
             self._metrics.route(event.value, RouteOutcome.TIMEOUT, time.monotonic() - started)
             log(_log, logging.INFO, "forward timed out", sid=sid, event=event.value,
                 req_id=req_id, computer=computer, wait=wait,
                 delivered=True if disrupted else None)  # fmt: skip
             message = f"Computer {computer!r} did not answer within {wait:g} seconds"
-            if disrupted:
-                message += MAY_HAVE_RUN
-            return _flat(ErrorCode.TIMEOUT, message,
-                         {"computer_name": computer, **delivered_details(disrupted)})  # fmt: skip
+            return _flat(ErrorCode.TIMEOUT, message + may_have_run_note(disrupted, sent),
+                         {"computer_name": computer,
+                          **delivered_details(disrupted, sent)})  # fmt: skip
         if args is None:
             if expired.done() and not gone.done():
                 self._metrics.route(event.value, RouteOutcome.SHUTDOWN,
@@ -175,10 +177,12 @@ class ForwardingMixin(NamespaceCore):
                     req_id=req_id, computer=computer)  # fmt: skip
                 return _flat(
                     ErrorCode.INTERNAL_ERROR,
-                    f"The Server shut down before Computer {computer!r} answered",
-                    {"computer_name": computer, "reason": SHUTDOWN_REASON},
-                )
-            return self._computer_gone(sid, event, req_id, computer, started, disrupted)
+                    f"The Server shut down before Computer {computer!r} answered"
+                    + may_have_run_note(disrupted, sent),
+                    {"computer_name": computer, "reason": SHUTDOWN_REASON,
+                     **delivered_details(disrupted, sent)},
+                )  # fmt: skip
+            return self._computer_gone(sid, event, req_id, computer, started, disrupted, sent)
         answer = ack_value(args)
         elapsed = time.monotonic() - started
         if sid not in self._gone:
@@ -212,6 +216,7 @@ class ForwardingMixin(NamespaceCore):
         computer: str,
         started: float,
         disrupted: bool = False,
+        sent: bool = False,
     ) -> dict[str, Any]:
         self._metrics.route(event.value, RouteOutcome.COMPUTER_GONE, time.monotonic() - started)
         log(_log, logging.INFO, "computer disconnected mid-call", sid=sid, event=event.value,
@@ -219,7 +224,7 @@ class ForwardingMixin(NamespaceCore):
         message = f"Computer {computer!r} disconnected before answering"
         return _flat(
             ErrorCode.INTERNAL_ERROR,
-            message + MAY_HAVE_RUN if disrupted else message,
+            message + may_have_run_note(disrupted, sent),
             {"computer_name": computer, "reason": "computer_disconnected",
-             **delivered_details(disrupted)},
+             **delivered_details(disrupted, sent)},
         )  # fmt: skip

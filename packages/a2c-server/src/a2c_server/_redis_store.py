@@ -181,15 +181,20 @@ return dropped
 
 
 def connect_redis(url: str, *, timeout: float = 5.0) -> aioredis.Redis:
-    """An asyncio Redis client that fails fast: one quick retry, then an error.
+    """An asyncio Redis client that fails fast: ``timeout`` per command, then an error.
 
-    A registry that is down must answer peers with 503 in seconds, not hang a request.
+    A registry that is down must answer peers with 503 at once, and one that hangs
+    (SIGSTOP, a full network buffer) within ``timeout``. A lost connection is retried
+    once (a pooled connection that outlived a Redis restart); a timeout is not, since
+    the retry would double the deadline.
     """
     client: aioredis.Redis = aioredis.Redis.from_url(
         url,
         socket_timeout=timeout,
         socket_connect_timeout=timeout,
-        retry=Retry(ExponentialBackoff(cap=0.2, base=0.05), 1),
+        retry=Retry(
+            ExponentialBackoff(cap=0.2, base=0.05), 1, supported_errors=(RedisConnectionError,)
+        ),
         decode_responses=True,
     )
     return client
@@ -414,6 +419,11 @@ class RedisStateStore:
 
         heard: bool = await self._run(ask)
         return heard
+
+    async def current_epoch(self) -> str | None:
+        """The registry epoch (None: reset, and no node has heartbeated since)."""
+        epoch: str | None = await self._run(lambda: self.client.get(f"{self._p}:epoch"))
+        return epoch
 
     async def sessions_exist(self, sids: Iterable[str]) -> tuple[str | None, list[bool]]:
         """(the registry epoch, whether each sid is registered), in one round trip."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Final, Protocol
 
-__all__ = ["MAY_HAVE_RUN", "RemoteWatch", "delivered_details"]
+__all__ = ["MAY_HAVE_RUN", "RemoteWatch", "delivered_details", "may_have_run_note"]
 
 
 class RemoteWatch(Protocol):
@@ -23,6 +23,9 @@ class RemoteWatch(Protocol):
     def release(self, future: asyncio.Future[None]) -> bool:
         """Stop watching; True when the registry was lost or reset meanwhile."""
 
+    async def confirm_absent(self) -> None:
+        """Raise ``StoreUnavailableError`` while a missing name may only be recovering."""
+
 
 #: Appended to the message of an outcome whose call may have run although no answer came.
 MAY_HAVE_RUN: Final = (
@@ -30,11 +33,21 @@ MAY_HAVE_RUN: Final = (
     "retry only an idempotent call"
 )
 
+#: The same, when only the Computer's answer is missing (its timeout, it disconnected).
+SENT_MAY_HAVE_RUN: Final = "; the call was sent, so it may have run: retry only an idempotent call"
 
-def delivered_details(disrupted: bool) -> dict[str, Any]:
+
+def delivered_details(disrupted: bool, sent: bool = False) -> dict[str, Any]:
     """``details.delivered``: set when the Computer may have run a call nobody answered.
 
-    The call was sent before the registry was lost, so a 503 ("try again") would be
-    wrong: this field tells the caller that a retry may run the tool twice.
+    ``sent``: a tool call was handed to its Computer (every outcome after that but its
+    answer: a 408, the Computer leaving); ``disrupted``: the registry was lost while it
+    was out (multi-node). A 503 ("try again") would be wrong for either: this field tells
+    the caller that a retry may run the tool twice.
     """
-    return {"delivered": True} if disrupted else {}
+    return {"delivered": True} if disrupted or sent else {}
+
+
+def may_have_run_note(disrupted: bool, sent: bool) -> str:
+    """What the message of such an outcome adds (empty when the call did not go out)."""
+    return MAY_HAVE_RUN if disrupted else SENT_MAY_HAVE_RUN if sent else ""

@@ -131,6 +131,8 @@ class ServerSettings:
     ``admission_timeout`` seconds, and one address may hold
     ``max_unadmitted_per_address`` sessions not admitted yet (see "Security model" in
     docs/server.md).
+    ``registry_timeout`` is the deadline of one Redis registry command (``redis_url``):
+    a Redis that hangs answers a call 503 after this long, not after a socket timeout.
     ``shutdown_grace`` is how long routed calls in flight may still finish after
     SIGTERM/SIGINT.
     ``jwt_*`` switch authentication to JWT bearer tokens (needs ``a2c-server[jwt]``):
@@ -164,6 +166,7 @@ class ServerSettings:
     redis_prefix: str = attrs.field(default="a2c", converter=_redis_prefix)
     node_id: str | None = attrs.field(default=None, converter=_node_id)
     node_ttl: float = attrs.field(default=6.0, validator=_positive)
+    registry_timeout: float = attrs.field(default=0.5, validator=_positive)
     max_id_length: int = attrs.field(default=DEFAULT_MAX_ID_LENGTH, validator=_positive)
     max_outgoing_bytes: int = attrs.field(default=16_000_000, validator=_positive)
     admission_timeout: float = attrs.field(default=10.0, validator=_positive)

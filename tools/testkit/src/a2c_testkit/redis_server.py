@@ -1,8 +1,9 @@
 """A throwaway ``redis-server`` on a free loopback port, for tests of the multi-node Server.
 
 Persistence is off (``--save "" --appendonly no``), so a restart starts empty, like a
-Redis that lost its data. The process is stopped by PID. When the binary is missing, a
-test skips with an install hint locally and fails in CI (``CI=true``): CI installs it.
+Redis that lost its data. The process is stopped (or paused: SIGSTOP) by PID. When the
+binary is missing, a test skips with an install hint locally and fails in CI
+(``CI=true``): CI installs it.
 
 ::
 
@@ -84,11 +85,22 @@ class RedisServer:
                 pytest.fail(f"redis-server did not start on port {self.port}\n{log}")
             time.sleep(0.05)
 
+    def pause(self) -> None:
+        """SIGSTOP by PID: Redis hangs (connections stay open, nothing is answered)."""
+        if self.popen is not None:
+            os.kill(self.popen.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """SIGCONT by PID, after :meth:`pause`."""
+        if self.popen is not None and self.popen.poll() is None:
+            os.kill(self.popen.pid, signal.SIGCONT)
+
     def stop(self) -> None:
         """SIGTERM by PID (SIGKILL after 10 s); the data is gone with it."""
         popen, self.popen = self.popen, None
         if popen is None or popen.poll() is not None:
             return
+        os.kill(popen.pid, signal.SIGCONT)  # a paused Redis would not act on SIGTERM
         os.kill(popen.pid, signal.SIGTERM)
         try:
             popen.wait(timeout=10)

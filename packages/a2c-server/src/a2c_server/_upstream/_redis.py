@@ -50,6 +50,7 @@ class RedisManagerShim(socketio.AsyncRedisManager):  # type: ignore[misc]
     * ``await screen_emit(message) -> dict | None``: an ``emit`` message from another node
       before upstream delivers it; the message to deliver, or None when handled.
     * ``listen_failed(exc, retry_in)``: the listener lost Redis and retries.
+    * ``listen_ready()``: Redis confirmed every subscription of the listener.
 
     After an outage upstream builds new clients and drops the old ones unclosed; they are
     closed here, so a long-running node does not leak a connection per outage.
@@ -77,6 +78,9 @@ class RedisManagerShim(socketio.AsyncRedisManager):  # type: ignore[misc]
         return message
 
     def listen_failed(self, exc: Exception, retry_in: float) -> None:
+        pass
+
+    def listen_ready(self) -> None:
         pass
 
     # ----------------------------------------------------------------- helpers
@@ -117,12 +121,11 @@ class RedisManagerShim(socketio.AsyncRedisManager):  # type: ignore[misc]
         # observability and dict-building layers that cost more than decoding the message.
         channels = self.listen_channels()
         wanted = {*channels, *(c.encode() for c in channels)}
-        retry = 1.0
+        retry = LISTEN_RETRY
         while True:
             try:
                 self._redis_connect()
                 await self.pubsub.subscribe(*channels)
-                retry = 1.0
                 connection = self.pubsub.connection
                 while True:
                     # push_request: over RESP3 (a URL may ask for it) a message is a push
@@ -131,10 +134,15 @@ class RedisManagerShim(socketio.AsyncRedisManager):  # type: ignore[misc]
                     if _is_message(reply) and reply[1] in wanted:
                         self.counts.received += 1
                         yield reply[2]
+                    elif _subscribed_all(reply, len(channels)):
+                        retry = LISTEN_RETRY
+                        self.listen_ready()
             except Exception as exc:
                 self.listen_failed(exc, retry)
                 await asyncio.sleep(retry)
-                retry = min(retry * 2, 60.0)
+                # Upstream doubles up to 60 s: a node then stayed deaf for seconds after
+                # Redis was back. A refused connect costs little; retry at least each second.
+                retry = min(retry * 2, LISTEN_RETRY_MAX)
 
     def _redis_connect(self) -> None:
         old = [c for c in (getattr(self, "pubsub", None), getattr(self, "redis", None)) if c]
@@ -143,6 +151,24 @@ class RedisManagerShim(socketio.AsyncRedisManager):  # type: ignore[misc]
             task = asyncio.get_running_loop().create_task(_close_quietly(client))
             self.closing_clients.add(task)
             task.add_done_callback(self.closing_clients.discard)
+
+
+def _subscribed_all(reply: Any, channels: int) -> bool:
+    """Whether ``reply`` confirms the last of ``channels`` subscriptions."""
+    return (
+        isinstance(reply, list)
+        and len(reply) == 3
+        and reply[0] in _SUBSCRIBE
+        and isinstance(reply[2], int)
+        and reply[2] >= channels
+    )
+
+
+_SUBSCRIBE = (b"subscribe", "subscribe")
+
+#: Seconds before the listener's first retry after losing Redis, and its cap (doubling).
+LISTEN_RETRY = 0.1
+LISTEN_RETRY_MAX = 1.0
 
 
 def _is_message(reply: Any) -> bool:

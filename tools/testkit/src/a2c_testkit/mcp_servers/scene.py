@@ -57,7 +57,12 @@ _TOOLS: list[dict[str, Any]] = [
         "description": "Sleep for `seconds`, observing cancellation.",
         "inputSchema": {
             "type": "object",
-            "properties": {"seconds": {"type": "number"}, "marker": {"type": "string"}},
+            "properties": {
+                "seconds": {"type": "number"},
+                "marker": {"type": "string"},
+                "runs": {"type": "string"},
+                "id": {"type": "string"},
+            },
         },
     },
     {"name": "crash", "description": "Kill this MCP server.", "inputSchema": {"type": "object"}},
@@ -137,6 +142,10 @@ def build_server(scene: dict[str, Any]) -> tuple[Server[Any, Any], Initializatio
             marker = args.get("marker")
             if marker:
                 Path(marker).write_text("started", encoding="utf-8")
+            runs = args.get("runs")
+            if runs:  # one line per run, appended: a call that ran twice shows twice
+                with open(runs, "a", encoding="utf-8") as log:
+                    log.write(f"{args.get('id', '')}\n")
             try:
                 await anyio.sleep(float(args.get("seconds", 30)))
             except anyio.get_cancelled_exc_class():

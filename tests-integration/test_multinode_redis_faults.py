@@ -1,0 +1,185 @@
+"""Redis faults under calls: a hung Redis, a Redis restart under a stream (issues 40, 41, 43).
+
+Two ``a2c-server --redis`` processes on one private redis-server; the Agent (library,
+in-process, default settings) talks to node A, a real ``a2c-computer run`` to node B, so
+every call crosses nodes. The tool appends each run's id to a file, which is the truth
+the outcomes are checked against: a call that ran must never look like one that did not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+
+from a2c_agent import AsyncAgent, RemoteError, ToolCallTimeoutError, result_text
+from a2c_testkit.redis_server import RedisServer, redis_server
+from a2c_testkit.triangle import (
+    ServerProcess,
+    computer_process,
+    eventually,
+    redis_node_process,
+    stdio_scene_entry,
+    write_config,
+    write_scene,
+)
+
+NODE_TTL = 2.0
+PREFIX = "faults"
+
+
+@pytest.fixture
+def redis() -> Iterator[RedisServer]:
+    with redis_server() as server:
+        try:
+            yield server
+        finally:
+            server.resume()  # a test that failed while Redis was paused
+
+
+@contextlib.asynccontextmanager
+async def agent_on_a_box_on_b(
+    procs: Any, tmp_path: Path, redis: RedisServer
+) -> AsyncIterator[tuple[ServerProcess, ServerProcess, AsyncAgent]]:
+    scene = write_scene(tmp_path / "desk.json", {"name": "desk", "windows": []})
+    config = write_config(tmp_path / "computer.json", [stdio_scene_entry("desk", scene)])
+    office = f"office-{uuid.uuid4()}"
+    async with (
+        redis_node_process(procs.log_dir, redis.url, "A", prefix=PREFIX, node_ttl=NODE_TTL,
+                           track=procs.track) as a,
+        redis_node_process(procs.log_dir, redis.url, "B", prefix=PREFIX, node_ttl=NODE_TTL,
+                           track=procs.track) as b,
+        AsyncAgent(a.url, name="planner") as agent,  # default settings: the contract's case
+    ):  # fmt: skip
+        await agent.join_office(office)
+        async with computer_process(procs.log_dir, config=config, office=office, name="box",
+                                    server_url=b.url, track=procs.track):  # fmt: skip
+            await eventually(lambda: "box" in agent.tools, what="box joined")
+            yield a, b, agent
+
+
+async def test_a_hung_redis_answers_each_call_503_within_a_second(
+    procs: Any, tmp_path: Path, redis: RedisServer
+) -> None:
+    async with agent_on_a_box_on_b(procs, tmp_path, redis) as (_, _, agent):
+        runs = tmp_path / "runs.log"
+        ok = await agent.call_tool("box", "slow", {"seconds": 0, "runs": str(runs), "id": "0"})
+        assert result_text(ok) == "slept"
+        redis.pause()
+        waits: list[float] = []
+        answers: list[RemoteError] = []
+        try:
+            for n in range(1, 6):
+                started = time.monotonic()
+                with pytest.raises(RemoteError) as info:
+                    await agent.call_tool(
+                        "box", "slow", {"seconds": 0, "runs": str(runs), "id": str(n)}
+                    )
+                waits.append(time.monotonic() - started)
+                answers.append(info.value)
+        finally:
+            redis.resume()
+        print(f"answers with Redis paused, seconds: {[round(w, 2) for w in waits]}")
+        # Bound with room for a loaded 2-core host: the default deadline is 0.5 s, and
+        # before it each call waited the 5 s socket timeout.
+        assert max(waits) < 2.0, waits
+        for answer in answers:
+            assert answer.code == 503, answer
+            # Not sent: trying again is safe, and it did not run.
+            assert (answer.details or {}).get("delivered") is False, answer
+        assert runs.read_text().split() == ["0"]
+
+
+@attrs.define
+class Outcome:
+    started: float
+    ended: float = 0.0
+    ok: bool = False
+    error: BaseException | None = None
+
+    @property
+    def says_may_have_run(self) -> bool:
+        exc = self.error
+        if isinstance(exc, ToolCallTimeoutError):
+            return getattr(exc, "may_have_run", False) is True
+        if isinstance(exc, RemoteError):
+            return (exc.details or {}).get("delivered") is True and "may have run" in exc.message
+        return False
+
+
+async def test_redis_restart_under_a_stream_of_calls_never_hides_a_run(
+    procs: Any, tmp_path: Path, redis: RedisServer
+) -> None:
+    """Issue 40.2 and issue 43's done-when, with default SDK settings (timeout 5 s)."""
+    runs = tmp_path / "runs.log"
+    runs.touch()
+    outcomes: dict[str, Outcome] = {}
+    stop = asyncio.Event()
+
+    async def one(agent: AsyncAgent, call_id: str) -> None:
+        outcome = outcomes[call_id] = Outcome(started=time.monotonic())
+        try:
+            result = await agent.call_tool(
+                "box", "slow", {"seconds": 0.4, "runs": str(runs), "id": call_id}, timeout=5
+            )
+            outcome.ok = not result.is_error and result_text(result) == "slept"
+            if not outcome.ok:
+                outcome.error = RuntimeError(result_text(result))
+        except (RemoteError, ToolCallTimeoutError) as exc:
+            outcome.error = exc
+        outcome.ended = time.monotonic()
+
+    async def stream(agent: AsyncAgent) -> None:
+        calls: list[asyncio.Task[None]] = []
+        n = 0
+        while not stop.is_set():
+            n += 1
+            calls.append(asyncio.create_task(one(agent, f"c{n}")))
+            await asyncio.sleep(0.05)
+        await asyncio.gather(*calls)
+
+    async with agent_on_a_box_on_b(procs, tmp_path, redis) as (_, _, agent):
+        streaming = asyncio.create_task(stream(agent))
+        await eventually(lambda: len(runs.read_text().split()) >= 10, what="calls running")
+        redis.stop()
+        await asyncio.sleep(3)  # calls meanwhile: 503 at once, never sent
+        redis.start()  # empty, like a restart without persistence
+        recovered = time.monotonic()
+        # Until the first call after the restart succeeds, and some more after it.
+        await eventually(
+            lambda: any(o.ok and o.started > recovered for o in outcomes.values()),
+            timeout=60, what="a call after the restart succeeded",
+        )  # fmt: skip
+        await asyncio.sleep(3)
+        stop.set()
+        await asyncio.wait_for(streaming, 60)
+
+    ran = runs.read_text().split()
+    twice = sorted({i for i in ran if ran.count(i) > 1})
+    hidden = sorted(i for i in set(ran) if not outcomes[i].ok and not outcomes[i].says_may_have_run)
+    hung = sorted(
+        i for i, o in outcomes.items()
+        if o.started >= recovered and o.ended - o.started > 0.4 + 1.0 and not o.ok
+    )  # fmt: skip
+    errors: dict[str, int] = {}
+    for o in outcomes.values():
+        if o.error is not None:
+            kind = type(o.error).__name__ + (
+                f"[{o.error.code}]" if isinstance(o.error, RemoteError) else ""
+            )
+            errors[kind] = errors.get(kind, 0) + 1
+    first = min(o.started for o in outcomes.values() if o.ok and o.started > recovered)
+    print(f"{len(outcomes)} calls, {len(set(ran))} ran, errors {errors}; first call answered "
+          f"after the restart started {first - recovered:.1f} s after it")  # fmt: skip
+    assert not twice, f"ran twice: {twice}"
+    assert not hidden, {i: repr(outcomes[i].error) for i in hidden}
+    assert not hung, {i: (outcomes[i].ended - outcomes[i].started, outcomes[i].error) for i in hung}
+    assert not [o for o in outcomes.values() if isinstance(o.error, RemoteError)
+                and o.error.code == 404], "a Computer that never left was answered 404"  # fmt: skip
