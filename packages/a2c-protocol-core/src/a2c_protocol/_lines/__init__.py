@@ -6,6 +6,7 @@ mutates its input. Stable API (other rooms build on it):
 
 Versions (``_versions``)
     ``Line`` (``"0.2"`` | ``"0.4"``), ``LINE_0_2``, ``LINE_0_4``, ``KNOWN_LINES``;
+    ``LINE_VERSIONS[line]`` (the version announced on a line: ``0.2.3``, ``0.4.2``);
     ``line_of(version) -> Line | None``; ``parse_lines("0.2,0.4") -> tuple[Line, ...]``;
     ``accepted_ranges(lines) -> [{"min_supported", "max_supported"}, ...]``;
     ``nearest_line(version, lines) -> Line`` (the pair a 4008 body reports).
@@ -48,6 +49,7 @@ from ._versions import (
     KNOWN_LINES,
     LINE_0_2,
     LINE_0_4,
+    LINE_VERSIONS,
     Line,
     accepted_ranges,
     line_of,
@@ -61,6 +63,7 @@ __all__ = [
     "LEGACY_BUNDLE",
     "LINE_0_2",
     "LINE_0_4",
+    "LINE_VERSIONS",
     "PUT_BLOB_EVENT",
     "Line",
     "Refusal",

@@ -8,14 +8,21 @@ Server lets the two meet.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from types import MappingProxyType
 from typing import Final, Literal, TypeAlias
 
-from a2c_protocol._versioning import InvalidVersionError, ProtocolVersion, supported_range
+from a2c_protocol._versioning import (
+    PROTOCOL_VERSION,
+    InvalidVersionError,
+    ProtocolVersion,
+    supported_range,
+)
 
 __all__ = [
     "KNOWN_LINES",
     "LINE_0_2",
     "LINE_0_4",
+    "LINE_VERSIONS",
     "Line",
     "accepted_ranges",
     "line_of",
@@ -29,6 +36,9 @@ LINE_0_2: Final[Line] = "0.2"
 LINE_0_4: Final[Line] = "0.4"
 #: Every line this implementation can translate between, oldest first.
 KNOWN_LINES: Final[tuple[Line, ...]] = (LINE_0_2, LINE_0_4)
+#: The version this implementation announces (and a Server declares) on each line. 0.4.2:
+#: the 0.4 shapes as the official SDK 0.4.2 speaks them.
+LINE_VERSIONS: Final = MappingProxyType({LINE_0_2: PROTOCOL_VERSION, LINE_0_4: "0.4.2"})
 
 
 def line_of(version: str | ProtocolVersion) -> Line | None:
