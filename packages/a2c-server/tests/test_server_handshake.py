@@ -374,7 +374,7 @@ async def test_server_handshake_gate_holds_when_the_connect_handler_raises(
 
 
 @pytest.mark.parametrize(
-    "auth", [{}, {"role": "admin"}, {"role": 1}, {"role": ["agent"]}, {"name": "x"}, ["agent"]]
+    "auth", [{"role": "admin"}, {"role": 1}, {"role": ["agent"]}, {"role": ""}, ["agent"]]
 )
 async def test_server_auth_role_must_be_agent_or_computer(
     server: RunningServer, auth: Any, caplog: pytest.LogCaptureFixture

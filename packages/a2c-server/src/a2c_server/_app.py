@@ -108,7 +108,7 @@ class A2CServerApp:
         member = await self.store.get(sid) if sid else None
         if member is None:
             return sid, None, None
-        return sid, member.role.value, member.name
+        return sid, member.role.value if member.role else None, member.name
 
     async def _engineio(self, scope: Scope, receive: Receive, send: Send) -> None:
         await serve_engineio(self.sio, scope, receive, send)

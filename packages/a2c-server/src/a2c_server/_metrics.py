@@ -28,7 +28,10 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 
 from a2c_protocol import Role
 
-__all__ = ["METRICS_CONTENT_TYPE", "PubSubCounts", "RouteOutcome", "ServerMetrics"]
+__all__ = ["METRICS_CONTENT_TYPE", "PENDING_ROLE", "PubSubCounts", "RouteOutcome", "ServerMetrics"]
+
+#: The ``role`` label of a session that connected without ``auth.role`` and has not joined.
+PENDING_ROLE: Final = "pending"
 
 METRICS_CONTENT_TYPE: Final = CONTENT_TYPE_LATEST
 
@@ -110,6 +113,7 @@ class ServerMetrics:
         )  # fmt: skip
         for role in Role:
             self.clients.labels(role.value)
+        self.clients.labels(PENDING_ROLE)
         self._roles: dict[str, str] = {}
         #: sid → wall-clock time it was admitted (read by the console, once per connection)
         self.connected_at: dict[str, float] = {}
@@ -120,10 +124,18 @@ class ServerMetrics:
 
     # -- hooks (called where the Server already logs) ---------------------------------
 
-    def connected(self, sid: str, role: Role) -> None:
-        self._roles[sid] = role.value
+    def connected(self, sid: str, role: Role | None) -> None:
+        label = role.value if role is not None else PENDING_ROLE
+        self._roles[sid] = label
         self.connected_at[sid] = time.time()
-        self.clients.labels(role.value).inc()
+        self.clients.labels(label).inc()
+
+    def settled(self, sid: str, role: Role) -> None:
+        """A role-less session's first join gave it ``role``: move it to that label."""
+        if self._roles.get(sid) == PENDING_ROLE:
+            self._roles[sid] = role.value
+            self.clients.labels(PENDING_ROLE).dec()
+            self.clients.labels(role.value).inc()
 
     def disconnected(self, sid: str) -> None:
         role = self._roles.pop(sid, None)
