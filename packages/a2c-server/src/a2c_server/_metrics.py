@@ -28,6 +28,8 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 
 from a2c_protocol import Role
 
+from ._mixed import line_label
+
 __all__ = ["METRICS_CONTENT_TYPE", "PENDING_ROLE", "PubSubCounts", "RouteOutcome", "ServerMetrics"]
 
 #: The ``role`` label of a session that connected without ``auth.role`` and has not joined.
@@ -74,6 +76,17 @@ class ServerMetrics:
             registry=r,
         )  # fmt: skip
         self.offices = Gauge("a2c_server_offices", "Offices with at least one member", registry=r)
+        self.by_protocol = Gauge(
+            "a2c_server_connected_clients_by_protocol",
+            "Connected Socket.IO clients by protocol line (0.2, 0.4; other for a pinned one)",
+            ["protocol"], registry=r,
+        )  # fmt: skip
+        self.translations = Counter(
+            "a2c_server_translated_requests",
+            "client:* requests relayed between protocol lines (a mixed office), by event",
+            ["event", "agent_protocol", "computer_protocol"], registry=r,
+        )  # fmt: skip
+        self._protocols: dict[str, str] = {}
         self.connection_refusals = Counter(
             "a2c_server_connection_refusals", "Socket.IO connections refused, by error code",
             ["code"], registry=r,
@@ -137,7 +150,22 @@ class ServerMetrics:
             self.clients.labels(PENDING_ROLE).dec()
             self.clients.labels(role.value).inc()
 
+    def protocol(self, sid: str, version: str) -> None:
+        """``sid`` was admitted speaking ``version``: count it under its line."""
+        label = line_label(version)
+        self._protocols[sid] = label
+        self.by_protocol.labels(label).inc()
+
+    def translated(self, event: str, agent_version: str, computer_version: str) -> None:
+        """A request of a mixed office went through the translation."""
+        self.translations.labels(
+            event, line_label(agent_version), line_label(computer_version)
+        ).inc()
+
     def disconnected(self, sid: str) -> None:
+        protocol = self._protocols.pop(sid, None)
+        if protocol is not None:
+            self.by_protocol.labels(protocol).dec()
         role = self._roles.pop(sid, None)
         self.connected_at.pop(sid, None)
         if role is not None:  # a connection refused during connect was never counted

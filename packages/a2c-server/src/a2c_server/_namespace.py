@@ -188,6 +188,7 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin):
         self._gone[sid] = asyncio.get_running_loop().create_future()
         self._access.admitted(sid, identity)
         self._metrics.connected(sid, role)
+        self._metrics.protocol(sid, version)
         log(
             _log,
             logging.INFO,
