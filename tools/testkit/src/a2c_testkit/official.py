@@ -2,7 +2,8 @@
 
 Public API:
 
-- ``official_venv(version) -> Path``: the python of a venv holding ``a2c-smcp==<version>``,
+- ``official_venv(version) -> Path``: the python of a venv holding ``a2c-smcp[cli]==<version>``
+  (the ``cli`` extra: the SDK's Computer module imports prompt_toolkit),
   built once per version under the cache dir (``$A2C_INTEROP_CACHE`` or
   ``~/.cache/a2c-interop``) and reused by later runs. Safe when several pytest-xdist workers
   ask at once: one builds under an exclusive file lock, the others wait for it, and a venv
@@ -63,12 +64,17 @@ def _python_in(root: Path) -> Path:
     return root / "bin" / "python"
 
 
+# 0.2.2's Computer imports yaml without declaring PyYAML; a user of its README installs it too.
+_UNDECLARED = ("pyyaml",)
+
+
 def _install(python: Path, requirement: str) -> None:
     uv = shutil.which("uv")
+    wanted = [requirement, *_UNDECLARED]
     if uv:
-        argv = [uv, "pip", "install", "--python", str(python), "--quiet", requirement]
+        argv = [uv, "pip", "install", "--python", str(python), "--quiet", *wanted]
     else:
-        argv = [str(python), "-m", "pip", "install", "--quiet", requirement]
+        argv = [str(python), "-m", "pip", "install", "--quiet", *wanted]
     env = {k: v for k, v in os.environ.items() if k not in {"VIRTUAL_ENV", "UV_PROJECT"}}
     done = subprocess.run(
         argv, capture_output=True, text=True, timeout=_BUILD_TIMEOUT, env=env, check=False
@@ -78,19 +84,20 @@ def _install(python: Path, requirement: str) -> None:
 
 
 def official_venv(version: str) -> Path:
-    """The python of a cached venv with ``a2c-smcp==version`` installed (built on first use)."""
+    """The python of a cached venv with ``a2c-smcp[cli]==version`` (built on first use)."""
     root = cache_root() / version
     ready = root / _READY
     python = _python_in(root)
-    if ready.exists() and python.exists():
+    requirement = f"a2c-smcp[cli]=={version} " + " ".join(_UNDECLARED)
+    if _is_ready(ready, python, requirement):
         return python
     with _locked(cache_root() / f"{version}.lock"):
-        if ready.exists() and python.exists():
+        if _is_ready(ready, python, requirement):
             return python
         shutil.rmtree(root, ignore_errors=True)
         # pip is only needed when uv is missing; venv's ensurepip works offline either way.
         venv.EnvBuilder(with_pip=shutil.which("uv") is None, symlinks=True).create(root)
-        _install(python, f"a2c-smcp=={version}")
+        _install(python, f"a2c-smcp[cli]=={version}")
         check = subprocess.run(
             [str(python), "-c", "import importlib.metadata as m; print(m.version('a2c-smcp'))"],
             capture_output=True,
@@ -100,8 +107,16 @@ def official_venv(version: str) -> Path:
         )
         if check.stdout.strip() != version:
             raise RuntimeError(f"venv at {root} holds a2c-smcp {check.stdout!r}: {check.stderr}")
-        ready.write_text(version + "\n")
+        ready.write_text(requirement + "\n")
     return python
+
+
+def _is_ready(ready: Path, python: Path, requirement: str) -> bool:
+    # The marker names what was installed: a venv built for another requirement is rebuilt.
+    try:
+        return python.exists() and ready.read_text().strip() == requirement
+    except OSError:
+        return False
 
 
 def _env() -> dict[str, str]:
