@@ -355,9 +355,7 @@ def render_matrix(root: Path, table: Sequence[Distribution]) -> str:
         pin_cell = "—" if pin in ("—", None) else f"`{pin}`"
         protocols = " and ".join((dist.protocol, *dist.serves))
         ranges = ", ".join(_peer_range(v) for v in (dist.protocol, *dist.serves))
-        lines.append(
-            f"| `{dist.name}` | {dist.version} | {protocols} | {ranges} | {pin_cell} |"
-        )
+        lines.append(f"| `{dist.name}` | {dist.version} | {protocols} | {ranges} | {pin_cell} |")
     lines += [
         "",
         "_Generated from `tools/versions.toml` by "
