@@ -96,6 +96,8 @@ class Distribution:
     module: str
     version: str
     protocol: str
+    #: further protocol versions the distribution serves (the Server's translated lines)
+    serves: tuple[str, ...] = ()
 
     def version_file(self, root: Path) -> Path:
         """The version file hatchling reads: ``<path>/src/<module>/_version.py``."""
@@ -233,7 +235,12 @@ def load_table(root: Path) -> list[Distribution]:
             if not isinstance(value, str):
                 raise VersionsError(f"{TABLE}: [distributions.{name}] needs a string {key!r}")
             fields[key] = value
-        table.append(Distribution(name=name, **fields))
+        serves = row.get("serves", [])
+        if not isinstance(serves, list) or not all(isinstance(v, str) for v in serves):
+            raise VersionsError(f"{TABLE}: [distributions.{name}] 'serves' must list versions")
+        for served in serves:
+            parse_version(served)
+        table.append(Distribution(name=name, serves=tuple(serves), **fields))
     if CORE not in {dist.name for dist in table}:
         raise VersionsError(f"{TABLE} has no row for {CORE}")
     return table
@@ -346,10 +353,9 @@ def render_matrix(root: Path, table: Sequence[Distribution]) -> str:
     for dist in table:
         pin = "—" if dist.name == CORE else core_pin(root, dist)
         pin_cell = "—" if pin in ("—", None) else f"`{pin}`"
-        lines.append(
-            f"| `{dist.name}` | {dist.version} | {dist.protocol} "
-            f"| {_peer_range(dist.protocol)} | {pin_cell} |"
-        )
+        protocols = " and ".join((dist.protocol, *dist.serves))
+        ranges = ", ".join(_peer_range(v) for v in (dist.protocol, *dist.serves))
+        lines.append(f"| `{dist.name}` | {dist.version} | {protocols} | {ranges} | {pin_cell} |")
     lines += [
         "",
         "_Generated from `tools/versions.toml` by "

@@ -173,6 +173,16 @@ async def test_get_resources_one_page_and_iter_all_pages(make_computer, make_age
     assert cursors == [None, "2", "4", "6"]  # four pages followed by next_cursor
 
 
+async def test_get_resources_reads_the_snake_case_mime_type_too(make_computer, make_agent):
+    # The official Computers send only mime_type (their A2CResource spelling).
+    computer = await make_computer()
+    computer.resources = {"wins": [{"uri": "window://org.example.w/0", "mime_type": "text/html"}]}
+    agent = await make_agent()
+    await agent.join_office(OFFICE)
+    page = await agent.get_resources("box-1", "wins")
+    assert page.resources[0].mime_type == "text/html"
+
+
 async def test_get_resources_4014_and_4015(make_computer, make_agent):
     computer = await make_computer()
     computer.no_resources = {"tools-only"}

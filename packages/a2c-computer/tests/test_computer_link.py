@@ -139,6 +139,9 @@ async def test_the_five_client_events(servers: Any) -> None:
             Event.GET_RESOURCES, req_id="g2", mcp_server="desk", cursor=page["next_cursor"]
         )
         assert "next_cursor" not in last and len(last["resources"]) == 1
+        # Both spellings of the MIME type: MCP's (ours) and the official Agents' snake_case.
+        typed = [r for r in page["resources"] + last["resources"] if "mimeType" in r]
+        assert typed and all(r["mime_type"] == r["mimeType"] for r in typed)
         assert await agent.ask(Event.GET_RESOURCES, req_id="g3", mcp_server="ghost") == {
             "code": 4014,
             "message": "MCP server 'ghost' is not registered or not running on this Computer",

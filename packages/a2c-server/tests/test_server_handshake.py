@@ -165,6 +165,7 @@ async def test_server_handshake_other_paths_are_not_gated(server: RunningServer)
     assert health.json() == {
         "status": "ok",
         "protocol_version": "0.2.3",
+        "protocols": ["0.2.3", "0.4.2"],
         "namespace": NAMESPACE,
         "node_id": server.app.node_id,
         "connections": 0,
@@ -373,7 +374,7 @@ async def test_server_handshake_gate_holds_when_the_connect_handler_raises(
 
 
 @pytest.mark.parametrize(
-    "auth", [{}, {"role": "admin"}, {"role": 1}, {"role": ["agent"]}, {"name": "x"}, ["agent"]]
+    "auth", [{"role": "admin"}, {"role": 1}, {"role": ["agent"]}, {"role": ""}, ["agent"]]
 )
 async def test_server_auth_role_must_be_agent_or_computer(
     server: RunningServer, auth: Any, caplog: pytest.LogCaptureFixture

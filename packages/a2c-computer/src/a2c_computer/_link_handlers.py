@@ -197,7 +197,8 @@ class LinkHandlers:
             return to_wire(exc.to_payload())
         except ComputerError as exc:
             return _error(ErrorCode.INTERNAL_ERROR, f"resources/list failed: {exc}")
-        return to_wire(GetResourcesRet(resources=resources, req_id=req.req_id, next_cursor=cursor))
+        ret = to_wire(GetResourcesRet(resources=resources, req_id=req.req_id, next_cursor=cursor))
+        return _both_mime_spellings(ret)
 
     async def _on_get_config(self, data: Any) -> Any:
         req = from_wire(GetComputerConfigReq, data)
@@ -259,3 +260,14 @@ def _decoded_size(b64: str) -> int:
 
 class _WrongComputer(Exception):
     pass
+
+
+def _both_mime_spellings(ret: Any) -> Any:
+    """Each resource's ``mimeType`` (MCP's key, ours) also as ``mime_type``.
+
+    The official Agents read only ``mime_type``; ours reads either (docs/compatibility.md).
+    """
+    for item in ret.get("resources", ()):
+        if isinstance(item, dict) and "mimeType" in item:
+            item.setdefault("mime_type", item["mimeType"])
+    return ret

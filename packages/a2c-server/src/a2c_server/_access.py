@@ -63,7 +63,7 @@ class Access:
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def check_connect(
-        self, sid: str, role: Role, identity: Identity, peer: str | None
+        self, sid: str, role: Role | None, identity: Identity, peer: str | None
     ) -> Refusal | None:
         """Why this admission is refused (403, 401 for an expired identity, 429), or None.
 
@@ -84,12 +84,13 @@ class Access:
                 held = await self._subjects.hold(identity.subject, sid, cap)
             except StoreUnavailableError as exc:
                 self._audit.record(AuditEvent.ADMISSION, "refused", sid=sid,
-                                   subject=identity.subject, role=role.value,
+                                   subject=identity.subject, role=role.value if role else None,
                                    reason=str(exc), peer=peer)  # fmt: skip
                 raise
             refusal = subject_refusal(held, cap)
         self._audit.record(AuditEvent.ADMISSION, "ok" if refusal is None else "refused",
-                           sid=sid, subject=identity.subject, role=role.value,
+                           sid=sid, subject=identity.subject,
+                           role=role.value if role else None,
                            reason=refusal.message if refusal else None, peer=peer)  # fmt: skip
         return refusal
 
@@ -143,7 +144,7 @@ class Access:
         identity = self._identities.get(sid)
         self._audit.record(AuditEvent.ROUTE, "ok" if refused is None else "refused", sid=sid,
                            subject=identity.subject if identity else None,
-                           role=sender.role.value if sender else None,
+                           role=sender.role.value if sender and sender.role else None,
                            name=sender.name if sender else None,
                            office=sender.office_id if sender else None,
                            request=event.value, computer=computer, reason=refused)  # fmt: skip

@@ -98,7 +98,7 @@ class A2CServerApp:
         self.requests = OpenRequests()
         self._gate = VersionGate(
             watched,
-            server_version=settings.protocol_version,
+            server_version=settings.served_versions,
             mount=settings.socketio_path,
             on_refusal=self.metrics.version_refused,
         )
@@ -108,7 +108,7 @@ class A2CServerApp:
         member = await self.store.get(sid) if sid else None
         if member is None:
             return sid, None, None
-        return sid, member.role.value, member.name
+        return sid, member.role.value if member.role else None, member.name
 
     async def _engineio(self, scope: Scope, receive: Receive, send: Send) -> None:
         await serve_engineio(self.sio, scope, receive, send)
@@ -161,6 +161,7 @@ class A2CServerApp:
         document: dict[str, Any] = {
             "status": "ok",
             "protocol_version": self.settings.protocol_version,
+            "protocols": list(self.settings.served_versions),
             "namespace": NAMESPACE,
             "node_id": self.node_id,
             "registry": "memory",

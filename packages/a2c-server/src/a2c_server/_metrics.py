@@ -28,7 +28,12 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 
 from a2c_protocol import Role
 
-__all__ = ["METRICS_CONTENT_TYPE", "PubSubCounts", "RouteOutcome", "ServerMetrics"]
+from ._mixed import line_label
+
+__all__ = ["METRICS_CONTENT_TYPE", "PENDING_ROLE", "PubSubCounts", "RouteOutcome", "ServerMetrics"]
+
+#: The ``role`` label of a session that connected without ``auth.role`` and has not joined.
+PENDING_ROLE: Final = "pending"
 
 METRICS_CONTENT_TYPE: Final = CONTENT_TYPE_LATEST
 
@@ -71,6 +76,17 @@ class ServerMetrics:
             registry=r,
         )  # fmt: skip
         self.offices = Gauge("a2c_server_offices", "Offices with at least one member", registry=r)
+        self.by_protocol = Gauge(
+            "a2c_server_connected_clients_by_protocol",
+            "Connected Socket.IO clients by protocol line (0.2, 0.4; other for a pinned one)",
+            ["protocol"], registry=r,
+        )  # fmt: skip
+        self.translations = Counter(
+            "a2c_server_translated_requests",
+            "client:* requests relayed between protocol lines (a mixed office), by event",
+            ["event", "agent_protocol", "computer_protocol"], registry=r,
+        )  # fmt: skip
+        self._protocols: dict[str, str] = {}
         self.connection_refusals = Counter(
             "a2c_server_connection_refusals", "Socket.IO connections refused, by error code",
             ["code"], registry=r,
@@ -110,6 +126,7 @@ class ServerMetrics:
         )  # fmt: skip
         for role in Role:
             self.clients.labels(role.value)
+        self.clients.labels(PENDING_ROLE)
         self._roles: dict[str, str] = {}
         #: sid → wall-clock time it was admitted (read by the console, once per connection)
         self.connected_at: dict[str, float] = {}
@@ -120,12 +137,35 @@ class ServerMetrics:
 
     # -- hooks (called where the Server already logs) ---------------------------------
 
-    def connected(self, sid: str, role: Role) -> None:
-        self._roles[sid] = role.value
+    def connected(self, sid: str, role: Role | None) -> None:
+        label = role.value if role is not None else PENDING_ROLE
+        self._roles[sid] = label
         self.connected_at[sid] = time.time()
-        self.clients.labels(role.value).inc()
+        self.clients.labels(label).inc()
+
+    def settled(self, sid: str, role: Role) -> None:
+        """A role-less session's first join gave it ``role``: move it to that label."""
+        if self._roles.get(sid) == PENDING_ROLE:
+            self._roles[sid] = role.value
+            self.clients.labels(PENDING_ROLE).dec()
+            self.clients.labels(role.value).inc()
+
+    def protocol(self, sid: str, version: str) -> None:
+        """``sid`` was admitted speaking ``version``: count it under its line."""
+        label = line_label(version)
+        self._protocols[sid] = label
+        self.by_protocol.labels(label).inc()
+
+    def translated(self, event: str, agent_version: str, computer_version: str) -> None:
+        """A request of a mixed office went through the translation."""
+        self.translations.labels(
+            event, line_label(agent_version), line_label(computer_version)
+        ).inc()
 
     def disconnected(self, sid: str) -> None:
+        protocol = self._protocols.pop(sid, None)
+        if protocol is not None:
+            self.by_protocol.labels(protocol).dec()
         role = self._roles.pop(sid, None)
         self.connected_at.pop(sid, None)
         if role is not None:  # a connection refused during connect was never counted

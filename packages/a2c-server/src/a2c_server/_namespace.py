@@ -50,6 +50,7 @@ from ._upstream import not_handled, transport_alive
 __all__ = ["SmcpNamespace"]
 
 _ROLES: Final = {role.value: role for role in Role}
+_NOT_AN_OBJECT: Final = object()  # an auth that is not a JSON object: a bad role too
 
 
 class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin):
@@ -124,16 +125,20 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin):
         peer = f"{peer_addr[0]}:{peer_addr[1]}" if peer_addr else None
         query = bytes(scope.get("query_string", b"")).decode("latin-1")
         # The gate already ran; checking again costs nothing and guards a misconfiguration.
-        if check_version_query(query, self._settings.protocol_version) is not None:
+        if check_version_query(query, self._settings.served_versions) is not None:
             log(_log, logging.WARNING, "connection refused: version", sid=sid, peer=peer)
             raise _refusal(ErrorCode.PROTOCOL_VERSION_MISMATCH, "A2C version handshake rejected")
         version = str(ProtocolVersion.parse(first_query_value(query, VERSION_QUERY_PARAM) or ""))
-        claimed = auth.get("role") if isinstance(auth, dict) else None
+        if auth is None:
+            auth = {}
+        # A role given at connect is checked; none at all is admitted (the official SDKs
+        # never send one) and the first server:join_office settles it (docs/compatibility.md).
+        claimed = auth.get("role") if isinstance(auth, dict) else _NOT_AN_OBJECT
         role = _ROLES.get(claimed) if isinstance(claimed, str) else None
-        if role is None:
+        if role is None and claimed is not None:
             log(_log, logging.WARNING, "connection refused: bad auth.role", sid=sid, peer=peer)
             raise _refusal(
-                ErrorCode.BAD_REQUEST, 'auth.role is required and must be "agent" or "computer"'
+                ErrorCode.BAD_REQUEST, 'auth.role, when given, must be "agent" or "computer"'
             )
         headers = {
             bytes(k).decode("latin-1").lower(): bytes(v).decode("latin-1")
@@ -149,6 +154,8 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin):
         except Exception as exc:
             _log.exception("auth provider failed sid=%s", sid)
             raise _refusal(ErrorCode.INTERNAL_ERROR, "Authentication failed") from exc
+        if role is None and identity.grant is not None:
+            role = identity.grant.role  # the grant's role wins over a join's
         refused = await self._access.check_connect(sid, role, identity, peer)
         if refused is not None:
             log(_log, logging.WARNING, "connection refused", sid=sid, peer=peer,
@@ -161,7 +168,7 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin):
             raise
 
     async def _enter(
-        self, sid: str, role: Role, version: str, identity: Identity, peer: str | None
+        self, sid: str, role: Role | None, version: str, identity: Identity, peer: str | None
     ) -> None:
         if not self._transport_alive(sid):
             # The client left while the provider was deciding; python-socketio will not
@@ -170,19 +177,24 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin):
             raise _refusal(ErrorCode.BAD_REQUEST, "Client went away")
         await self._sio.save_session(
             sid,
-            {"a2c_version": version, "role": role.value, "identity": identity.subject},
+            {
+                "a2c_version": version,
+                "role": role.value if role else None,
+                "identity": identity.subject,
+            },
             namespace=NAMESPACE,
         )
         await self._offices.connect(sid, role, version)
         self._gone[sid] = asyncio.get_running_loop().create_future()
         self._access.admitted(sid, identity)
         self._metrics.connected(sid, role)
+        self._metrics.protocol(sid, version)
         log(
             _log,
             logging.INFO,
             "connected",
             sid=sid,
-            role=role.value,
+            role=role.value if role else None,
             identity=identity.subject,
             a2c_version=version,
             peer=peer,

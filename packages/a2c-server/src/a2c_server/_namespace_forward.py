@@ -33,6 +33,7 @@ from . import _otel as otel
 from ._inflight import InFlightCall
 from ._logs import log
 from ._metrics import RouteOutcome
+from ._mixed import mixed, translated
 from ._namespace_core import Handler, NamespaceCore, _flat, _internal_error, _log
 from ._progress import Keepalive
 from ._remote import delivered_details, may_have_run_note
@@ -86,7 +87,9 @@ class ForwardingMixin(NamespaceCore):
             extended = isinstance(req, ToolCallReq) and (
                 req.a2c_progress is True or (otel.STATE.active and req.a2c_trace is not None)
             )
-            if extended:
+            if sender is not None and mixed(sender.a2c_version, target.a2c_version):
+                call = self._call_mixed(sid, event, data, req, sender, target, wait, extended)
+            elif extended:
                 call = self._call_extended(sid, event, data, req, target, wait)
             else:
                 call = self._call(sid, event, data, req.req_id, req.computer, target.sid, wait)
@@ -117,6 +120,25 @@ class ForwardingMixin(NamespaceCore):
             if span is not None:
                 span.answered(answer)
             return answer
+
+    async def _call_mixed(
+        self, sid: str, event: Event, data: Any, req: Any, sender: Member, target: Member,
+        wait: float, extended: bool,
+    ) -> Any:  # fmt: skip
+        """A 0.2 Agent and a 0.4 Computer or the reverse: see :mod:`a2c_server._mixed`."""
+
+        async def call(payload: Any) -> Any:
+            if extended:
+                return await self._call_extended(sid, event, payload, req, target, wait)
+            return await self._call(sid, event, payload, req.req_id, req.computer,
+                                    target.sid, wait)  # fmt: skip
+
+        self._metrics.translated(event.value, sender.a2c_version, target.a2c_version)
+        return await translated(
+            event.value, data, agent_version=sender.a2c_version,
+            computer_version=target.a2c_version, call=call, sid=sid,
+            on_refusal=lambda: self._metrics.route(event.value, RouteOutcome.REFUSED),
+        )  # fmt: skip
 
     def _track(self, sid: str, req: Any, target_sid: str) -> AbstractContextManager[None]:
         if not isinstance(req, ToolCallReq):  # only tool calls run something worth stopping

@@ -51,6 +51,8 @@ class MembershipMixin(NamespaceCore):
         outcome = await self._offices.join(sid, req)
         self._access.joined(sid, req, outcome.ok, outcome.reason)
         self._metrics.join(req.role, outcome.refusal)  # None exactly when it was accepted
+        if outcome.ok:
+            self._metrics.settled(sid, req.role)  # a role-less connect has its role now
         if not outcome.ok:
             log(_log, logging.INFO, "join refused", sid=sid, name=req.name,
                 office=req.office_id, refusal=outcome.refusal, reason=outcome.reason)  # fmt: skip
@@ -104,6 +106,6 @@ class MembershipMixin(NamespaceCore):
                 a2c_version=m.a2c_version,
             )
             for m in await self._store.office_members(req.office_id)
-            if m.name is not None and m.office_id is not None
+            if m.name is not None and m.office_id is not None and m.role is not None
         ]
         return to_wire(ListRoomRet(sessions=sessions, req_id=req.req_id))  # type: ignore[no-any-return]

@@ -105,7 +105,7 @@ class Offices:
         self.store = store
         self._lock = asyncio.Lock()
 
-    async def connect(self, sid: str, role: Role, a2c_version: str) -> Member:
+    async def connect(self, sid: str, role: Role | None, a2c_version: str) -> Member:
         member = Member(sid=sid, role=role, a2c_version=a2c_version)
         async with self._lock:
             await self.store.put(member)
@@ -143,7 +143,8 @@ class Offices:
             return MembershipOutcome(ok=False, reason=decision.reason, refusal=decision.refusal)
         if not decision.changed:
             return MembershipOutcome(ok=True)
-        joined = attrs.evolve(member, name=req.name, office_id=req.office_id)
+        # A role-less session's first join settles its role (decide_join checked the rest).
+        joined = attrs.evolve(member, role=req.role, name=req.name, office_id=req.office_id)
         # One put moves the member out of its old office and into the new one at once.
         try:
             await self.store.put(joined)

@@ -204,7 +204,7 @@ def _encode(member: Member, node: str) -> str:
     return json.dumps(
         {
             "sid": member.sid,
-            "role": member.role.value,
+            "role": member.role.value if member.role is not None else "",
             "v": member.a2c_version,
             "name": member.name or "",
             "office": member.office_id or "",
@@ -219,7 +219,7 @@ def _decode(record: str) -> tuple[Member, str]:
     data = json.loads(record)
     member = Member(
         sid=data["sid"],
-        role=_ROLES[data["role"]],
+        role=_ROLES[data["role"]] if data["role"] else None,
         a2c_version=data["v"],
         name=data["name"] or None,
         office_id=data["office"] or None,

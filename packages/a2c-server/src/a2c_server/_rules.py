@@ -3,7 +3,10 @@
 Rules (rooms-and-security.md §2-§4, events.md §2-§3):
 
 Joining (``server:join_office``)
-  J1 ``role`` must equal the role the session connected with (``auth.role``).
+  J1 ``role`` must equal the session's role: the one it connected with (``auth.role``),
+     or its grant's, or the one its first join settled. A session without a role yet
+     (a role-less connect) gets it from this join; until then it is in no office, so
+     every role-bound request is refused (R1, U1, U2: 4103).
   J2 ``name`` and ``office_id`` are non-empty strings of at most 256 characters.
   J3 Re-joining the office one is in under the same name is an idempotent success; a
      different name in the same office is refused (leave first).
@@ -88,7 +91,7 @@ class Member:
     """One connected session. ``name``/``office_id`` are set while it is in an office."""
 
     sid: str
-    role: Role
+    role: Role | None  # None: connected without auth.role, not joined yet
     a2c_version: str
     name: str | None = None
     office_id: str | None = None
@@ -146,7 +149,7 @@ def decide_join(
     ``name_owner`` is the sid currently holding ``req.name`` (None when free);
     ``office_agent`` the sid of the Agent in ``req.office_id`` (None when there is none).
     """
-    if req.role is not member.role:
+    if member.role is not None and req.role is not member.role:
         return JoinDecision(
             ok=False,
             refusal=JoinRefusal.ROLE_MISMATCH,
@@ -165,7 +168,8 @@ def decide_join(
             refusal=JoinRefusal.ALREADY_IN_OFFICE,
             reason=f"Already in office {req.office_id!r} as {member.name!r}; leave it first",
         )
-    if member.role is Role.AGENT and member.office_id is not None:
+    # From here req.role is the session's role (J1), also for one whose join settles it.
+    if req.role is Role.AGENT and member.office_id is not None:
         return JoinDecision(
             ok=False,
             refusal=JoinRefusal.AGENT_IN_OTHER_OFFICE,
@@ -175,7 +179,7 @@ def decide_join(
         return JoinDecision(
             ok=False, reason=f"Name {req.name!r} is already taken", refusal=JoinRefusal.NAME_TAKEN
         )
-    if member.role is Role.AGENT and office_agent is not None and office_agent != member.sid:
+    if req.role is Role.AGENT and office_agent is not None and office_agent != member.sid:
         return JoinDecision(ok=False, reason=ROOM_HAS_AGENT, refusal=JoinRefusal.SEAT_TAKEN)
     return JoinDecision(ok=True, changed=True, leave_first=member.office_id)
 

@@ -263,7 +263,7 @@ class RawClient:
 @contextlib.asynccontextmanager
 async def connect_raw(
     server: RunningServer,
-    role: str,
+    role: str | None,
     *,
     auth: dict[str, object] | None = None,
     a2c_version: str = PROTOCOL_VERSION,
@@ -271,6 +271,8 @@ async def connect_raw(
     reconnection: bool = False,
 ) -> AsyncIterator[RawClient]:
     """Connect a :class:`RawClient` as ``role`` (``auth`` adds fields; it may override role).
+
+    ``role=None`` connects without ``auth.role``, as the official SDKs do.
 
     On a multi-node ``server`` each call connects to the next node in turn.
     """
@@ -281,7 +283,7 @@ async def connect_raw(
         f"{server.url}?a2c_version={a2c_version}",
         namespaces=[NAMESPACE],
         socketio_path=server.socketio_path,
-        auth={"role": role, **(auth or {})},
+        auth={"role": role, **(auth or {})} if role is not None else dict(auth or {}),
         transports=transports or ["polling", "websocket"],
         wait_timeout=30,
     )

@@ -40,12 +40,13 @@ _log = logging.getLogger("a2c_server.auth")
 class AuthRequest:
     """What a provider sees about a connecting client.
 
-    ``auth`` is the Socket.IO auth object as sent (it contains ``role``), ``headers`` the
+    ``auth`` is the Socket.IO auth object as sent (``{}`` when none was), ``headers`` the
     HTTP handshake headers with lower-case names, ``peer`` the ``"host:port"`` of the
-    remote end when known.
+    remote end when known. ``role`` is None when the client did not say (the official SDKs
+    never do): its first ``server:join_office`` settles it.
     """
 
-    role: Role
+    role: Role | None
     auth: Mapping[str, Any]
     headers: Mapping[str, str]
     peer: str | None
@@ -107,7 +108,7 @@ class AllowAllAuth:
         self._grant = _offices_grant(allow_offices)
 
     async def authenticate(self, request: AuthRequest) -> Identity:
-        return Identity(subject=f"anonymous-{request.role.value}", grant=self._grant)
+        return Identity(subject=f"anonymous-{_role_label(request.role)}", grant=self._grant)
 
     def __repr__(self) -> str:
         return "AllowAllAuth()"
@@ -135,7 +136,7 @@ class SharedTokenAuth:
             raise AuthenticationError("Authentication failed: invalid token") from None
         if not hmac.compare_digest(encoded, self._token):
             raise AuthenticationError("Authentication failed: invalid token")
-        return Identity(subject=f"token-{request.role.value}", grant=self._grant)
+        return Identity(subject=f"token-{_role_label(request.role)}", grant=self._grant)
 
     def __repr__(self) -> str:
         return "SharedTokenAuth(token=***)"
@@ -149,3 +150,8 @@ def is_loopback_host(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+def _role_label(role: Role | None) -> str:
+    # A role-less connect is one kind of subject until its join settles the role.
+    return role.value if role is not None else "client"

@@ -96,9 +96,9 @@ class Grant:
         return cls(offices=tuple(check_office_pattern(p) for p in offices), role=role, name=name)
 
 
-def connect_problem(grant: Grant | None, role: Role) -> str | None:
-    """Why a connection as ``role`` contradicts ``grant`` (None: it does not)."""
-    if grant is not None and grant.role is not None and grant.role is not role:
+def connect_problem(grant: Grant | None, role: Role | None) -> str | None:
+    """Why a connection as ``role`` contradicts ``grant`` (None: it does not, or no role)."""
+    if role is not None and grant is not None and grant.role is not None and grant.role is not role:
         return f"Forbidden: this identity may only connect as {grant.role.value}"
     return None
 

@@ -116,7 +116,8 @@ class Registry:
         rows = []
         for member, node in pairs:
             row: dict[str, Any] = {
-                "name": member.name, "role": member.role.value, "office": member.office_id,
+                "name": member.name, "office": member.office_id,
+                "role": member.role.value if member.role else "pending",
                 "version": member.a2c_version, "node": node, "subject": None,
                 "since": None, "transport": None,
             }  # fmt: skip
