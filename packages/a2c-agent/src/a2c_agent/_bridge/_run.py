@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import importlib.util
 import logging
 import sys
 from typing import TYPE_CHECKING
@@ -106,7 +105,9 @@ def main(args: argparse.Namespace) -> int:
     if problem is not None:
         print(f"a2c-agent mcp: error: {problem}", file=sys.stderr)
         return _EXIT_USAGE
-    if importlib.util.find_spec("mcp") is None:
+    try:
+        import mcp  # noqa: F401  (the optional extra; only this command needs it)
+    except ImportError:
         print(f"a2c-agent: error: {EXTRA_MISSING}", file=sys.stderr)
         return _EXIT_ERROR
     _logging()
