@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import json
 import os
 import uuid
 from collections.abc import AsyncIterator
@@ -356,3 +357,51 @@ def test_a_non_loopback_http_address_needs_a_token() -> None:
     )  # fmt: skip
     assert done.returncode == 2
     assert "needs a bearer token" in done.stderr
+
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "agent.md"
+
+
+def documented_desktop_entry() -> dict[str, Any]:
+    """The ``claude_desktop_config.json`` example of docs/agent.md, parsed."""
+    text = DOCS.read_text(encoding="utf-8")
+    section = text[text.index("`claude_desktop_config.json`") :]
+    start = section.index("```json\n") + len("```json\n")
+    block = section[start : section.index("\n```", start)]
+    entry: dict[str, Any] = json.loads(block)["mcpServers"]["a2c-office"]
+    return entry
+
+
+async def test_the_documented_claude_desktop_entry_works_as_written(
+    procs: Any, tmp_path: Path
+) -> None:
+    office = f"office-{uuid.uuid4()}"
+    log_dir = tmp_path / "logs"
+    entry = documented_desktop_entry()
+    async with (
+        server_process(log_dir, track=procs.track) as server,
+        computer_process(
+            log_dir, config=alpha_config(tmp_path), server_url=server.url, office=office,
+            name="alpha", track=procs.track,
+        ),
+    ):  # fmt: skip
+        args = [
+            {"https://a2c.example.com": server.url, "office-1": office}.get(arg, arg)
+            for arg in entry["args"]
+        ]
+        assert args != entry["args"]
+        # As a host spawns it: the command looked up on PATH, the entry's env added.
+        path = f"{Path(bin_path('a2c-agent')).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+        params = StdioServerParameters(
+            command=entry["command"], args=args, env={**os.environ, "PATH": path, **entry["env"]}
+        )
+        log_dir.mkdir(parents=True, exist_ok=True)
+        with (log_dir / "bridge.log").open("a", encoding="utf-8") as errlog:
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                await eventually(lambda: _has(session, "alpha__echo"), timeout=90, what="tools")
+                result = await session.call_tool("alpha__echo", {"text": "desktop"})
+                assert text_of(result) == "scene-a: desktop"
