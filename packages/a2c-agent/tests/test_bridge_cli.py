@@ -7,8 +7,9 @@ import sys
 
 import pytest
 
-from a2c_agent._bridge._args import http_address, is_loopback
+from a2c_agent._bridge._args import http_address, is_loopback, usage_problem
 from a2c_agent._cli import main
+from a2c_agent._cli_args import parse_args
 
 BASE = ["--server", "http://127.0.0.1:9", "--office", "o1", "mcp"]
 
@@ -46,8 +47,24 @@ def test_the_cli_entry_and_the_bridge_args_import_no_mcp() -> None:
     ],
 )
 def test_usage_errors(extra: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main([*BASE, *extra], environ={}) == 2
-    assert message in capsys.readouterr().err
+    # Checked without running main: with a check missing, main would start serving.
+    code: object = None
+    problem = None
+    try:
+        _, args = parse_args([*BASE, *extra], {})
+        problem = usage_problem(args)
+    except SystemExit as exc:
+        code = exc.code
+    if problem is None:
+        assert code == 2
+        assert message in capsys.readouterr().err
+    else:
+        assert message in problem
+
+
+def test_a_usage_problem_exits_2_before_serving(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*BASE, "--http", "0.0.0.0:8080"], environ={}) == 2
+    assert "needs a bearer token" in capsys.readouterr().err
 
 
 def test_addresses() -> None:
