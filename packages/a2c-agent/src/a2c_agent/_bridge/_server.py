@@ -131,7 +131,12 @@ class Bridge:
         self._remember_session()
         catalog = self.catalog()
         self._served = json.dumps(catalog.tools, sort_keys=True, default=str)
-        tools = [types.Tool.model_validate(tool) for tool in catalog.tools]
+        tools: list[types.Tool] = []
+        for entry in catalog.tools:
+            try:
+                tools.append(types.Tool.model_validate(entry))
+            except ValidationError as exc:  # one odd tool must not hide the others
+                logger.warning("tool %r left out of tools/list: %s", entry["name"], exc)
         return types.ServerResult(types.ListToolsResult(tools=tools))
 
     async def _call_tool(self, request: types.CallToolRequest) -> types.ServerResult:
