@@ -3,8 +3,9 @@ servers, and the bridge spawned by the official ``mcp`` client (stdio and stream
 
 Computer ``alpha`` runs the scene server (``echo``, ``slow``, desktop windows); Computer
 ``beta`` runs the annotated server (read-only / destructive hints, structured content,
-progress, images) and the plain server (``search`` needing confirmation, so the Computer,
-started with ``--confirm deny``, answers an A2C error).
+progress, images), the plain server (``search`` needing confirmation, so the Computer,
+started with ``--confirm deny``, answers an A2C error) and the desk server (``add_tool``
+changes the Computer's tool list at runtime).
 """
 
 from __future__ import annotations
@@ -63,6 +64,14 @@ def beta_config(tmp: Path) -> Path:
         [
             stdio_server_config("kit", "annotated", default_tool_meta={"auto_apply": True}),
             stdio_server_config("plain", "plain", default_tool_meta={"auto_apply": False}),
+            stdio_server_config(
+                "desk",
+                "desk",
+                "--profile",
+                "conformant",
+                tool_prefix="desk_",
+                default_tool_meta={"auto_apply": True},
+            ),
         ],
     )
 
@@ -184,6 +193,14 @@ async def test_stdio_bridge_lists_calls_fails_cleanly_and_follows_the_office(
             assert not image.isError, text_of(image)
             (item,) = [c for c in image.content if isinstance(c, types.ImageContent)]
             assert base64.b64decode(item.data) == png
+
+            # a Computer's own tool list changes (notify:update_tool_list): list_changed
+            before = listener.tool_list_changes
+            assert "beta__desk_extra" not in tools
+            assert not (await session.call_tool("beta__desk_add_tool", {})).isError
+            await eventually(lambda: listener.tool_list_changes > before, timeout=90,
+                             what="tools/list_changed after notify:update_tool_list")  # fmt: skip
+            await eventually(lambda: _has(session, "beta__desk_extra"), timeout=30, what="extra")
 
             before = listener.tool_list_changes
         # beta left
