@@ -12,7 +12,7 @@ a temporary folder and, outside the workspace, for each one:
   ``uv pip check`` passes, the package imports from the venv (not from the workspace) at the
   table's version, its command prints ``--help``, no other role is installed, and the
   forbidden packages are absent (no ``mcp`` for the Agent and the Server, no ``uvicorn`` for
-  the Agent).
+  the Agent); without its ``mcp`` extra, ``a2c-agent mcp`` names the extra to install.
 
 Usage: ``uv run python tools/wheel_check.py [--python PY] [--keep]``. Prints one line per
 check and exits non-zero when any check fails.
@@ -380,6 +380,28 @@ class Checker:
                 subject, not others, f"{subject}: no other role installed", f"found {others}"
             )
         self._command(subject, venv, COMMANDS[role.name])
+        if role.name == "a2c-agent":
+            self._bridge_needs_extra(subject, venv)
+
+    def _bridge_needs_extra(self, subject: str, venv: Path) -> None:
+        """Without the ``mcp`` extra, ``a2c-agent mcp`` names the extra instead of a traceback."""
+        argv: list[str | Path] = [
+            _bin(venv, "a2c-agent"),
+            "--server",
+            "http://127.0.0.1:9",
+            "--office",
+            "o",
+            "mcp",
+        ]
+        result = run(argv, self.work, COMMAND_TIMEOUT)
+        self.report.check(
+            subject,
+            result.returncode == 1
+            and "a2c-agent[mcp]" in result.stderr
+            and "Traceback" not in result.stderr,
+            f"{subject}: `a2c-agent mcp` without the extra names 'a2c-agent[mcp]'",
+            _output(result),
+        )
 
     def _command(self, subject: str, venv: Path, command: str) -> None:
         program = _bin(venv, command)

@@ -12,6 +12,7 @@
     a2c-agent --server URL --office ID skills COMPUTER
     a2c-agent --server URL --office ID skill COMPUTER NAME [REL_PATH] [-o FILE]
     a2c-agent --server URL --office ID watch [--count N] [--for S]
+    a2c-agent --server URL --office ID mcp [--http HOST:PORT] [--computer NAME]...
 
 ``call`` writes each binary item of the result (image, audio, embedded blob; restored from
 its blob handle when it travelled by one) to a new file ``<tool>-<n>.<ext>`` in
@@ -53,6 +54,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from a2c_protocol import A2CError, RemoteError, to_wire, token_file_auth, traces_endpoint
 
 from . import _otel as otel
+from ._bridge import main as bridge_main
 from ._cli_args import (
     EXIT_ERROR,
     EXIT_INTERRUPTED,
@@ -225,6 +227,8 @@ def main(
         _, args = parse_args(argv, env)
     except SystemExit as exc:  # argparse: --help / --version (0) or a usage error (2)
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    if args.command == "mcp":  # a long-lived MCP server, not a one-shot command
+        return bridge_main(args)
     as_table = args.output == "table" or (args.output is None and out.isatty())
     traced = environ is None and otel.configure_from_env()
     if traced:

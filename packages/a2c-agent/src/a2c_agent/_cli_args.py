@@ -31,6 +31,7 @@ from typing import Any, Final
 
 from a2c_protocol import InvalidWindowURIError, WindowURI, token_flags_problem
 
+from ._bridge import add_parser as add_bridge_parser
 from ._cli_dest import dir_problem, file_problem
 from ._connection import versioned_url
 from ._version import __version__
@@ -201,6 +202,7 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
     )
     watch.add_argument("--count", type=_positive_int, help="stop after this many notifications")
     watch.add_argument("--for", dest="duration", type=_positive_float, help="stop after S seconds")
+    add_bridge_parser(commands, env)
     _output_flags_after_the_command(commands)
     return parser
 

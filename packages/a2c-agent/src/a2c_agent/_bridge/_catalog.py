@@ -1,0 +1,136 @@
+"""The one tool list the MCP host sees, merged from every Computer's tools.
+
+Rules:
+
+* Computers are taken in name order, each Computer's tools in its own order; with a filter
+  (``--computer``, repeatable) only the named Computers count;
+* each tool is served under the name :func:`~a2c_agent._bridge._names.tool_names` gives
+  it; its description starts by naming the Computer (and the MCP server when the Computer
+  says which one owns it), so a host, and its model, can tell two ``search`` tools apart;
+* the input schema passes through unchanged (an object schema is added when a Computer
+  sends none: MCP requires one); the return schema becomes ``outputSchema``;
+* the MCP annotations the Computer forwards (``meta["MCP_TOOL_ANNOTATION"]``, a JSON
+  string) become the tool's ``annotations``: read-only and destructive hints, title;
+  an unreadable string is dropped with a WARN, the tool is kept;
+* ``_meta`` says where the tool lives (``a2c_computer``, ``a2c_tool``, ``a2c_mcp_server``);
+* the route table maps each served name back to (computer, tool).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from a2c_agent._types import AgentTool
+from a2c_protocol import MCP_TOOL_ANNOTATION_KEY
+
+from ._names import DEFAULT_SEPARATOR, tool_names
+
+__all__ = ["Catalog", "Route", "build_catalog"]
+
+logger = logging.getLogger("a2c_agent.bridge")
+
+#: ``SMCPTool.meta`` key naming the MCP server that owns a tool (set by our Computer).
+_OWNER_KEY = "a2c_mcp_server"
+
+
+@attrs.frozen
+class Route:
+    """Where a served tool name leads."""
+
+    computer: str
+    tool: str
+
+
+@attrs.frozen
+class Catalog:
+    """The merged tool list (MCP ``Tool`` dicts) and the route of each served name."""
+
+    tools: tuple[dict[str, Any], ...]
+    routes: Mapping[str, Route]
+
+    def route(self, name: str) -> Route | None:
+        """Where ``name`` leads, or None when no tool is served under it."""
+        return self.routes.get(name)
+
+
+def _annotations(tool: AgentTool) -> dict[str, Any] | None:
+    raw = tool.meta.get(MCP_TOOL_ANNOTATION_KEY)
+    if raw is None:
+        return None
+    try:
+        value = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
+        value = None
+    if not isinstance(value, dict):
+        logger.warning("tool %r of %r: unreadable annotations dropped", tool.name, tool.computer)
+        return None
+    return value
+
+
+def describe(tool: AgentTool) -> str:
+    """The tool's description, prefixed with the Computer (and MCP server) serving it."""
+    owner = tool.meta.get(_OWNER_KEY)
+    where = f"A2C Computer '{tool.computer}'"
+    if isinstance(owner, str) and owner:
+        where += f", MCP server '{owner}'"
+    text = tool.description.strip()
+    return f"[{where}] {text}" if text else f"[{where}] tool '{tool.name}'"
+
+
+def _schema(tool: AgentTool) -> dict[str, Any]:
+    schema = dict(tool.params_schema or {})
+    if "type" not in schema:
+        schema["type"] = "object"
+    return schema
+
+
+def _mcp_tool(tool: AgentTool, name: str) -> dict[str, Any]:
+    meta: dict[str, Any] = {"a2c_computer": tool.computer, "a2c_tool": tool.name}
+    owner = tool.meta.get(_OWNER_KEY)
+    if isinstance(owner, str):
+        meta["a2c_mcp_server"] = owner
+    entry: dict[str, Any] = {
+        "name": name,
+        "description": describe(tool),
+        "inputSchema": _schema(tool),
+        "_meta": meta,
+    }
+    annotations = _annotations(tool)
+    if annotations is not None:
+        entry["annotations"] = annotations
+        if isinstance(annotations.get("title"), str):
+            entry["title"] = f"{annotations['title']} ({tool.computer})"
+    if isinstance(tool.return_schema, dict) and tool.return_schema.get("type") == "object":
+        entry["outputSchema"] = dict(tool.return_schema)
+    return entry
+
+
+def build_catalog(
+    tools: Mapping[str, Sequence[AgentTool]],
+    *,
+    computers: Collection[str] = (),
+    separator: str = DEFAULT_SEPARATOR,
+) -> Catalog:
+    """Merge ``tools`` (Computer → its tools) into one list (see module rules)."""
+    wanted = set(computers)
+    ordered = [
+        tool
+        for computer in sorted(tools)
+        if not wanted or computer in wanted
+        for tool in tools[computer]
+    ]
+    names = tool_names(((t.computer, t.name) for t in ordered), separator)
+    served: list[dict[str, Any]] = []
+    routes: dict[str, Route] = {}
+    for tool in ordered:
+        name = names[(tool.computer, tool.name)]
+        if name in routes:  # the same tool twice in one Computer's list: keep the first
+            continue
+        routes[name] = Route(tool.computer, tool.name)
+        served.append(_mcp_tool(tool, name))
+    return Catalog(tools=tuple(served), routes=routes)

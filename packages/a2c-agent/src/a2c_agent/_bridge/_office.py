@@ -1,0 +1,157 @@
+"""The bridge's hold on its office: one :class:`~a2c_agent.AsyncAgent`, kept connected.
+
+Rules:
+
+* the first connect is retried with backoff (1 s doubling to 30 s) while the Server cannot
+  be reached or refuses the join (another Agent may hold the office): a desktop host starts
+  the bridge whenever it likes, the Server may come later;
+* once in, the Agent's own reconnect takes over (re-join, tool refresh); if the Agent
+  closes anyway, the bridge starts over with a new one;
+* a refusal of the connection itself (a bad token, a protocol version the Server does not
+  accept) is not retried: it will not change until someone fixes the configuration;
+* :attr:`Office.problem` is None while the Agent is in the office, else the cause in one
+  sentence, which every tool call answers while it lasts;
+* every change of the tool cache and of the connection calls ``on_tools``; a Computer
+  entering or leaving and ``notify:update_desktop`` call ``on_resources``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from a2c_agent._exceptions import JoinOfficeError
+from a2c_agent._lifecycle import AgentState
+from a2c_protocol import A2CError, Event, RemoteError
+
+if TYPE_CHECKING:
+    from a2c_agent._agent import AsyncAgent
+
+__all__ = ["Office"]
+
+logger = logging.getLogger("a2c_agent.bridge")
+
+_FIRST_DELAY = 1.0
+_MAX_DELAY = 30.0
+_RESOURCE_EVENTS = (
+    Event.NOTIFY_ENTER_OFFICE,
+    Event.NOTIFY_LEAVE_OFFICE,
+    Event.NOTIFY_UPDATE_DESKTOP,
+)
+
+
+class Office:
+    """Connects an Agent to ``office`` and keeps it there (see module rules)."""
+
+    def __init__(
+        self,
+        make_agent: Callable[[], AsyncAgent],
+        office: str,
+        server_url: str,
+        *,
+        on_tools: Callable[[], None],
+        on_resources: Callable[[], None],
+        first_delay: float = _FIRST_DELAY,
+        max_delay: float = _MAX_DELAY,
+    ) -> None:
+        self._make_agent = make_agent
+        self.office = office
+        self._server_url = server_url
+        self._on_tools = on_tools
+        self._on_resources = on_resources
+        self._first_delay = first_delay
+        self._max_delay = max_delay
+        self._agent: AsyncAgent | None = None
+        self._problem = f"not connected to {server_url} yet"
+
+    @property
+    def agent(self) -> AsyncAgent | None:
+        """The Agent while it is in the office and connected, else None."""
+        agent = self._agent
+        if agent is None or agent.state is not AgentState.CONNECTED:
+            return None
+        return agent
+
+    @property
+    def problem(self) -> str | None:
+        """Why the office cannot be used now (None when it can)."""
+        agent = self._agent
+        if agent is None:
+            return self._problem
+        if agent.state is AgentState.RECONNECTING:
+            return f"the connection to {self._server_url} was lost; reconnecting"
+        if agent.state is not AgentState.CONNECTED:
+            return self._problem
+        return None
+
+    async def run(self) -> None:
+        """Connect, stay, start over when the Agent closes; returns only on a refusal."""
+        delay = self._first_delay
+        while True:
+            agent = self._make_agent()
+            try:
+                await agent.open()
+                await agent.join_office(self.office)
+            except RemoteError as exc:
+                await agent.close()
+                self._problem = (
+                    f"the Server {self._server_url} refused the connection: error {exc.code}: "
+                    f"{exc.message} (not retried: fix the configuration and restart the bridge)"
+                )
+                logger.error("%s", self._problem)
+                self._on_tools()
+                return
+            except (A2CError, OSError) as exc:
+                await agent.close()
+                what = "join" if isinstance(exc, JoinOfficeError) else "reach"
+                self._problem = f"cannot {what} office {self.office!r} on {self._server_url}: {exc}"
+                logger.warning("%s; retrying in %.0f s", self._problem, delay)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, self._max_delay)
+                continue
+            delay = self._first_delay
+            await self._stay(agent)
+
+    async def _stay(self, agent: AsyncAgent) -> None:
+        closed = asyncio.Event()
+
+        def state_changed(old: AgentState, new: AgentState) -> None:
+            if new is AgentState.CLOSED:
+                closed.set()
+            self._on_tools()
+
+        def tools_changed(*_: Any) -> None:
+            self._on_tools()
+
+        def notified(*_: Any) -> None:
+            self._on_resources()
+
+        agent.add_state_listener(state_changed)
+        agent.add_tools_listener(tools_changed)
+        agent.add_notification_listener(notified, *_RESOURCE_EVENTS)
+        self._agent = agent
+        logger.info("joined office %r on %s as %r", self.office, self._server_url, agent.name)
+        self._on_tools()
+        self._on_resources()
+        try:
+            if agent.state is not AgentState.CLOSED:
+                await closed.wait()
+            last = agent.last_error
+            self._problem = f"the connection to {self._server_url} ended" + (
+                f": {last}" if last is not None else ""
+            )
+            logger.warning("%s; connecting again", self._problem)
+        finally:
+            self._agent = None
+            await agent.close()
+            self._on_tools()
+            self._on_resources()
+
+    async def close(self) -> None:
+        """Leave the office and disconnect (idempotent)."""
+        agent = self._agent
+        self._agent = None
+        if agent is not None:
+            await agent.close()

@@ -1,0 +1,424 @@
+"""``a2c-agent mcp`` end to end: a real Server, two real Computers with different MCP
+servers, and the bridge spawned by the official ``mcp`` client (stdio and streamable HTTP).
+
+Computer ``alpha`` runs the scene server (``echo``, ``slow``, desktop windows); Computer
+``beta`` runs the annotated server (read-only / destructive hints, structured content,
+progress, images), the plain server (``search`` needing confirmation, so the Computer,
+started with ``--confirm deny``, answers an A2C error) and the desk server (``add_tool``
+changes the Computer's tool list at runtime).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import json
+import os
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+from mcp import ClientSession, StdioServerParameters, types
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+from a2c_testkit.mcp_servers import stdio_server_config
+from a2c_testkit.mcp_servers.bulk import noise_png
+from a2c_testkit.processes import bin_path, free_port, spawn
+from a2c_testkit.triangle import (
+    computer_process,
+    eventually,
+    server_process,
+    stdio_scene_entry,
+    write_config,
+    write_scene,
+)
+
+WINDOW = "window://org.example.alpha/main"
+SCENE = {
+    "name": "scene-a",
+    "resources": True,
+    "subscribe": True,
+    "windows": [
+        {
+            "uri": WINDOW,
+            "name": "Main",
+            "text": "hello from alpha",
+            "annotations": {"priority": 0.5, "audience": ["assistant"]},
+        }
+    ],
+}
+
+
+def alpha_config(tmp: Path) -> Path:
+    scene = write_scene(tmp / "scene-a.json", SCENE)
+    return write_config(tmp / "alpha.json", [stdio_scene_entry("scene", scene)])
+
+
+def beta_config(tmp: Path) -> Path:
+    return write_config(
+        tmp / "beta.json",
+        [
+            stdio_server_config("kit", "annotated", default_tool_meta={"auto_apply": True}),
+            stdio_server_config("plain", "plain", default_tool_meta={"auto_apply": False}),
+            stdio_server_config(
+                "desk",
+                "desk",
+                "--profile",
+                "conformant",
+                tool_prefix="desk_",
+                default_tool_meta={"auto_apply": True},
+            ),
+        ],
+    )
+
+
+class Listener:
+    """Collects the server notifications a bridge session receives."""
+
+    def __init__(self) -> None:
+        self.tool_list_changes = 0
+        self.resource_list_changes = 0
+
+    async def __call__(self, message: Any) -> None:
+        if isinstance(message, types.ServerNotification):
+            if isinstance(message.root, types.ToolListChangedNotification):
+                self.tool_list_changes += 1
+            elif isinstance(message.root, types.ResourceListChangedNotification):
+                self.resource_list_changes += 1
+
+
+def bridge_argv(server_url: str, office: str, *extra: str) -> list[str]:
+    return [bin_path("a2c-agent"), "--server", server_url, "--office", office,
+            "--name", "bridge", "mcp", *extra]  # fmt: skip
+
+
+@contextlib.asynccontextmanager
+async def stdio_bridge(
+    server_url: str, office: str, log: Path, *extra: str
+) -> AsyncIterator[tuple[ClientSession, Listener]]:
+    argv = bridge_argv(server_url, office, *extra)
+    params = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ))
+    listener = Listener()
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("a", encoding="utf-8") as errlog:
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write, message_handler=listener) as session,
+        ):
+            await session.initialize()
+            yield session, listener
+
+
+async def names(session: ClientSession) -> set[str]:
+    return {tool.name for tool in (await session.list_tools()).tools}
+
+
+def text_of(result: types.CallToolResult) -> str:
+    return "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
+
+
+async def test_stdio_bridge_lists_calls_fails_cleanly_and_follows_the_office(
+    procs: Any, tmp_path: Path
+) -> None:
+    office = f"office-{uuid.uuid4()}"
+    log_dir = tmp_path / "logs"
+    async with (
+        server_process(log_dir, track=procs.track) as server,
+        computer_process(
+            log_dir, config=alpha_config(tmp_path), server_url=server.url, office=office,
+            name="alpha", track=procs.track,
+        ),
+        stdio_bridge(server.url, office, log_dir / "bridge.log") as (session, listener),
+    ):  # fmt: skip
+        await eventually(
+            lambda: _has(session, "alpha__echo"), what="alpha's tools served", timeout=90
+        )
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+        assert {"alpha__echo", "alpha__slow"} <= set(tools)
+        assert "alpha" in (tools["alpha__echo"].description or "")
+        assert tools["alpha__echo"].inputSchema["properties"] == {"text": {"type": "string"}}
+
+        result = await session.call_tool("alpha__echo", {"text": "hi"})
+        assert not result.isError
+        assert text_of(result) == "scene-a: hi"
+
+        # beta joins: the host hears list_changed and sees its tools
+        before = listener.tool_list_changes
+        async with computer_process(
+            log_dir, config=beta_config(tmp_path), server_url=server.url, office=office,
+            name="beta", track=procs.track,
+        ):  # fmt: skip
+            await eventually(lambda: listener.tool_list_changes > before, timeout=90,
+                             what="tools/list_changed after beta joined")  # fmt: skip
+            await eventually(lambda: _has(session, "beta__lookup"), timeout=90, what="beta")
+            tools = {t.name: t for t in (await session.list_tools()).tools}
+            lookup, wipe = tools["beta__lookup"], tools["beta__wipe"]
+            assert lookup.annotations is not None and lookup.annotations.readOnlyHint is True
+            assert wipe.annotations is not None and wipe.annotations.destructiveHint is True
+            assert "beta" in (lookup.description or "") and "kit" in (lookup.description or "")
+            assert "alpha__echo" in tools and "beta__echo" in tools  # two echo tools, apart
+
+            structured = await session.call_tool("beta__lookup", {"key": "abc"})
+            assert not structured.isError
+            assert structured.structuredContent == {"key": "abc", "value": "ABC"}
+
+            # an A2C error (the Computer refuses a tool needing confirmation) is a result
+            refused = await session.call_tool("beta__search", {})
+            assert refused.isError
+            code = (refused.meta or {}).get("a2c_error_code")
+            assert isinstance(code, int) and 4000 <= code < 5000, refused
+            assert text_of(refused)
+            assert not (await session.call_tool("alpha__echo", {"text": "still"})).isError
+
+            # progress reports reach the host's progress token
+            seen: list[tuple[float, float | None, str | None]] = []
+
+            async def progress(value: float, total: float | None, message: str | None) -> None:
+                seen.append((value, total, message))
+
+            done = await session.call_tool(
+                "beta__steps", {"count": 3, "delay": 0.2}, progress_callback=progress
+            )
+            assert text_of(done) == "3 steps"
+            await eventually(lambda: len(seen) >= 1, what="progress")
+            assert seen[-1][1] == 3
+
+            # a 1.5 MB image travels by blob handle and arrives inlined, whole
+            png = noise_png(1_500_000, seed=7)
+            image = await session.call_tool("beta__picture", {"size": 1_500_000, "seed": 7})
+            assert not image.isError, text_of(image)
+            (item,) = [c for c in image.content if isinstance(c, types.ImageContent)]
+            assert base64.b64decode(item.data) == png
+
+            # a Computer's own tool list changes (notify:update_tool_list): list_changed
+            before = listener.tool_list_changes
+            assert "beta__desk_extra" not in tools
+            assert not (await session.call_tool("beta__desk_add_tool", {})).isError
+            await eventually(lambda: listener.tool_list_changes > before, timeout=90,
+                             what="tools/list_changed after notify:update_tool_list")  # fmt: skip
+            await eventually(lambda: _has(session, "beta__desk_extra"), timeout=30, what="extra")
+
+            before = listener.tool_list_changes
+        # beta left
+        await eventually(lambda: listener.tool_list_changes > before, timeout=90,
+                         what="tools/list_changed after beta left")  # fmt: skip
+        await eventually(lambda: _lacks(session, "beta__lookup"), timeout=90, what="beta gone")
+
+        # the desktop windows, under URIs that keep the Computer's name
+        resources = (await session.list_resources()).resources
+        uri = f"a2c://alpha/{WINDOW}"
+        assert uri in {str(r.uri) for r in resources}
+        read = await session.read_resource(uri)  # type: ignore[arg-type]
+        (contents,) = read.contents
+        assert isinstance(contents, types.TextResourceContents)
+        assert contents.text == "hello from alpha"
+
+
+async def _has(session: ClientSession, name: str) -> bool:
+    return name in await names(session)
+
+
+async def _lacks(session: ClientSession, name: str) -> bool:
+    return name not in await names(session)
+
+
+async def test_computer_filter_separator_and_cancellation(procs: Any, tmp_path: Path) -> None:
+    office = f"office-{uuid.uuid4()}"
+    log_dir = tmp_path / "logs"
+    marker = tmp_path / "slow.marker"
+    async with (
+        server_process(log_dir, track=procs.track) as server,
+        computer_process(
+            log_dir, config=alpha_config(tmp_path), server_url=server.url, office=office,
+            name="alpha", track=procs.track,
+        ),
+        computer_process(
+            log_dir, config=beta_config(tmp_path), server_url=server.url, office=office,
+            name="beta", track=procs.track,
+        ),
+        stdio_bridge(
+            server.url, office, log_dir / "bridge.log", "--computer", "alpha", "--separator", "-"
+        ) as (session, _),
+    ):  # fmt: skip
+        await eventually(lambda: _has(session, "alpha-slow"), timeout=90, what="alpha")
+        # beta is in the office too (its tools are what the filter leaves out)
+        assert all(name.startswith("alpha-") for name in await names(session))
+
+        # MCP notifications/cancelled -> the A2C call is cancelled -> the MCP server's
+        # tool sees the cancellation. The client offers no cancel call: send the
+        # notification for the id its next request gets.
+        request_id = session._request_id  # the mcp client's counter (test-only peek)
+        call = asyncio.ensure_future(
+            session.call_tool("alpha-slow", {"seconds": 120, "marker": str(marker)})
+        )
+        await eventually(
+            lambda: marker.exists() and marker.read_text() == "started", what="slow started"
+        )
+        await session.send_notification(
+            types.ClientNotification(
+                types.CancelledNotification(
+                    params=types.CancelledNotificationParams(requestId=request_id, reason="stop")
+                )
+            )
+        )
+        await eventually(lambda: marker.read_text() == "cancelled", timeout=60,
+                         what="the MCP server's tool cancelled")  # fmt: skip
+        call.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await call
+        # the session goes on
+        assert text_of(await session.call_tool("alpha-echo", {"text": "after"})) == "scene-a: after"
+
+
+async def test_unreachable_office_answers_errors_then_reconnects(
+    procs: Any, tmp_path: Path
+) -> None:
+    office = f"office-{uuid.uuid4()}"
+    log_dir = tmp_path / "logs"
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    async with stdio_bridge(url, office, log_dir / "bridge.log") as (session, listener):
+        # no Server yet: the session works, calls answer an error naming the cause
+        assert await names(session) == set()
+        early = await session.call_tool("alpha__echo", {"text": "x"})
+        assert early.isError
+        assert "unreachable" in text_of(early) and f"127.0.0.1:{port}" in text_of(early)
+
+        async with (
+            server_process(log_dir, port=port, track=procs.track) as server,
+            computer_process(
+                log_dir, config=alpha_config(tmp_path), server_url=server.url, office=office,
+                name="alpha", track=procs.track,
+            ),
+        ):  # fmt: skip
+            await eventually(lambda: _has(session, "alpha__echo"), timeout=120, what="joined")
+            assert listener.tool_list_changes >= 1
+            assert not (await session.call_tool("alpha__echo", {"text": "a"})).isError
+            await server.process.stop()  # the Server goes away
+            lost = await eventually(lambda: _call_error(session), timeout=60, what="lost")
+            assert "unreachable" in lost and ("reconnecting" in lost or "reach" in lost)
+
+        # the Server comes back on the same port: the bridge re-joins by itself
+        async with (
+            server_process(log_dir, port=port, track=procs.track, name="server-2") as server,
+            computer_process(
+                log_dir, config=alpha_config(tmp_path), server_url=server.url, office=office,
+                name="alpha", track=procs.track,
+            ),
+        ):  # fmt: skip
+            await eventually(
+                lambda: _echo_ok(session), timeout=120, what="calls work after the restart"
+            )
+
+
+async def _call_error(session: ClientSession) -> str | None:
+    result = await session.call_tool("alpha__echo", {"text": "x"})
+    return text_of(result) if result.isError else None
+
+
+async def _echo_ok(session: ClientSession) -> bool:
+    if not await _has(session, "alpha__echo"):
+        return False
+    return not (await session.call_tool("alpha__echo", {"text": "x"})).isError
+
+
+async def test_streamable_http_with_a_bearer_token(procs: Any, tmp_path: Path) -> None:
+    office = f"office-{uuid.uuid4()}"
+    log_dir = tmp_path / "logs"
+    port = free_port()
+    token = "s3cret-token"
+    async with (
+        server_process(log_dir, track=procs.track) as server,
+        computer_process(
+            log_dir, config=alpha_config(tmp_path), server_url=server.url, office=office,
+            name="alpha", track=procs.track,
+        ),
+        spawn(
+            "bridge-http",
+            bridge_argv(server.url, office, "--http", f"127.0.0.1:{port}"),
+            log_dir=log_dir, env={"A2C_MCP_HTTP_TOKEN": token},
+        ) as bridge,
+    ):  # fmt: skip
+        procs.track(bridge)
+        await bridge.wait_for_log("serving MCP at", timeout=90)
+        endpoint = f"http://127.0.0.1:{port}/mcp"
+        async with httpx.AsyncClient() as client:
+            refused = await client.post(
+                endpoint, json={"jsonrpc": "2.0", "id": 1, "method": "ping"}
+            )
+            assert refused.status_code == 401
+            wrong = await client.post(endpoint, json={}, headers={"Authorization": "Bearer nope"})
+            assert wrong.status_code == 401
+        headers = {"Authorization": f"Bearer {token}"}
+        async with (
+            httpx.AsyncClient(headers=headers, timeout=60) as http,
+            streamable_http_client(endpoint, http_client=http) as (read, write, _),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            await eventually(lambda: _has(session, "alpha__echo"), timeout=90, what="tools")
+            result = await session.call_tool("alpha__echo", {"text": "over http"})
+            assert text_of(result) == "scene-a: over http"
+
+
+def test_a_non_loopback_http_address_needs_a_token() -> None:
+    import subprocess
+
+    done = subprocess.run(
+        bridge_argv("http://127.0.0.1:9", "o1", "--http", "0.0.0.0:8765"),
+        capture_output=True, text=True, timeout=120, env={**os.environ, "A2C_MCP_HTTP_TOKEN": ""},
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "needs a bearer token" in done.stderr
+
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "agent.md"
+
+
+def documented_desktop_entry() -> dict[str, Any]:
+    """The ``claude_desktop_config.json`` example of docs/agent.md, parsed."""
+    text = DOCS.read_text(encoding="utf-8")
+    section = text[text.index("`claude_desktop_config.json`") :]
+    start = section.index("```json\n") + len("```json\n")
+    block = section[start : section.index("\n```", start)]
+    entry: dict[str, Any] = json.loads(block)["mcpServers"]["a2c-office"]
+    return entry
+
+
+async def test_the_documented_claude_desktop_entry_works_as_written(
+    procs: Any, tmp_path: Path
+) -> None:
+    office = f"office-{uuid.uuid4()}"
+    log_dir = tmp_path / "logs"
+    entry = documented_desktop_entry()
+    async with (
+        server_process(log_dir, track=procs.track) as server,
+        computer_process(
+            log_dir, config=alpha_config(tmp_path), server_url=server.url, office=office,
+            name="alpha", track=procs.track,
+        ),
+    ):  # fmt: skip
+        args = [
+            {"https://a2c.example.com": server.url, "office-1": office}.get(arg, arg)
+            for arg in entry["args"]
+        ]
+        assert args != entry["args"]
+        # As a host spawns it: the command looked up on PATH, the entry's env added.
+        path = f"{Path(bin_path('a2c-agent')).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+        params = StdioServerParameters(
+            command=entry["command"], args=args, env={**os.environ, "PATH": path, **entry["env"]}
+        )
+        log_dir.mkdir(parents=True, exist_ok=True)
+        with (log_dir / "bridge.log").open("a", encoding="utf-8") as errlog:
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                await eventually(lambda: _has(session, "alpha__echo"), timeout=90, what="tools")
+                result = await session.call_tool("alpha__echo", {"text": "desktop"})
+                assert text_of(result) == "scene-a: desktop"
