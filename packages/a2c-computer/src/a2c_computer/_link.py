@@ -21,6 +21,7 @@ import socketio
 from a2c_protocol import (
     NAMESPACE,
     PROTOCOL_VERSION,
+    PUT_BLOB_EXTENSION,
     EnterOfficeReq,
     Event,
     LeaveOfficeReq,
@@ -37,6 +38,7 @@ from ._blobs import BlobStore
 from ._computer import ComputerCore
 from ._decisions import ConnectVerdict, judge_namespace_refusal, judge_refusal
 from ._exceptions import LinkError, ServerRefusedError
+from ._landing import LandingSettings, LandingStore
 from ._link_calls import LinkCalls
 from ._link_handlers import LinkHandlers
 from ._skills import SkillManager
@@ -55,6 +57,7 @@ class ComputerLink(LinkHandlers):
         *,
         blobs: BlobStore,
         skills: SkillManager | None = None,
+        landing: LandingStore | None = None,
         name: str,
         server_url: str,
         office_id: str,
@@ -67,6 +70,7 @@ class ComputerLink(LinkHandlers):
         with_version_query(server_url)  # validates the URL and refuses a hand-set a2c_version
         self._core = core
         self._blobs = blobs
+        self._landing = landing or LandingStore(LandingSettings())
         #: Told the raw size of every blob chunk served (the Computer's metrics).
         self.on_blob_served: Callable[[int], None] | None = None
         #: When set, only these Agents get answers (``--allow-agent``).
@@ -106,7 +110,9 @@ class ComputerLink(LinkHandlers):
             if isinstance(got, Awaitable):
                 got = await got
             extra.update(got)
-        return {**self._auth, **extra, "role": Role.COMPUTER.value}
+        # Announces the upload extension to a 0.2 Server (docs/compatibility.md).
+        return {**self._auth, **extra, "role": Role.COMPUTER.value,
+                "a2c_extensions": [PUT_BLOB_EXTENSION]}  # fmt: skip
 
     def _new_client(self) -> socketio.AsyncClient:
         # The Server bounds every message (--max-message-bytes); aiohttp's own 4 MiB default

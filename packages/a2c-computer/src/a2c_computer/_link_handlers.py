@@ -40,6 +40,7 @@ from a2c_protocol import (
     GetToolsRet,
     InvalidPayloadError,
     McpServerNotFoundError,
+    PutBlobReq,
     ToolCallReq,
     from_wire,
     to_wire,
@@ -53,6 +54,7 @@ from ._computer import ComputerCore
 from ._config import agent_view, states_view
 from ._exceptions import ComputerError
 from ._extensions import CallExtras, ProgressForward
+from ._landing import LandingStore
 from ._link_calls import LinkCalls, notice_reason
 from ._skills import SkillManager, serve_get_skill, serve_get_skills
 
@@ -78,6 +80,7 @@ class LinkHandlers:
     on_blob_served: Callable[[int], None] | None
     _core: ComputerCore
     _blobs: BlobStore
+    _landing: LandingStore
     _skills: SkillManager | None
     _sio: socketio.AsyncClient | None
     _calls: LinkCalls
@@ -91,6 +94,7 @@ class LinkHandlers:
             Event.GET_RESOURCES: self._on_get_resources,
             Event.GET_CONFIG: self._on_get_config,
             Event.GET_BLOB: self._on_get_blob,
+            Event.PUT_BLOB: self._on_put_blob,
         }
         if self._skills is not None:
             handlers[Event.GET_SKILLS] = self._on_get_skills
@@ -214,6 +218,11 @@ class LinkHandlers:
             self.on_blob_served(_decoded_size(chunk))
         return answer
 
+    async def _on_put_blob(self, data: Any) -> Any:
+        req = from_wire(PutBlobReq, data)
+        self._check_target(req.computer)
+        return self._landing.put(req)
+
     async def _on_get_skills(self, data: Any) -> Any:
         req = from_wire(GetSkillsReq, data)
         self._check_target(req.computer)
@@ -231,6 +240,7 @@ class LinkHandlers:
         agent = data.get("agent") if isinstance(data, dict) else None
         if isinstance(agent, str):
             self._calls.agent_left(agent)
+            self._landing.agent_left(agent)
 
     async def _on_cancel(self, *args: Any) -> None:
         data = args[0] if args else None
