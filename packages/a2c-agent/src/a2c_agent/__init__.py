@@ -111,6 +111,7 @@ if TYPE_CHECKING:
         result_text,
         tool_authorization,
     )
+    from ._upload import Landed
 
 __all__ = [
     "BLOB_ERROR_KEY",
@@ -146,6 +147,7 @@ __all__ = [
     "InvalidSkillNameError",
     "InvalidWindowURIError",
     "JoinOfficeError",
+    "Landed",
     "LeaveOfficeError",
     "McpServerNotFoundError",
     "McpServerState",
@@ -222,6 +224,7 @@ _LAZY: dict[str, str] = {
     "SkillFile": "._skills",
     "SkillsListener": "._skills",
     "SyncAgent": "._sync",
+    "Landed": "._upload",
     "AgentNotification": "._types",
     "AgentTool": "._types",
     "NotificationPayload": "._types",

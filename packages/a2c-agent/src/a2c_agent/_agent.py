@@ -39,6 +39,7 @@ from ._requests import RequestsMixin
 from ._rules import ToolCache
 from ._skills import SkillTracker
 from ._types import AgentTool
+from ._upload import UploadMixin
 
 __all__ = [
     "AsyncAgent",
@@ -49,7 +50,7 @@ __all__ = [
 ]
 
 
-class AsyncAgent(LinkMixin, RequestsMixin):
+class AsyncAgent(LinkMixin, RequestsMixin, UploadMixin):
     """The Agent role of A2C-SMCP 0.2: call tools on Computers through a Server.
 
     Use it as an async context manager::

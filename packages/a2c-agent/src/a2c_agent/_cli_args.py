@@ -28,6 +28,7 @@ from a2c_protocol import InvalidWindowURIError, WindowURI, token_flags_problem
 
 from ._cli_dest import dir_problem, file_problem
 from ._connection import versioned_url
+from ._upload._cli import add_put_parser, put_problem
 from ._version import __version__
 
 __all__ = ["DEFAULT_NAME_PREFIX", "ENV_VARS", "EXIT_CODES", "build_parser", "parse_args"]
@@ -166,6 +167,7 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
         help="file to write (its directory must exist)",
     )
     blob.add_argument("--overwrite", action="store_true", help="replace FILE if it exists")
+    add_put_parser(commands)
     skills = commands.add_parser("skills", help="list a Computer's skills")
     skills.add_argument("computer")
     skill = commands.add_parser(
@@ -224,7 +226,7 @@ def parse_args(
     args.params_object = {}
     if args.command == "call":
         args.params_object = _params(parser, args.params)
-    problem = _destination_problem(args)
+    problem = _destination_problem(args) or (put_problem(args) if args.command == "put" else None)
     if problem is not None:
         parser.error(problem)
     if args.command == "desktop" and args.window is not None:

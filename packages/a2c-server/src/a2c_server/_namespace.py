@@ -45,6 +45,7 @@ from ._namespace_offices import MembershipMixin
 from ._namespace_relay import RelayMixin
 from ._sio import is_connecting, is_disconnecting
 from ._unknown import UnknownEvents
+from ._uploads import announced_extensions
 from ._upstream import not_handled, transport_alive
 
 __all__ = ["SmcpNamespace"]
@@ -155,13 +156,19 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin):
                 identity=identity.subject, code=refused.code, reason=refused.message)  # fmt: skip
             raise _refusal(refused.code, refused.message)
         try:
-            await self._enter(sid, role, version, identity, peer)
+            await self._enter(sid, role, version, identity, peer, announced_extensions(auth))
         except BaseException:
             await self._access.forget(sid)  # it no longer counts against its subject's cap
             raise
 
     async def _enter(
-        self, sid: str, role: Role, version: str, identity: Identity, peer: str | None
+        self,
+        sid: str,
+        role: Role,
+        version: str,
+        identity: Identity,
+        peer: str | None,
+        extensions: frozenset[str] = frozenset(),
     ) -> None:
         if not self._transport_alive(sid):
             # The client left while the provider was deciding; python-socketio will not
@@ -173,7 +180,7 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin):
             {"a2c_version": version, "role": role.value, "identity": identity.subject},
             namespace=NAMESPACE,
         )
-        await self._offices.connect(sid, role, version)
+        await self._offices.connect(sid, role, version, extensions)
         self._gone[sid] = asyncio.get_running_loop().create_future()
         self._access.admitted(sid, identity)
         self._metrics.connected(sid, role)
