@@ -24,7 +24,8 @@ naming the file. Output paths are checked before anything is sent (see
 into FILE, verified, with a progress bar on stderr when that is a terminal. ``skills`` lists
 a Computer's skills; ``put`` uploads FILE to a Computer's landing dir (SHA-256 checked, a
 progress bar on a terminal) and prints where it landed there; ``skill`` prints one skill
-file (``SKILL.md`` by default) when it is text, and writes binary files only to ``-o FILE`` or a pipe, never to a terminal.
+file (``SKILL.md`` by default) when it is text, and writes binary files only to ``-o FILE``
+or a pipe, never to a terminal.
 
 ``--server``, ``--office`` and ``--token`` default to ``A2C_SERVER_URL``, ``A2C_OFFICE`` and
 ``A2C_TOKEN``; ``--token-file`` (``A2C_TOKEN_FILE``) reads the token from a file at every
