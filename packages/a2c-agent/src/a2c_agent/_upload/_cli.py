@@ -27,7 +27,7 @@ def add_put_parser(commands: Any) -> None:
     )
     put.add_argument("computer")
     put.add_argument("file", metavar="FILE", help="the file to upload")
-    put.add_argument("--name", help="the name to ask for (default: FILE's name)")
+    put.add_argument("--name", dest="put_name", help="the name to ask for (default: FILE's name)")
 
 
 def put_problem(args: argparse.Namespace) -> str | None:
@@ -44,7 +44,7 @@ async def put_command(agent: AsyncAgent, args: argparse.Namespace) -> dict[str, 
     bar = ProgressBar(sys.stderr) if sys.stderr.isatty() else None
     try:
         landed = await agent.put_blob(
-            args.computer, Path(args.file), name_hint=args.name,
+            args.computer, Path(args.file), name_hint=args.put_name,
             progress=bar.update if bar is not None else None,
         )  # fmt: skip
     finally:
