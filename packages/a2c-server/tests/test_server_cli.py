@@ -76,7 +76,7 @@ def test_server_cli_env_vars_and_flag_precedence() -> None:
         "WARNING",
     )
     assert set(ENV_VARS) == {
-        "host", "port", "socketio_path", "protocol_version", "auth_token",
+        "host", "port", "socketio_path", "protocol_version", "protocols", "auth_token",
         "max_message_bytes", "max_tool_timeout", "tool_call_buffer", "forward_timeout",
         "ping_interval", "ping_timeout", "cors_allowed_origins", "log_level", "log_format",
         "log_protocol", "shutdown_grace",
@@ -98,6 +98,8 @@ def test_server_cli_env_vars_and_flag_precedence() -> None:
         (["--log-level", "chatty"], {}),
         (["--log-format", "xml"], {}),
         (["--protocol-version", "0.2"], {}),
+        (["--protocols", "0.3"], {}),
+        (["--protocols", ""], {}),
         (["--forward-timeout", "0"], {}),
         (["--shutdown-grace", "-1"], {}),
         (["--admission-timeout", "0"], {}),

@@ -165,6 +165,7 @@ async def test_server_handshake_other_paths_are_not_gated(server: RunningServer)
     assert health.json() == {
         "status": "ok",
         "protocol_version": "0.2.3",
+        "protocols": ["0.2.3", "0.4.2"],
         "namespace": NAMESPACE,
         "node_id": server.app.node_id,
         "connections": 0,

@@ -98,7 +98,7 @@ class A2CServerApp:
         self.requests = OpenRequests()
         self._gate = VersionGate(
             watched,
-            server_version=settings.protocol_version,
+            server_version=settings.served_versions,
             mount=settings.socketio_path,
             on_refusal=self.metrics.version_refused,
         )
@@ -161,6 +161,7 @@ class A2CServerApp:
         document: dict[str, Any] = {
             "status": "ok",
             "protocol_version": self.settings.protocol_version,
+            "protocols": list(self.settings.served_versions),
             "namespace": NAMESPACE,
             "node_id": self.node_id,
             "registry": "memory",

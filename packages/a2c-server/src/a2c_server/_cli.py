@@ -37,6 +37,7 @@ ENV_VARS: Final[Mapping[str, tuple[str, Callable[[str], Any]]]] = {
     "port": ("A2C_SERVER_PORT", int),
     "socketio_path": ("A2C_SERVER_PATH", str),
     "protocol_version": ("A2C_SERVER_PROTOCOL_VERSION", str),
+    "protocols": ("A2C_SERVER_PROTOCOLS", str),
     "auth_token": ("A2C_SERVER_AUTH_TOKEN", str),
     "max_message_bytes": ("A2C_SERVER_MAX_MESSAGE_BYTES", int),
     "max_tool_timeout": ("A2C_SERVER_MAX_TOOL_TIMEOUT", int),
@@ -81,7 +82,7 @@ def _parser() -> argparse.ArgumentParser:
     defaults = ServerSettings()
     p = argparse.ArgumentParser(
         prog="a2c-server",
-        description="A2C-SMCP 0.2 signaling Server (Socket.IO namespace /smcp).",
+        description="A2C-SMCP signaling Server, protocol 0.2 and 0.4 (Socket.IO namespace /smcp).",
         epilog="Every option can also be set with the environment variable shown; "
         "a flag wins over its variable. A variable that is set but empty is an error.\n\n"
         "exit codes:\n"
@@ -110,6 +111,9 @@ def _parser() -> argparse.ArgumentParser:
     opt("--path", "socketio_path", str, "Engine.IO mount path")
     opt("--protocol-version", "protocol_version", str,
         "A2C protocol version this Server declares (leave the default)")  # fmt: skip
+    opt("--protocols", "protocols", str,
+        "protocol lines served, comma-separated (0.2, 0.4); a 0.2 and a 0.4 peer in one "
+        "office are translated (docs/compatibility.md)")  # fmt: skip
     opt("--auth-token", "auth_token", str,
         "shared token clients must send as auth.token (prefer the env var: flags are "
         "visible to other local users); without it every client is accepted")  # fmt: skip
@@ -261,7 +265,7 @@ def banner(settings: ServerSettings, port: int) -> str:
         guard = "admin token" if settings.admin_token else "no token: loopback only"
         console = f"; console http://{host}:{port}/console ({guard})"
     return (
-        f"a2c-server {__version__}: protocol {settings.protocol_version} on "
+        f"a2c-server {__version__}: protocol {' and '.join(settings.served_versions)} on "
         f"http://{host}:{port}/{settings.socketio_path}/ (namespace /smcp, auth {auth}) "
         f"on {runtime_stack().describe()}{console}"
     )

@@ -9,8 +9,10 @@ Rules (handshake-and-versioning.md §3):
 * Order, first failure wins: ``a2c_version`` absent or empty → 400 ``Missing a2c_version
   query parameter``; not canonical ``MAJOR.MINOR.PATCH`` (no leading zeros, at most six
   digits a part) → 400 ``Invalid a2c_version: …``; not
-  compatible with the server → 400 + ``X-A2C-Error-Code: 4008`` + the flat six-field 4008
-  body. The first occurrence of a repeated parameter counts.
+  compatible with any protocol line the server serves → 400 + ``X-A2C-Error-Code: 4008`` +
+  the flat six-field 4008 body (the range of the nearest served line) plus
+  ``a2c_supported_ranges``, every accepted range. The first occurrence of a repeated
+  parameter counts.
 * On a ``websocket`` scope the same bytes are sent through the ASGI WebSocket denial
   response; a stack without it gets the socket accepted and closed with code 4900.
 """
@@ -20,7 +22,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import Any, Final
 from urllib.parse import parse_qsl
 
@@ -41,6 +43,7 @@ from a2c_protocol import (
 )
 
 __all__ = [
+    "SUPPORTED_RANGES_KEY",
     "ASGIApp",
     "GateRefusal",
     "VersionGate",
@@ -72,11 +75,13 @@ class GateRefusal:
     """Why a handshake is refused: the payload plus the extra headers to send."""
 
     payload: ErrorPayload | VersionMismatchPayload
+    #: Extension keys after the payload's own (``a2c_supported_ranges`` on a 4008).
+    extra: dict[str, Any] = attrs.field(factory=dict)
 
     @property
     def body(self) -> bytes:
         """The exact response body; polling and WebSocket paths send these same bytes."""
-        return json.dumps(to_wire(self.payload), separators=(",", ":")).encode()
+        return json.dumps({**to_wire(self.payload), **self.extra}, separators=(",", ":")).encode()
 
     @property
     def headers(self) -> list[tuple[bytes, bytes]]:
@@ -98,8 +103,25 @@ def first_query_value(query: str, key: str) -> str | None:
     return None
 
 
-def check_version_query(query: str, server_version: str) -> GateRefusal | None:
-    """Decide the version handshake from a raw query string; None means accepted."""
+#: The 4008 extension key listing every range a multi-line Server accepts.
+SUPPORTED_RANGES_KEY: Final = "a2c_supported_ranges"
+
+
+def _versions(server_version: str | Sequence[str]) -> tuple[ProtocolVersion, ...]:
+    texts = (server_version,) if isinstance(server_version, str) else tuple(server_version)
+    return tuple(ProtocolVersion.parse(text) for text in texts)
+
+
+def _nearest(client: ProtocolVersion, served: Sequence[ProtocolVersion]) -> ProtocolVersion:
+    return min(served, key=lambda v: (abs(v.major - client.major), abs(v.minor - client.minor)))
+
+
+def check_version_query(query: str, server_version: str | Sequence[str]) -> GateRefusal | None:
+    """Decide the version handshake from a raw query string; None means accepted.
+
+    ``server_version`` is one version or one per served protocol line (``0.2.3``,
+    ``0.4.2``): a client compatible with any of them is accepted.
+    """
     raw = first_query_value(query, VERSION_QUERY_PARAM)
     if not raw:
         return GateRefusal(
@@ -117,18 +139,25 @@ def check_version_query(query: str, server_version: str) -> GateRefusal | None:
                 message=f"Invalid a2c_version: {shown!r} is not MAJOR.MINOR.PATCH",
             )
         )
-    if is_compatible(client, server_version):
+    served = _versions(server_version)
+    if any(is_compatible(client, version) for version in served):
         return None
-    low, high = supported_range(server_version)
+    nearest = _nearest(client, served)
+    low, high = supported_range(nearest)
+    ranges = []
+    for version in served:
+        first, last = supported_range(version)
+        ranges.append({"min_supported": first, "max_supported": last})
     return GateRefusal(
         VersionMismatchPayload(
             code=ErrorCode.PROTOCOL_VERSION_MISMATCH,
             message="Protocol version mismatch",
-            server_version=str(ProtocolVersion.parse(server_version)),
+            server_version=str(nearest),
             client_version=str(client),
             min_supported=low,
             max_supported=high,
-        )
+        ),
+        {SUPPORTED_RANGES_KEY: ranges},
     )
 
 
@@ -152,11 +181,11 @@ class VersionGate:
         self,
         app: ASGIApp,
         *,
-        server_version: str,
+        server_version: str | Sequence[str],
         mount: str,
         on_refusal: Callable[[str], None] | None = None,
     ) -> None:
-        ProtocolVersion.parse(server_version)
+        _versions(server_version)
         self._app = app
         self._on_refusal = on_refusal
         self._server_version = server_version

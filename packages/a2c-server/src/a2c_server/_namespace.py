@@ -125,7 +125,7 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin):
         peer = f"{peer_addr[0]}:{peer_addr[1]}" if peer_addr else None
         query = bytes(scope.get("query_string", b"")).decode("latin-1")
         # The gate already ran; checking again costs nothing and guards a misconfiguration.
-        if check_version_query(query, self._settings.protocol_version) is not None:
+        if check_version_query(query, self._settings.served_versions) is not None:
             log(_log, logging.WARNING, "connection refused: version", sid=sid, peer=peer)
             raise _refusal(ErrorCode.PROTOCOL_VERSION_MISMATCH, "A2C version handshake rejected")
         version = str(ProtocolVersion.parse(first_query_value(query, VERSION_QUERY_PARAM) or ""))

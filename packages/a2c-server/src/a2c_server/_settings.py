@@ -7,6 +7,7 @@ from typing import Any
 import attrs
 
 from a2c_protocol import PROTOCOL_VERSION, InvalidVersionError, ProtocolVersion
+from a2c_protocol._lines import KNOWN_LINES, LINE_VERSIONS, Line, line_of, parse_lines
 
 from ._auth import is_loopback_host
 from ._exceptions import SettingsError
@@ -52,6 +53,13 @@ def _version(instance: Any, attribute: attrs.Attribute[Any], value: str) -> None
         ProtocolVersion.parse(value)
     except InvalidVersionError as exc:
         raise SettingsError(f"protocol_version: {exc}") from exc
+
+
+def _protocols(value: str | tuple[str, ...] | list[str]) -> tuple[Line, ...]:
+    try:
+        return parse_lines(value if isinstance(value, str) else ",".join(value))
+    except ValueError as exc:
+        raise SettingsError(f"protocols: {exc}") from exc
 
 
 def _path(value: str) -> str:
@@ -118,7 +126,9 @@ class ServerSettings:
     """Everything a deployment can tune. All fields have safe defaults.
 
     ``socketio_path`` is the Engine.IO mount path without slashes (``"socket.io"`` serves
-    ``/socket.io/``); the version gate guards exactly that path. ``auth_token`` switches
+    ``/socket.io/``); the version gate guards exactly that path. ``protocols`` are the
+    protocol lines served (``("0.2", "0.4")`` by default; a mixed office is translated).
+    ``auth_token`` switches
     the default authentication from allow-all to the shared-token provider; it is never
     shown by ``repr``. ``tool_call_buffer`` is added to a ``client:tool_call``'s own
     ``timeout`` when the Server waits for the Computer; ``forward_timeout`` is the wait for
@@ -148,6 +158,7 @@ class ServerSettings:
     port: int = attrs.field(default=8000, validator=_port)
     socketio_path: str = attrs.field(default="socket.io", converter=_path)
     protocol_version: str = attrs.field(default=PROTOCOL_VERSION, validator=_version)
+    protocols: tuple[Line, ...] = attrs.field(default=KNOWN_LINES, converter=_protocols)
     auth_token: str | None = attrs.field(default=None, repr=False)
     max_message_bytes: int = attrs.field(default=DEFAULT_MAX_MESSAGE_BYTES, validator=_positive)
     max_tool_timeout: int = attrs.field(default=300, validator=_max_timeout)
@@ -191,6 +202,21 @@ class ServerSettings:
                 "(--admin-token or A2C_SERVER_ADMIN_TOKEN)"
             )
         _check_jwt(self)
+
+    @property
+    def served_versions(self) -> tuple[str, ...]:
+        """The version declared on each protocol line served (``0.2.3``, ``0.4.2``).
+
+        ``protocol_version`` replaces its own line's entry; a version outside the served
+        lines (an operator pinning, say, ``0.3.0``) is served alone, as before ``protocols``.
+        """
+        versions = {line: LINE_VERSIONS[line] for line in self.protocols}
+        own = line_of(self.protocol_version)
+        if own is not None and own in versions:
+            versions[own] = self.protocol_version
+        elif self.protocol_version != PROTOCOL_VERSION:
+            return (self.protocol_version,)
+        return tuple(versions.values())
 
     @property
     def jwt_enabled(self) -> bool:
