@@ -168,6 +168,7 @@ EXPECTED = {
     "priority_from_v01",
     "read_fullscreen",
     "read_priority",
+    "retry_line",
     "PUT_BLOB_EXTENSION",
     "PutBlobReq",
     "PutBlobRet",

@@ -178,6 +178,7 @@ async def _run(args: argparse.Namespace, out: TextIO, as_table: bool) -> int:
         tool_cache=False,
         # Only a long-lived watch rides out a Server restart; a refusal still ends it.
         reconnect=args.command == "watch",
+        protocol=args.protocol,
     )
     async with agent:
         await agent.join_office(args.office)

@@ -125,6 +125,11 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
         "--request-timeout", type=_positive_float, default=30.0,
         help="seconds to wait for answers (> 0)",
     )  # fmt: skip
+    parser.add_argument(
+        "--protocol", choices=("0.2", "0.4"),
+        help="speak only this protocol line (default: 0.2, then 0.4 when the Server "
+        "refuses 0.2 and accepts 0.4)",
+    )  # fmt: skip
     output = parser.add_mutually_exclusive_group()
     output.add_argument("--json", dest="output", action="store_const", const="json")
     output.add_argument("--table", dest="output", action="store_const", const="table")

@@ -11,6 +11,7 @@ from types import TracebackType
 from typing import Any, Literal, Self
 
 from a2c_protocol import CallToolResult, ComputerConfig, Event, JsonObject
+from a2c_protocol._lines import Line
 
 from ._agent_allowlist import AgentAllowList
 from ._blobs import BlobSettings, BlobStore
@@ -88,6 +89,7 @@ class Computer(ComputerCore):
         skills: SkillSettings | None = None,
         allow_agents: Iterable[str] | None = None,
         landing: LandingSettings | None = None,
+        protocol: Line | None = None,
     ) -> None:
         super().__init__(
             str(config) if isinstance(config, Path) else config,
@@ -124,6 +126,7 @@ class Computer(ComputerCore):
                 blobs=self.blob_store,
                 skills=self.skills,
                 landing=self.landing,
+                protocol=protocol,
                 name=name,
                 server_url=server_url,
                 office_id=office_id or "",

@@ -45,6 +45,7 @@ from a2c_protocol import (
     from_wire,
     to_wire,
 )
+from a2c_protocol._lines import LINE_0_2, Line, translate_answer, translate_request
 
 from . import _otel as otel
 from ._agent_allowlist import AgentAllowList
@@ -76,6 +77,7 @@ class LinkHandlers:
 
     name: str
     office_id: str
+    line: Line
     allowed_agents: AgentAllowList | None
     on_blob_served: Callable[[int], None] | None
     _core: ComputerCore
@@ -120,6 +122,14 @@ class LinkHandlers:
             refused = self.allowed_agents and self.allowed_agents.refusal(event.value, data)
             if refused:
                 return refused
+            if self.line != LINE_0_2 and event is not Event.PUT_BLOB:
+                # A 0.4 session: the Server and Agent speak 0.4 shapes; we answer in them.
+                data = translate_request(event.value, data, agent=self.line, computer=LINE_0_2)
+                return translate_answer(event.value, await answered(data), agent=self.line,
+                                        computer=LINE_0_2)  # fmt: skip
+            return await answered(data)
+
+        async def answered(data: Any) -> Any:
             try:
                 answer = await handler(data)
                 if event in _SIZED_BY_HANDLER:

@@ -162,6 +162,7 @@ from ._models import (
     UpdateToolListNotification,
     VersionMismatchPayload,
 )
+from ._negotiation import retry_line
 from ._otel_setup import install_tracer_provider, shutdown_tracer_provider, tracing_wanted
 from ._priority import (
     DEFAULT_PRIORITY,
@@ -376,6 +377,7 @@ __all__ = [
     "remote_error_of",
     "restore_structured_refs",
     "result_marker",
+    "retry_line",
     "shutdown_tracer_provider",
     "supported_range",
     "timeout_result",

@@ -27,6 +27,7 @@ from a2c_computer._oauth._cmd import add_auth_parser
 from a2c_computer._skills import SkillSettings, default_skill_settings
 from a2c_computer._version import __version__
 from a2c_protocol import PROTOCOL_VERSION
+from a2c_protocol._lines import KNOWN_LINES
 
 __all__ = [
     "BLOB_OPTIONS",
@@ -95,6 +96,12 @@ def switch(text: str) -> bool:
     raise ValueError(f"{text!r} is not one of 1, true, yes, on, 0, false, no, off")
 
 
+def protocol_line(text: str) -> str:
+    if text not in KNOWN_LINES:
+        raise ValueError(f"expected one of {', '.join(KNOWN_LINES)}")
+    return text
+
+
 def _names(text: str) -> list[str]:
     return [name.strip() for name in text.split(",") if name.strip()]
 
@@ -124,6 +131,7 @@ ENV_OPTIONS: tuple[EnvOption, ...] = (
     EnvOption("metrics_host", ("A2C_METRICS_HOST",), default="127.0.0.1"),
     EnvOption("shutdown_grace", ("A2C_SHUTDOWN_GRACE",), seconds, 10.0),
     EnvOption("watch_config", ("A2C_WATCH_CONFIG",), switch, False),
+    EnvOption("protocol", ("A2C_PROTOCOL",), protocol_line),
 )
 
 #: Large-result settings: ``(flag, BlobSettings field, env var, convert, help)``; unset
@@ -268,6 +276,7 @@ environment (a flag wins over its variable; empty counts as unset):
   A2C_BLOB_SPOOL_MAX_BYTES --blob-spool-max-bytes  A2C_BLOB_TTL --blob-ttl
   A2C_SKILLS_DIR       --skills-dir     A2C_SKILLS_INSTALL_DIR --skills-install-dir
   A2C_NO_USER_SKILLS   --no-user-skills  A2C_LANDING_DIR  --landing-dir
+  A2C_PROTOCOL         --protocol
   A2C_LANDING_MAX_BYTES --landing-max-bytes  A2C_LANDING_MAX_TOTAL_BYTES --landing-max-total-bytes
 
 exit status: 0 stopped, 1 refused by or cannot reach the Server (run) / problems found
@@ -366,6 +375,11 @@ def build_parser() -> argparse.ArgumentParser:
         )
     add_skill_flags(run)
     add_landing_flags(run)
+    run.add_argument(
+        "--protocol", type=_checked(protocol_line, "line"),
+        help="speak only this protocol line, 0.2 or 0.4 (default: 0.2, then 0.4 when the "
+        "Server refuses 0.2 and accepts 0.4; env A2C_PROTOCOL)",
+    )  # fmt: skip
     check = sub.add_parser(
         "check", help="start the MCP servers locally and lint their windows and skills"
     )

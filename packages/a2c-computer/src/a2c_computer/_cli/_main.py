@@ -140,6 +140,7 @@ async def _run(args: argparse.Namespace) -> int:
         skills=skill_settings(args, args.name),
         allow_agents=args.allow_agent or None,
         landing=landing_settings(args),
+        protocol=args.protocol,
     )
     if not args.allow_agent:
         logger.warning(
