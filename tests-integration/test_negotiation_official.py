@@ -76,8 +76,10 @@ async def test_our_roles_speak_0_4_on_the_official_server_without_a_flag(
         await computer.wait_for_log("joined office o1 as box (protocol 0.4.2)", timeout=120)
         tools = await eventually(lambda: agent.get_tools("box"), timeout=60, what="tools")
         names = [t.name for t in tools]
-        assert "a2c-0-2__echo" in names, names
-        result = await agent.call_tool("box", "a2c-0-2__echo", {"text": "hi"}, timeout=60)
+        # One bundle per MCP server, named after it (the 0.4 way).
+        assert "plain__echo" in names, names
+        assert all(t.name.startswith("plain__") for t in tools)
+        result = await agent.call_tool("box", "plain__echo", {"text": "hi"}, timeout=60)
         assert not result.is_error
         assert result.content[0]["text"] == "plain:echo:hi"
         assert "speaking 0.4" in computer.logs()

@@ -51,6 +51,7 @@ from . import _otel as otel
 from ._agent_allowlist import AgentAllowList
 from ._answers import fit_answer, fit_tool_result
 from ._blobs import BlobStore, serve_get_blob
+from ._bundles import tool_name_from_04, tools_for_04
 from ._computer import ComputerCore
 from ._config import agent_view, states_view
 from ._exceptions import ComputerError
@@ -123,11 +124,21 @@ class LinkHandlers:
             if refused:
                 return refused
             if self.line != LINE_0_2 and event is not Event.PUT_BLOB:
-                # A 0.4 session: the Server and Agent speak 0.4 shapes; we answer in them.
-                data = translate_request(event.value, data, agent=self.line, computer=LINE_0_2)
-                return translate_answer(event.value, await answered(data), agent=self.line,
-                                        computer=LINE_0_2)  # fmt: skip
+                return await in_04_shapes(data)
             return await answered(data)
+
+        async def in_04_shapes(data: Any) -> Any:
+            # A 0.4 session: the Server and Agent speak 0.4 shapes; we answer in them, with
+            # one bundle per MCP server (``_bundles``) where 0.4 names tools.
+            server_of = self._core.tool_server
+            if event is Event.TOOL_CALL and isinstance(data, dict):
+                data = {**data, "tool_name": tool_name_from_04(data.get("tool_name"), server_of)}
+            elif event is not Event.GET_TOOLS:
+                data = translate_request(event.value, data, agent=self.line, computer=LINE_0_2)
+            answer = await answered(data)
+            if event is Event.GET_TOOLS and isinstance(answer, dict) and "tools" in answer:
+                return {**answer, "tools": tools_for_04(answer["tools"], server_of)}
+            return translate_answer(event.value, answer, agent=self.line, computer=LINE_0_2)
 
         async def answered(data: Any) -> Any:
             try:
