@@ -9,15 +9,20 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import os
+import shutil
+import subprocess
+import venv
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from a2c_agent import AsyncAgent
 from a2c_testkit.mcp_servers import stdio_server_config
-from a2c_testkit.official import official_venv, run_official
-from a2c_testkit.triangle import computer_process, server_process, write_config
+from a2c_testkit.official import cache_root, official_venv, run_official, start_official
+from a2c_testkit.triangle import computer_process, eventually, server_process, write_config
 
 MB = 1024 * 1024
 
@@ -54,9 +59,47 @@ asyncio.run(main(*sys.argv[1:]))
 """
 
 
+# The official Computer, given its landing root in a ``--settings``-style flag file.
+OFFICIAL_COMPUTER = """
+import asyncio, sys, pathlib
+from a2c_smcp.computer.computer import Computer
+from a2c_smcp.computer.socketio.client import SMCPComputerClient
+
+async def main(url, office, settings):
+    computer = Computer(name="offbox", mcp_servers=set(),
+                        flag_settings_path=pathlib.Path(settings))
+    async with computer:
+        client = SMCPComputerClient(computer=computer)
+        await client.connect(url, auth={"role": "computer"}, namespaces=["/smcp"])
+        await client.join_office(office)
+        print("JOINED", computer.landing_root, flush=True)
+        await asyncio.Event().wait()
+
+asyncio.run(main(*sys.argv[1:]))
+"""
+
+
 @pytest.fixture(scope="module")
 def official_042() -> Path:
     return official_venv("0.4.2")
+
+
+@pytest.fixture(scope="module")
+def official_042_computer() -> Path:
+    """A venv with the official Computer (its ``cli`` extra), cached next to the others."""
+    root = cache_root() / "0.4.2-cli"
+    python = root / "bin" / "python"
+    ready = root / "a2c-interop-ready"
+    if not ready.exists():
+        shutil.rmtree(root, ignore_errors=True)
+        venv.EnvBuilder(with_pip=shutil.which("uv") is None, symlinks=True).create(root)
+        if shutil.which("uv"):
+            argv = ["uv", "pip", "install", "--python", str(python), "a2c-smcp[cli]==0.4.2"]
+        else:  # pragma: no cover - CI has uv
+            argv = [str(python), "-m", "pip", "install", "a2c-smcp[cli]==0.4.2"]
+        subprocess.run(argv, check=True, capture_output=True, timeout=900)
+        ready.write_text("0.4.2[cli]\n")
+    return python
 
 
 def config(tmp_path: Path) -> Path:
@@ -99,3 +142,27 @@ async def test_the_official_0_4_2_agent_uploads_to_our_computer(
         )  # fmt: skip
         assert "REFUSED" in run.check() and "too_large" in run.stdout
         assert sorted(p.name for p in landing.iterdir()) == ["from-official.bin"]
+
+
+async def test_our_agent_uploads_to_the_official_0_4_2_computer(
+    procs: Any, tmp_path: Path, official_042_computer: Path
+) -> None:
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    settings = tmp_path / "settings.json"
+    settings.write_text(json.dumps({"landingRoot": str(landing)}))
+    data = os.urandom(MB + 3)
+    async with server_process(procs.log_dir, track=procs.track) as server:
+        official = start_official(official_042_computer, OFFICIAL_COMPUTER, server.url, "o1",
+                                  str(settings), log_path=procs.log_dir / "official-computer.log")  # fmt: skip
+        try:
+            await eventually(lambda: "JOINED" in official.output(), timeout=180,
+                             what="official computer joined")  # fmt: skip
+            async with AsyncAgent(server.url, name="planner") as agent:
+                await agent.join_office("o1")
+                landed = await agent.put_blob("offbox", data, name_hint="ours.bin")
+        finally:
+            official.stop()
+    assert Path(landed.landing_path).parent == landing.resolve()
+    assert Path(landed.landing_path).read_bytes() == data
+    assert landed.sha256 == hashlib.sha256(data).hexdigest()
