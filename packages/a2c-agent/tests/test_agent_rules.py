@@ -262,8 +262,10 @@ def test_connection_parameters():
         versioned_url("http://h:1/?a2c_version=0.3.0")
     probe = handshake_probe_url("wss://h:1/?tenant=t&a2c_version=0.2.0", "/smcp/")
     assert probe == "https://h:1/smcp/?tenant=t&a2c_version=0.2.0&EIO=4&transport=polling"
-    assert build_auth({"token": "t"}) == {"token": "t", "role": "agent"}
-    assert build_auth(None) == {"role": "agent"}
+    # The upload extension is announced on every connect (docs/compatibility.md).
+    uploads = {"a2c_extensions": ["put_blob"]}
+    assert build_auth({"token": "t"}) == {"token": "t", "role": "agent", **uploads}
+    assert build_auth(None) == {"role": "agent", **uploads}
     with pytest.raises(ValueError):
         build_auth({"role": "computer"})
     assert check_transports(["websocket"]) == ("websocket",)

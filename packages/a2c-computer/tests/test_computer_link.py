@@ -187,7 +187,8 @@ async def test_bad_payload_is_400_and_another_computer_is_refused(servers: Any) 
 
 async def test_the_computer_answers_only_the_client_events(servers: Any) -> None:
     # Spec checklist: no client:* event can mutate the Computer's management state. The
-    # link handles the eight client:* events and two notifications (a cancel, an Agent
+    # link handles the nine client:* events (client:put_blob writes only to the landing
+    # dir) and two notifications (a cancel, an Agent
     # leaving: its calls are cancelled), nothing else
     # (no server:* or management event an Agent could route to it).
     async with office(servers) as (_, computer, _agent):
@@ -195,7 +196,7 @@ async def test_the_computer_answers_only_the_client_events(servers: Any) -> None
         assert link is not None and link._sio is not None
         handled = set(link._sio.handlers[NAMESPACE])
     client_events = {e.value for e in Event if e.value.startswith("client:")}
-    assert len(client_events) == 8
+    assert len(client_events) == 9
     expected = client_events | {
         Event.NOTIFY_TOOL_CALL_CANCEL.value,
         Event.NOTIFY_LEAVE_OFFICE.value,

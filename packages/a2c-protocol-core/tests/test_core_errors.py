@@ -20,7 +20,7 @@ def test_every_code_of_the_digest_is_defined() -> None:
     assert {int(c) for c in ErrorCode} == {
         400, 401, 403, 404, 408, 500,
         4001, 4002, 4003, 4004, 4005, 4006, 4007, 4008,
-        4014, 4015, 4016, 4017, 4018, 4101, 4102, 4103, 4104,
+        4014, 4015, 4016, 4017, 4018, 4019, 4101, 4102, 4103, 4104,
     }  # fmt: skip
     assert WS_CLOSE_VERSION_REJECTED == 4900
     assert 4900 not in {int(c) for c in ErrorCode}  # close codes live apart
@@ -129,3 +129,13 @@ def test_remote_error_of_decodes_flat_payloads_only() -> None:
     assert isinstance(error, core.NotInOfficeError)
     assert core.remote_error_of({"tools": [], "req_id": "r"}) is None
     assert core.remote_error_of({"code": 400, "message": "m", "details": "not an object"}) is None
+
+
+def test_4019_keeps_its_open_reason() -> None:
+    wire = {"code": 4019, "message": "full", "details": {"reason": "too_large", "limit": 5}}
+    exc = error_from_payload(error_payload_from_wire(wire))
+    assert isinstance(exc, core.BlobWriteError)
+    assert exc.reason == core.BlobWriteReason.TOO_LARGE
+    assert to_wire(exc.to_payload()) == wire
+    odd = error_from_payload(error_payload_from_wire({"code": 4019, "message": "?"}))
+    assert isinstance(odd, core.BlobWriteError) and odd.reason is None

@@ -20,6 +20,8 @@ from a2c_protocol import (
     GetSkillsReq,
     GetSkillsRet,
     ProtocolVersion,
+    PutBlobReq,
+    PutBlobRet,
     Role,
 )
 
@@ -32,7 +34,7 @@ def test_namespace() -> None:
 
 def test_every_event_has_a_spec_with_models() -> None:
     assert set(EVENTS) == set(Event)
-    assert len(Event) == 23
+    assert len(Event) == 24
     for event, spec in EVENTS.items():
         assert spec.event is event
         assert spec.kind.value == event.value.split(":")[0]
@@ -47,7 +49,7 @@ def test_client_events_are_agent_only_and_answered() -> None:
     assert [e.value for e in CLIENT_EVENTS] == [
         "client:tool_call", "client:get_config", "client:get_tools",
         "client:get_desktop", "client:get_resources",
-        "client:get_skills", "client:get_skill", "client:get_blob",
+        "client:get_skills", "client:get_skill", "client:get_blob", "client:put_blob",
     ]  # fmt: skip
     for event in CLIENT_EVENTS:
         assert EVENTS[event].senders == {Role.AGENT}
@@ -75,7 +77,17 @@ def test_the_0_2_1_events_are_catalogued_with_their_models() -> None:
     assert EVENTS[Event.UPDATE_SKILLS].senders == {Role.COMPUTER}
     assert EVENTS[Event.UPDATE_SKILLS].response is None
     for event in Event:
-        assert ProtocolVersion.parse(EVENTS[event].since) <= ProtocolVersion.parse(PROTOCOL_VERSION)
+        if event is not Event.PUT_BLOB:  # 0.4's, an extension in 0.2 (test below)
+            assert ProtocolVersion.parse(EVENTS[event].since) <= ProtocolVersion.parse(
+                PROTOCOL_VERSION
+            )
+
+
+def test_put_blob_is_catalogued_as_0_4s_upload() -> None:
+    spec = EVENTS[Event.PUT_BLOB]
+    assert (spec.request, spec.response) == (PutBlobReq, PutBlobRet)
+    assert spec.since == "0.4.0" and spec.senders == {Role.AGENT}
+    assert spec.added_in_patch  # a 0.2.0 peer does not know it
 
 
 def test_update_events_are_the_computer_change_reports() -> None:

@@ -6,7 +6,6 @@ import pytest
 
 from a2c_protocol._lines import (
     LEGACY_BUNDLE,
-    Refusal,
     accepted_ranges,
     line_of,
     nearest_line,
@@ -124,13 +123,14 @@ def test_02_computer_seen_by_a_04_agent() -> None:
     )
 
 
-def test_put_blob_to_a_02_computer_is_refused_at_once() -> None:
-    refusal = translate_request("client:put_blob", {"blob": ""}, agent="0.4", computer="0.2")
-    assert isinstance(refusal, Refusal)
-    assert refusal.payload["code"] == 4019
-    assert refusal.payload["details"]["reason"] == "unsupported"
+def test_put_blob_passes_both_ways_unchanged() -> None:
+    """Uploads have one shape on both lines; who may take one is the Server's rule (a 0.2
+    Computer may announce the extension), so translation never refuses them."""
     passed = {"blob": ""}
-    assert translate_request("client:put_blob", passed, agent="0.2", computer="0.4") is passed
+    for agent, computer in (("0.4", "0.2"), ("0.2", "0.4")):
+        assert (
+            translate_request("client:put_blob", passed, agent=agent, computer=computer) is passed
+        )
 
 
 @pytest.mark.parametrize("junk", [None, 3, "x", [1], {"tools": "nope"}, {"servers": [1]}])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from a2c_protocol import Event
 from a2c_server._console._feed import ConsoleFeed, _outcome
 from a2c_server._metrics import RouteOutcome, ServerMetrics
 
@@ -9,10 +10,10 @@ from a2c_server._metrics import RouteOutcome, ServerMetrics
 def test_calls_routed_counts_tool_calls_only() -> None:
     metrics = ServerMetrics()
     feed = ConsoleFeed(registry=None, metrics=metrics, node_id="n", attach=lambda _: None)  # type: ignore[arg-type]
-    for event in ("client:get_tools", "client:get_config", "client:get_desktop"):
+    for event in (Event.GET_TOOLS.value, Event.GET_CONFIG.value, Event.GET_DESKTOP.value):
         metrics.route(event, RouteOutcome.ANSWERED)
-    metrics.route("client:tool_call", RouteOutcome.ANSWERED)
-    metrics.route("client:tool_call", RouteOutcome.REFUSED)
+    metrics.route(Event.TOOL_CALL.value, RouteOutcome.ANSWERED)
+    metrics.route(Event.TOOL_CALL.value, RouteOutcome.REFUSED)
     counters = feed._counters()
     assert counters["calls"] == 2  # not 5: listing tools is not a call
     assert counters["refusals"] == 1

@@ -14,7 +14,15 @@ from typing import Any
 
 import pytest
 
-from a2c_protocol import CLIENT_EVENTS, EVENTS, NAMESPACE, UPDATE_EVENTS, Event, remote_error_of
+from a2c_protocol import (
+    CLIENT_EVENTS,
+    EVENTS,
+    NAMESPACE,
+    PUT_BLOB_EXTENSION,
+    UPDATE_EVENTS,
+    Event,
+    remote_error_of,
+)
 from a2c_server import Member, MemoryStateStore, ServerSettings
 from a2c_testkit.server import RawClient, RunningServer, connect_raw, running_server
 
@@ -30,7 +38,12 @@ REQUESTS: dict[Event, dict[str, Any]] = {
     # Names and handles the Server must not judge (that is the Computer's job).
     Event.GET_SKILL: {"name": "Not A Valid Name!", "rel_path": "../../etc/hosts"},
     Event.GET_BLOB: {"blob_handle": "%%opaque%%", "chunk_offset": 0, "max_chunk_bytes": 1024},
-}
+    Event.PUT_BLOB: {"chunk_offset": 0, "eof": True, "blob": "aGk=", "total_size": 2,
+                     "sha256": "0" * 64, "name_hint": "../x"},
+}  # fmt: skip
+
+
+UPLOADS: dict[str, object] = {"a2c_extensions": [PUT_BLOB_EXTENSION]}
 
 
 def request(
@@ -42,7 +55,8 @@ def request(
 async def member(
     stack: AsyncExitStack, srv: RunningServer, role: str, name: str, office: str | None
 ) -> RawClient:
-    client = await stack.enter_async_context(connect_raw(srv, role))
+    # Both announce uploads, so client:put_blob is relayed like every client:* request here.
+    client = await stack.enter_async_context(connect_raw(srv, role, auth=UPLOADS))
     if office is not None:
         assert await client.join(role, name, office) == (True, None)
     return client
@@ -469,7 +483,11 @@ async def test_server_cancel_with_spoofed_agent_is_ignored(server: RunningServer
 # arguments; a Server without a handler for an event sends no ack at all. Neither may
 # leave an Agent with a bare null or a hang.
 
-NEW_CLIENT_EVENTS = [e for e in CLIENT_EVENTS if EVENTS[e].since != "0.2.0"]
+# The 0.2 PATCH additions (client:put_blob of 0.4 is only sent to Computers that announce
+# it, see test_server_uploads.py).
+NEW_CLIENT_EVENTS = [
+    e for e in CLIENT_EVENTS if EVENTS[e].since != "0.2.0" and e is not Event.PUT_BLOB
+]
 
 
 def test_the_new_client_events() -> None:

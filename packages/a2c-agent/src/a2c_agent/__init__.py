@@ -28,6 +28,8 @@ from a2c_protocol import (
     A2CSkillRef,
     BadRequestError,
     BlobNotAccessibleError,
+    BlobWriteError,
+    BlobWriteReason,
     CallToolResult,
     CapabilityNotSupportedError,
     ComputerConfigView,
@@ -111,6 +113,7 @@ if TYPE_CHECKING:
         result_text,
         tool_authorization,
     )
+    from ._upload import Landed
 
 __all__ = [
     "BLOB_ERROR_KEY",
@@ -130,6 +133,8 @@ __all__ = [
     "BlobIntegrityError",
     "BlobLimitError",
     "BlobNotAccessibleError",
+    "BlobWriteError",
+    "BlobWriteReason",
     "CallToolResult",
     "CapabilityNotSupportedError",
     "ComputerConfigView",
@@ -146,6 +151,7 @@ __all__ = [
     "InvalidSkillNameError",
     "InvalidWindowURIError",
     "JoinOfficeError",
+    "Landed",
     "LeaveOfficeError",
     "McpServerNotFoundError",
     "McpServerState",
@@ -222,6 +228,7 @@ _LAZY: dict[str, str] = {
     "SkillFile": "._skills",
     "SkillsListener": "._skills",
     "SyncAgent": "._sync",
+    "Landed": "._upload",
     "AgentNotification": "._types",
     "AgentTool": "._types",
     "NotificationPayload": "._types",

@@ -17,6 +17,9 @@ from typing import Any
 
 import socketio
 
+from a2c_protocol import with_version_query
+from a2c_protocol._lines import LINE_0_2, LINE_VERSIONS, Line
+
 from ._blobpull import DEFAULT_CHUNK_BYTES, DEFAULT_MAX_IN_FLIGHT
 from ._connection import (
     DEFAULT_TRANSPORTS,
@@ -39,6 +42,7 @@ from ._requests import RequestsMixin
 from ._rules import ToolCache
 from ._skills import SkillTracker
 from ._types import AgentTool
+from ._upload import UploadMixin
 
 __all__ = [
     "AsyncAgent",
@@ -49,7 +53,7 @@ __all__ = [
 ]
 
 
-class AsyncAgent(LinkMixin, RequestsMixin):
+class AsyncAgent(LinkMixin, RequestsMixin, UploadMixin):
     """The Agent role of A2C-SMCP 0.2: call tools on Computers through a Server.
 
     Use it as an async context manager::
@@ -88,6 +92,9 @@ class AsyncAgent(LinkMixin, RequestsMixin):
             it keep their handle and get ``_meta.a2c_blob_error``.
         blob_chunk_bytes, blob_max_in_flight: chunk size asked for and parallel chunk
             requests of :meth:`read_blob`.
+        protocol: ``"0.2"`` or ``"0.4"`` pins the protocol line. By default the agent
+            announces 0.2 and, when the Server refuses it with 4008 but accepts 0.4,
+            reconnects once announcing 0.4 and speaks 0.4 for the session (:attr:`protocol`).
     """
 
     def __init__(
@@ -110,6 +117,7 @@ class AsyncAgent(LinkMixin, RequestsMixin):
         max_drained_bytes: int | None = 256 * 1024 * 1024,
         blob_chunk_bytes: int = DEFAULT_CHUNK_BYTES,
         blob_max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
+        protocol: Line | None = None,
     ) -> None:
         if not name:
             raise ValueError("an agent needs a non-empty name")
@@ -135,6 +143,11 @@ class AsyncAgent(LinkMixin, RequestsMixin):
         self._max_drained_bytes = max_drained_bytes
         self._blob_chunk_bytes = blob_chunk_bytes
         self._blob_max_in_flight = blob_max_in_flight
+        # The protocol line: 0.2 first, 0.4 after a 4008 saying the Server takes it, or pinned.
+        self._line: Line = protocol or LINE_0_2
+        self._line_pinned = protocol is not None
+        if protocol is not None:
+            self._url = with_version_query(server_url, LINE_VERSIONS[protocol])
 
         self._state = AgentState.IDLE
         self._office: str | None = None
@@ -177,6 +190,11 @@ class AsyncAgent(LinkMixin, RequestsMixin):
     def url(self) -> str:
         """The URL actually connected to (with ``a2c_version``)."""
         return self._url
+
+    @property
+    def protocol(self) -> str:
+        """The protocol version this agent announces (and whose shapes it speaks)."""
+        return LINE_VERSIONS[self._line]
 
     @property
     def tools(self) -> Mapping[str, tuple[AgentTool, ...]]:

@@ -9,6 +9,7 @@
     a2c-agent --server URL --office ID resources COMPUTER SERVER [--all] [--cursor C]
     a2c-agent --server URL --office ID call COMPUTER TOOL JSON [--timeout S] [--save-dir D]
     a2c-agent --server URL --office ID blob COMPUTER HANDLE -o FILE
+    a2c-agent --server URL --office ID put COMPUTER FILE [--name NAME]
     a2c-agent --server URL --office ID skills COMPUTER
     a2c-agent --server URL --office ID skill COMPUTER NAME [REL_PATH] [-o FILE]
     a2c-agent --server URL --office ID watch [--count N] [--for S]
@@ -22,8 +23,10 @@ naming the file. Output paths are checked before anything is sent (see
 :mod:`a2c_agent._cli_dest`); ``blob`` and ``skill`` replace an existing FILE only with
 ``--overwrite``. ``blob`` pulls one blob
 into FILE, verified, with a progress bar on stderr when that is a terminal. ``skills`` lists
-a Computer's skills; ``skill`` prints one skill file (``SKILL.md`` by default) when it is
-text, and writes binary files only to ``-o FILE`` or a pipe, never to a terminal.
+a Computer's skills; ``put`` uploads FILE to a Computer's landing dir (SHA-256 checked, a
+progress bar on a terminal) and prints where it landed there; ``skill`` prints one skill
+file (``SKILL.md`` by default) when it is text, and writes binary files only to ``-o FILE``
+or a pipe, never to a terminal.
 
 ``--server``, ``--office`` and ``--token`` default to ``A2C_SERVER_URL``, ``A2C_OFFICE`` and
 ``A2C_TOKEN``; ``--token-file`` (``A2C_TOKEN_FILE``) reads the token from a file at every
@@ -73,6 +76,7 @@ from ._cli_watch import watch
 from ._connection import AuthSource
 from ._exceptions import JoinOfficeError
 from ._types import AgentTool
+from ._upload._cli import put_command, render_put
 
 # The Agent (and python-socketio with it) loads when a command connects: ``--help``, a usage
 # error or a refused destination answer without it.
@@ -119,6 +123,8 @@ async def _command(
         return "resources", data, EXIT_OK
     if command == "blob":
         return "blob", await _download(agent, args), EXIT_OK
+    if command == "put":
+        return "put", await put_command(agent, args), EXIT_OK
     if command == "skills":
         return "skills", [to_wire(s) for s in await agent.get_skills(args.computer)], EXIT_OK
     if command == "skill":
@@ -183,6 +189,7 @@ async def _run(args: argparse.Namespace, out: TextIO, as_table: bool) -> int:
         tool_cache=False,
         # Only a long-lived watch rides out a Server restart; a refusal still ends it.
         reconnect=args.command == "watch",
+        protocol=args.protocol,
     )
     async with agent:
         await agent.join_office(args.office)
@@ -196,7 +203,9 @@ async def _run(args: argparse.Namespace, out: TextIO, as_table: bool) -> int:
         tools = None
         if as_table and kind == "config":  # the STATUS column counts each server's tools
             tools = [_tool_json(t) for t in await agent.get_tools(args.computer)]
-    if as_table:
+    if as_table and kind == "put":
+        text = render_put(data)
+    elif as_table:
         width = shutil.get_terminal_size().columns
         text = render_table(kind, data, width=width, tools=tools)
     else:

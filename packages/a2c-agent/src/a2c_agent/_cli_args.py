@@ -34,6 +34,7 @@ from a2c_protocol import InvalidWindowURIError, WindowURI, token_flags_problem
 from ._bridge import add_parser as add_bridge_parser
 from ._cli_dest import dir_problem, file_problem
 from ._connection import versioned_url
+from ._upload._cli import add_put_parser, put_problem
 from ._version import __version__
 
 __all__ = ["DEFAULT_NAME_PREFIX", "ENV_VARS", "EXIT_CODES", "build_parser", "parse_args"]
@@ -130,6 +131,11 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
         "--request-timeout", type=_positive_float, default=30.0,
         help="seconds to wait for answers (> 0)",
     )  # fmt: skip
+    parser.add_argument(
+        "--protocol", choices=("0.2", "0.4"),
+        help="speak only this protocol line (default: 0.2, then 0.4 when the Server "
+        "refuses 0.2 and accepts 0.4)",
+    )  # fmt: skip
     output = parser.add_mutually_exclusive_group()
     output.add_argument("--json", dest="output", action="store_const", const="json")
     output.add_argument("--table", dest="output", action="store_const", const="table")
@@ -182,6 +188,7 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
         help="file to write (its directory must exist)",
     )
     blob.add_argument("--overwrite", action="store_true", help="replace FILE if it exists")
+    add_put_parser(commands)
     skills = commands.add_parser("skills", help="list a Computer's skills")
     skills.add_argument("computer")
     skill = commands.add_parser(
@@ -255,7 +262,7 @@ def parse_args(
     args.params_object = {}
     if args.command == "call":
         args.params_object = _params(parser, args.params)
-    problem = _destination_problem(args)
+    problem = _destination_problem(args) or (put_problem(args) if args.command == "put" else None)
     if problem is not None:
         parser.error(problem)
     if args.command == "desktop" and args.window is not None:

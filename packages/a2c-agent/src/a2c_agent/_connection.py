@@ -28,6 +28,7 @@ from typing import Any, Final, TypeAlias
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from a2c_protocol import (
+    PUT_BLOB_EXTENSION,
     A2CError,
     ProtocolVersionError,
     RemoteError,
@@ -110,7 +111,8 @@ def build_auth(extra: Mapping[str, Any] | None) -> dict[str, Any]:
     role = fields.pop("role", Role.AGENT.value)
     if role != Role.AGENT.value:
         raise ValueError(f"an Agent connects with role 'agent', not {role!r}")
-    return {**fields, "role": Role.AGENT.value}
+    # Announces the upload extension to a 0.2 Server (docs/compatibility.md).
+    return {**fields, "role": Role.AGENT.value, "a2c_extensions": [PUT_BLOB_EXTENSION]}
 
 
 def handshake_probe_url(versioned: str, socketio_path: str) -> str:

@@ -21,6 +21,7 @@ from a2c_protocol import (
     Event,
     to_wire,
 )
+from a2c_protocol._lines import LINE_0_2, Line, translate_answer
 
 from ._connection import (
     AuthSource,
@@ -59,6 +60,8 @@ class AgentCore:
 
     _url: str
     _server_url: str
+    _line: Line
+    _line_pinned: bool
     _name: str
     _auth_source: AuthSource
     _socketio_path: str
@@ -151,6 +154,9 @@ class AgentCore:
         future: asyncio.Future[tuple[Any, ...]] = loop.create_future()
 
         def on_ack(*args: Any) -> None:
+            if self._line != LINE_0_2:  # a 0.4 session: answers in 0.4 shapes, we read 0.2
+                args = tuple(translate_answer(event.value, a, agent=LINE_0_2,
+                                              computer=self._line) for a in args)  # fmt: skip
             if not future.done():
                 future.set_result(args)
 

@@ -17,7 +17,6 @@ import socketio
 
 from a2c_protocol import (
     NAMESPACE,
-    PROTOCOL_VERSION,
     WS_CLOSE_VERSION_REJECTED,
     A2CError,
     Event,
@@ -27,8 +26,11 @@ from a2c_protocol import (
     RemoteError,
     reconnect_delays,
     remote_error_of,
+    retry_line,
     version_rejected_by_close,
+    with_version_query,
 )
+from a2c_protocol._lines import LINE_VERSIONS
 
 from ._connection import (
     connect_error_text,
@@ -180,11 +182,22 @@ class LinkMixin(MembershipMixin):
             # C6: disconnect explicitly before raising, never rely on library defaults.
             await self._safe_disconnect()
             error = await self._diagnose(exc, refused_namespace)
+            line = None
+            if isinstance(error, ProtocolVersionError) and not self._line_pinned:
+                line = retry_line(error, LINE_VERSIONS[self._line])
+            if line is not None:
+                logger.info("the server refused protocol %s and accepts %s: speaking %s",
+                            LINE_VERSIONS[self._line], LINE_VERSIONS[line], line)  # fmt: skip
+                self._line, self._line_pinned = line, True  # once: never back and forth
+                self._url = with_version_query(self._server_url, LINE_VERSIONS[line])
+                self._sio = self._make_client()
+                await self._open_transport()
+                return
             if isinstance(error, ProtocolVersionError):
                 logger.error(
                     "a2c protocol version refused: this SDK speaks %s, the server runs %s "
                     "(accepts %s..%s); not retrying",
-                    PROTOCOL_VERSION,
+                    LINE_VERSIONS[self._line],
                     error.server_version or "?",
                     error.min_supported or "?",
                     error.max_supported or "?",

@@ -156,6 +156,7 @@ class SyncAgent:
     cancel_tool_call = _blocking(AsyncAgent.cancel_tool_call)
     get_blob = _blocking(AsyncAgent.get_blob)
     read_blob = _blocking(AsyncAgent.read_blob)
+    put_blob = _blocking(AsyncAgent.put_blob)
     get_skills = _blocking(AsyncAgent.get_skills)
     get_skill = _blocking(AsyncAgent.get_skill)
 

@@ -11,6 +11,7 @@ from types import TracebackType
 from typing import Any, Literal, Self
 
 from a2c_protocol import CallToolResult, ComputerConfig, Event, JsonObject
+from a2c_protocol._lines import Line
 
 from ._agent_allowlist import AgentAllowList
 from ._blobs import BlobSettings, BlobStore
@@ -18,6 +19,7 @@ from ._computer import ComputerCore, ConfirmCallback, ResultFinisher
 from ._config import PromptFn
 from ._exceptions import ComputerStateError
 from ._extensions import CallExtras
+from ._landing import LandingSettings, LandingStore, run_reaper
 from ._link import ComputerLink
 from ._metrics import ComputerMetrics
 from ._skills import SkillManager, SkillSettings, default_skill_settings
@@ -86,6 +88,8 @@ class Computer(ComputerCore):
         blobs: BlobSettings | None = None,
         skills: SkillSettings | None = None,
         allow_agents: Iterable[str] | None = None,
+        landing: LandingSettings | None = None,
+        protocol: Line | None = None,
     ) -> None:
         super().__init__(
             str(config) if isinstance(config, Path) else config,
@@ -104,6 +108,9 @@ class Computer(ComputerCore):
         self.metrics = ComputerMetrics(self.server_states)
         self.add_update_listener(self.metrics.update)
         self.blob_store = BlobStore(blobs, owner=name)
+        #: Where ``client:put_blob`` uploads land; refuses them all without a landing dir.
+        self.landing = LandingStore(landing or LandingSettings())
+        self._reaper: asyncio.Task[None] | None = None
         self.skills = SkillManager(
             skills or default_skill_settings(name),
             blobs=self.blob_store,
@@ -118,6 +125,8 @@ class Computer(ComputerCore):
                 self,
                 blobs=self.blob_store,
                 skills=self.skills,
+                landing=self.landing,
+                protocol=protocol,
                 name=name,
                 server_url=server_url,
                 office_id=office_id or "",
@@ -140,6 +149,8 @@ class Computer(ComputerCore):
         try:
             await asyncio.to_thread(self.blob_store.open)
             self._sweeper = asyncio.ensure_future(self.blob_store.run_sweeper())
+            self.landing.sweep_orphans()
+            self._reaper = asyncio.ensure_future(run_reaper(self.landing))
             await self.skills.start()
             await self.start()
             if self._link is not None:
@@ -169,6 +180,12 @@ class Computer(ComputerCore):
         await asyncio.to_thread(self.blob_store.close)
 
     async def _stop_sweeper(self) -> None:
+        if self._reaper is not None:
+            self._reaper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reaper
+            self._reaper = None
+        self.landing.close()
         if self._sweeper is not None:
             self._sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):

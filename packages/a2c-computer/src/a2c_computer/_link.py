@@ -20,7 +20,7 @@ import socketio
 
 from a2c_protocol import (
     NAMESPACE,
-    PROTOCOL_VERSION,
+    PUT_BLOB_EXTENSION,
     EnterOfficeReq,
     Event,
     LeaveOfficeReq,
@@ -28,9 +28,11 @@ from a2c_protocol import (
     Role,
     UpdateComputerConfigReq,
     reconnect_delays,
+    retry_line,
     to_wire,
     with_version_query,
 )
+from a2c_protocol._lines import LINE_0_2, LINE_VERSIONS, Line
 
 from ._agent_allowlist import AgentAllowList
 from ._blobs import BlobStore
@@ -42,6 +44,7 @@ from ._decisions import (
     refusal_may_pass_later,
 )
 from ._exceptions import LinkError, ServerRefusedError
+from ._landing import LandingSettings, LandingStore
 from ._link_calls import LinkCalls
 from ._link_handlers import LinkHandlers
 from ._skills import SkillManager
@@ -60,6 +63,7 @@ class ComputerLink(LinkHandlers):
         *,
         blobs: BlobStore,
         skills: SkillManager | None = None,
+        landing: LandingStore | None = None,
         name: str,
         server_url: str,
         office_id: str,
@@ -68,10 +72,12 @@ class ComputerLink(LinkHandlers):
         socketio_path: str = "socket.io",
         reconnect: bool = True,
         connect_timeout: float = 30.0,
+        protocol: Line | None = None,
     ) -> None:
         with_version_query(server_url)  # validates the URL and refuses a hand-set a2c_version
         self._core = core
         self._blobs = blobs
+        self._landing = landing or LandingStore(LandingSettings())
         #: Told the raw size of every blob chunk served (the Computer's metrics).
         self.on_blob_served: Callable[[int], None] | None = None
         #: When set, only these Agents get answers (``--allow-agent``).
@@ -93,6 +99,10 @@ class ComputerLink(LinkHandlers):
         self.fatal_error: BaseException | None = None
         self.connections = 0
         self._calls = LinkCalls(core)
+        #: The protocol line spoken: 0.2 first; 0.4 after a 4008 that says the Server takes
+        #: it (``retry_line``), or as pinned by ``protocol`` (``--protocol``).
+        self.line: Line = protocol or LINE_0_2
+        self._pinned = protocol is not None
         self._core.add_update_listener(self._on_update)
 
     @property
@@ -111,7 +121,9 @@ class ComputerLink(LinkHandlers):
             if isinstance(got, Awaitable):
                 got = await got
             extra.update(got)
-        return {**self._auth, **extra, "role": Role.COMPUTER.value}
+        # Announces the upload extension to a 0.2 Server (docs/compatibility.md).
+        return {**self._auth, **extra, "role": Role.COMPUTER.value,
+                "a2c_extensions": [PUT_BLOB_EXTENSION]}  # fmt: skip
 
     def _new_client(self) -> socketio.AsyncClient:
         # The Server bounds every message (--max-message-bytes); aiohttp's own 4 MiB default
@@ -151,7 +163,8 @@ class ComputerLink(LinkHandlers):
 
     async def _connect_once(self) -> None:
         sio = self._new_client()
-        url = with_version_query(self._url)
+        announced = LINE_VERSIONS[self.line]
+        url = with_version_query(self._url, announced)
         self._refusal = None
         try:
             await sio.connect(
@@ -170,7 +183,16 @@ class ComputerLink(LinkHandlers):
                 # The handshake URL's plain answer is authoritative for versions (4008).
                 verdict, remote = await self._diagnose()
             if verdict is ConnectVerdict.VERSION_REFUSED and remote is not None:
-                logger.error("Server refused protocol %s: %s", PROTOCOL_VERSION, remote)
+                line = None
+                if not self._pinned and isinstance(remote, ProtocolVersionError):
+                    line = retry_line(remote, announced)
+                if line is not None:
+                    logger.info("Server refused protocol %s and accepts %s: speaking %s",
+                                announced, LINE_VERSIONS[line], line)  # fmt: skip
+                    self.line, self._pinned = line, True  # once: never back and forth
+                    await self._connect_once()
+                    return
+                logger.error("Server refused protocol %s: %s", announced, remote)
                 raise remote from exc
             if verdict is ConnectVerdict.REFUSED:
                 raise ServerRefusedError(
@@ -192,7 +214,9 @@ class ComputerLink(LinkHandlers):
     async def _diagnose(self) -> tuple[ConnectVerdict, Any]:
         """One plain GET of the handshake URL: the Server's authoritative answer."""
         base = self._url.rstrip("/")
-        probe = with_version_query(f"{base}/{self._path}/?EIO=4&transport=polling")
+        probe = with_version_query(
+            f"{base}/{self._path}/?EIO=4&transport=polling", LINE_VERSIONS[self.line]
+        )
         try:
             async with httpx.AsyncClient(timeout=self._timeout) as client:
                 response = await client.get(probe)
@@ -219,7 +243,8 @@ class ComputerLink(LinkHandlers):
         if ok is not True:
             raise ServerRefusedError(f"joining office {self.office_id!r} was refused: {message}")
         self._joined.set()
-        logger.info("joined office %s as %s", self.office_id, self.name)
+        logger.info("joined office %s as %s (protocol %s)", self.office_id, self.name,
+                    LINE_VERSIONS[self.line])  # fmt: skip
 
     async def _on_disconnect(self, *args: Any) -> None:
         self._joined.clear()

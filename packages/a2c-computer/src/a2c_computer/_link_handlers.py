@@ -40,19 +40,23 @@ from a2c_protocol import (
     GetToolsRet,
     InvalidPayloadError,
     McpServerNotFoundError,
+    PutBlobReq,
     ToolCallReq,
     from_wire,
     to_wire,
 )
+from a2c_protocol._lines import LINE_0_2, Line, translate_answer, translate_request
 
 from . import _otel as otel
 from ._agent_allowlist import AgentAllowList
 from ._answers import fit_answer, fit_tool_result
 from ._blobs import BlobStore, serve_get_blob
+from ._bundles import tool_name_from_04, tools_for_04
 from ._computer import ComputerCore
 from ._config import agent_view, states_view
 from ._exceptions import ComputerError
 from ._extensions import CallExtras, ProgressForward
+from ._landing import LandingStore
 from ._link_calls import LinkCalls, notice_reason
 from ._skills import SkillManager, serve_get_skill, serve_get_skills
 
@@ -74,10 +78,12 @@ class LinkHandlers:
 
     name: str
     office_id: str
+    line: Line
     allowed_agents: AgentAllowList | None
     on_blob_served: Callable[[int], None] | None
     _core: ComputerCore
     _blobs: BlobStore
+    _landing: LandingStore
     _skills: SkillManager | None
     _sio: socketio.AsyncClient | None
     _calls: LinkCalls
@@ -91,6 +97,7 @@ class LinkHandlers:
             Event.GET_RESOURCES: self._on_get_resources,
             Event.GET_CONFIG: self._on_get_config,
             Event.GET_BLOB: self._on_get_blob,
+            Event.PUT_BLOB: self._on_put_blob,
         }
         if self._skills is not None:
             handlers[Event.GET_SKILLS] = self._on_get_skills
@@ -116,6 +123,24 @@ class LinkHandlers:
             refused = self.allowed_agents and self.allowed_agents.refusal(event.value, data)
             if refused:
                 return refused
+            if self.line != LINE_0_2 and event is not Event.PUT_BLOB:
+                return await in_04_shapes(data)
+            return await answered(data)
+
+        async def in_04_shapes(data: Any) -> Any:
+            # A 0.4 session: the Server and Agent speak 0.4 shapes; we answer in them, with
+            # one bundle per MCP server (``_bundles``) where 0.4 names tools.
+            server_of = self._core.tool_server
+            if event is Event.TOOL_CALL and isinstance(data, dict):
+                data = {**data, "tool_name": tool_name_from_04(data.get("tool_name"), server_of)}
+            elif event is not Event.GET_TOOLS:
+                data = translate_request(event.value, data, agent=self.line, computer=LINE_0_2)
+            answer = await answered(data)
+            if event is Event.GET_TOOLS and isinstance(answer, dict) and "tools" in answer:
+                return {**answer, "tools": tools_for_04(answer["tools"], server_of)}
+            return translate_answer(event.value, answer, agent=self.line, computer=LINE_0_2)
+
+        async def answered(data: Any) -> Any:
             try:
                 answer = await handler(data)
                 if event in _SIZED_BY_HANDLER:
@@ -216,6 +241,11 @@ class LinkHandlers:
             self.on_blob_served(_decoded_size(chunk))
         return answer
 
+    async def _on_put_blob(self, data: Any) -> Any:
+        req = from_wire(PutBlobReq, data)
+        self._check_target(req.computer)
+        return self._landing.put(req)
+
     async def _on_get_skills(self, data: Any) -> Any:
         req = from_wire(GetSkillsReq, data)
         self._check_target(req.computer)
@@ -233,6 +263,7 @@ class LinkHandlers:
         agent = data.get("agent") if isinstance(data, dict) else None
         if isinstance(agent, str):
             self._calls.agent_left(agent)
+            self._landing.agent_left(agent)
 
     async def _on_cancel(self, *args: Any) -> None:
         data = args[0] if args else None

@@ -9,7 +9,13 @@ beyond ``attrs`` and ``cattrs``::
     data = to_wire(req)                        # JSON-ready dict in the protocol's spelling
 """
 
-from ._codes import WS_CLOSE_VERSION_REJECTED, BlobReason, ErrorCode, SkillResourceReason
+from ._codes import (
+    WS_CLOSE_VERSION_REJECTED,
+    BlobReason,
+    BlobWriteReason,
+    ErrorCode,
+    SkillResourceReason,
+)
 from ._events import (
     CLIENT_EVENTS,
     EVENTS,
@@ -25,6 +31,7 @@ from ._exceptions import (
     AnyErrorPayload,
     BadRequestError,
     BlobNotAccessibleError,
+    BlobWriteError,
     CapabilityNotSupportedError,
     CrossOfficeError,
     FieldError,
@@ -94,6 +101,7 @@ from ._markers import (
 from ._mime import DEFAULT_MIME_TYPE, MIME_TYPES, is_text_mime, mime_type_for
 from ._models import (
     DEFAULT_SKILL_REL_PATH,
+    PUT_BLOB_EXTENSION,
     A2CResource,
     A2CSkillRef,
     AgentCallData,
@@ -136,6 +144,8 @@ from ._models import (
     OAuthSettings,
     PickStringInput,
     PromptStringInput,
+    PutBlobReq,
+    PutBlobRet,
     Role,
     SessionInfo,
     SMCPTool,
@@ -152,6 +162,7 @@ from ._models import (
     UpdateToolListNotification,
     VersionMismatchPayload,
 )
+from ._negotiation import retry_line
 from ._otel_setup import (
     install_tracer_provider,
     shutdown_tracer_provider,
@@ -226,6 +237,7 @@ __all__ = [
     "NAMESPACE",
     "PROGRESS_MIN_INTERVAL",
     "PROTOCOL_VERSION",
+    "PUT_BLOB_EXTENSION",
     "REDACTED",
     "UPDATE_EVENTS",
     "VERSION_QUERY_PARAM",
@@ -242,6 +254,8 @@ __all__ = [
     "BlobNotAccessibleError",
     "BlobReason",
     "BlobSideband",
+    "BlobWriteError",
+    "BlobWriteReason",
     "CallToolResult",
     "CapabilityNotSupportedError",
     "CapabilityNotSupportedPayload",
@@ -301,6 +315,8 @@ __all__ = [
     "PromptStringInput",
     "ProtocolVersion",
     "ProtocolVersionError",
+    "PutBlobReq",
+    "PutBlobRet",
     "RedactingFilter",
     "RemoteError",
     "RequestTimeoutError",
@@ -366,6 +382,7 @@ __all__ = [
     "remote_error_of",
     "restore_structured_refs",
     "result_marker",
+    "retry_line",
     "shutdown_tracer_provider",
     "supported_range",
     "timeout_result",

@@ -1,4 +1,4 @@
-"""Error codes of protocol 0.2 (errors.md §1, plus 4016-4018 of 0.2.1).
+"""Error codes of protocol 0.2 (errors.md §1, plus 4016-4018 of 0.2.1) and 4019 of 0.4.
 
 Two namespaces that must never be mixed: :class:`ErrorCode` values travel in a flat
 ErrorPayload's ``code`` field (or a tool result's ``meta.error_code``);
@@ -10,7 +10,13 @@ from __future__ import annotations
 from enum import IntEnum, StrEnum
 from typing import Final
 
-__all__ = ["WS_CLOSE_VERSION_REJECTED", "BlobReason", "ErrorCode", "SkillResourceReason"]
+__all__ = [
+    "WS_CLOSE_VERSION_REJECTED",
+    "BlobReason",
+    "BlobWriteReason",
+    "ErrorCode",
+    "SkillResourceReason",
+]
 
 
 class ErrorCode(IntEnum):
@@ -38,6 +44,7 @@ class ErrorCode(IntEnum):
     INVALID_SKILL_NAME = 4016  # 0.2.1: client:get_skill name fails the lexer
     SKILL_RESOURCE_NOT_ACCESSIBLE = 4017  # 0.2.1: details.reason, see SkillResourceReason
     BLOB_NOT_ACCESSIBLE = 4018  # 0.2.1: details.reason, see BlobReason
+    BLOB_WRITE_FAILED = 4019  # 0.4 (our 0.2 extension): details.reason, see BlobWriteReason
 
     ROOM_FULL = 4101
     ROOM_NOT_FOUND = 4102
@@ -71,3 +78,16 @@ class BlobReason(StrEnum):
     FORBIDDEN = "forbidden"  # re-authorization failed (e.g. the skill is now orphaned)
     GONE = "gone"  # the source disappeared: ask the producer for a fresh handle
     RANGE = "range"  # chunk_offset < 0 or > total_size: fix the offset and retry
+
+
+class BlobWriteReason(StrEnum):
+    """``details.reason`` values of 4019 (``client:put_blob``) known in 0.4 (an open set)."""
+
+    INVALID_UPLOAD = "invalid_upload"  # unknown or expired upload_id: start again at 0
+    INVALID_DECLARATION = "invalid_declaration"  # bad total_size/sha256/blob, or late declaration
+    RANGE = "range"  # chunk_offset is not the bytes received, or the sizes do not add up
+    TOO_LARGE = "too_large"  # over the per-upload or total landing limit
+    BUSY = "busy"  # too many uploads at once: retry later
+    FORBIDDEN = "forbidden"  # no landing dir, or uploads not offered on this route
+    INTEGRITY = "integrity"  # the bytes do not hash to the declared sha256
+    IO_ERROR = "io_error"  # the Computer could not write

@@ -38,6 +38,8 @@ from ._models import (
     LeaveOfficeReq,
     ListRoomReq,
     ListRoomRet,
+    PutBlobReq,
+    PutBlobRet,
     Role,
     ToolCallReq,
     UpdateComputerConfigReq,
@@ -62,7 +64,8 @@ NAMESPACE: Final = "/smcp"
 
 
 class Event(StrEnum):
-    """Every event name of protocol 0.2 (0.2.0 plus the five of 0.2.1)."""
+    """Every event name of protocol 0.2 (0.2.0 plus the five of 0.2.1) and ``client:put_blob``
+    of 0.4 (which a 0.2 session only sends or receives when it announced it)."""
 
     TOOL_CALL = "client:tool_call"
     GET_CONFIG = "client:get_config"
@@ -72,6 +75,8 @@ class Event(StrEnum):
     GET_SKILLS = "client:get_skills"
     GET_SKILL = "client:get_skill"
     GET_BLOB = "client:get_blob"
+    #: Protocol 0.4; in 0.2 sessions an extension both ends announce (docs/compatibility.md).
+    PUT_BLOB = "client:put_blob"
 
     JOIN_OFFICE = "server:join_office"
     LEAVE_OFFICE = "server:leave_office"
@@ -134,9 +139,9 @@ class EventSpec:
 
     @property
     def added_in_patch(self) -> bool:
-        """Whether a PATCH release added the event, so a peer of the MINOR's first release
-        (0.2.0) may not know it: its silence or empty ack then means "not implemented"."""
-        return not self.since.endswith(".0")
+        """Whether the event came after 0.2.0 (a 0.2 PATCH, or 0.4's ``client:put_blob``), so
+        a 0.2.0 peer may not know it: its silence or empty ack then means "not implemented"."""
+        return self.since != "0.2.0"
 
 
 _AGENT = frozenset({Role.AGENT})
@@ -153,6 +158,7 @@ _SPECS = (
     EventSpec(Event.GET_SKILLS, GetSkillsReq, GetSkillsRet, _AGENT, since="0.2.1"),
     EventSpec(Event.GET_SKILL, GetSkillReq, GetSkillRet, _AGENT, since="0.2.1"),
     EventSpec(Event.GET_BLOB, GetBlobReq, GetBlobRet, _AGENT, since="0.2.1"),
+    EventSpec(Event.PUT_BLOB, PutBlobReq, PutBlobRet, _AGENT, since="0.4.0"),
     # The join/leave ack is the two-argument tuple (success, error message or None).
     EventSpec(Event.JOIN_OFFICE, EnterOfficeReq, tuple, _BOTH, Event.NOTIFY_ENTER_OFFICE),
     EventSpec(Event.LEAVE_OFFICE, LeaveOfficeReq, tuple, _BOTH, Event.NOTIFY_LEAVE_OFFICE),
@@ -191,7 +197,7 @@ _SPECS = (
 #: Event → its spec; covers every member of :class:`Event`.
 EVENTS: Final[Mapping[Event, EventSpec]] = MappingProxyType({s.event: s for s in _SPECS})
 
-#: The eight ``client:*`` events, in catalogue order.
+#: The ``client:*`` events (eight of 0.2, ``client:put_blob`` of 0.4), in catalogue order.
 CLIENT_EVENTS: Final = tuple(e for e in Event if EVENTS[e].kind is EventKind.CLIENT)
 
 #: The ``server:update_*`` events: a Computer's change report, broadcast to its office as

@@ -15,6 +15,7 @@
     │   ├── CapabilityNotSupportedError (4015)
     │   ├── InvalidSkillNameError (4016)  SkillResourceError (4017, .reason)
     │   ├── BlobNotAccessibleError (4018, .reason)
+    │   ├── BlobWriteError (4019, .reason)
     │   └── RoomFullError (4101)  RoomNotFoundError (4102)  NotInOfficeError (4103)
     │       CrossOfficeError (4104)
     └── ToolError                     a CallToolResult with isError (code from meta.error_code)
@@ -47,6 +48,7 @@ __all__ = [
     "AnyErrorPayload",
     "BadRequestError",
     "BlobNotAccessibleError",
+    "BlobWriteError",
     "CapabilityNotSupportedError",
     "CrossOfficeError",
     "FieldError",
@@ -390,6 +392,29 @@ class BlobNotAccessibleError(RemoteError):
         self.reason = _detail_str(merged, "reason")
 
 
+class BlobWriteError(RemoteError):
+    """4019: a ``client:put_blob`` chunk was refused (upload time).
+
+    ``reason`` is the raw ``details.reason``, compared with
+    :class:`~a2c_protocol.BlobWriteReason` members (``busy``: retry later, from offset 0
+    with a new upload; others and unknown values: do not retry as is).
+    """
+
+    code_value = ErrorCode.BLOB_WRITE_FAILED
+
+    def __init__(
+        self,
+        message: str = "Blob write failed",
+        *,
+        reason: str | None = None,
+        code: int | None = None,
+        details: JsonObject | None = None,
+    ) -> None:
+        merged = _with_details(details, reason=reason)
+        super().__init__(message, code=code, details=merged)
+        self.reason = _detail_str(merged, "reason")
+
+
 def _with_details(details: JsonObject | None, **given: Any) -> JsonObject | None:
     """``details`` plus the explicitly given keys (which win); None when empty."""
     merged = dict(details or {})
@@ -418,6 +443,7 @@ _REMOTE_BY_CODE: dict[int, type[RemoteError]] = {
         InvalidSkillNameError,
         SkillResourceError,
         BlobNotAccessibleError,
+        BlobWriteError,
     )
     if cls.code_value is not None
 }

@@ -45,6 +45,7 @@ from ._namespace_offices import MembershipMixin
 from ._namespace_relay import RelayMixin
 from ._sio import is_connecting, is_disconnecting
 from ._unknown import UnknownEvents
+from ._uploads import announced_extensions
 from ._upstream import not_handled, transport_alive
 
 __all__ = ["SmcpNamespace"]
@@ -162,13 +163,19 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin):
                 identity=identity.subject, code=refused.code, reason=refused.message)  # fmt: skip
             raise _refusal(refused.code, refused.message)
         try:
-            await self._enter(sid, role, version, identity, peer)
+            await self._enter(sid, role, version, identity, peer, announced_extensions(auth))
         except BaseException:
             await self._access.forget(sid)  # it no longer counts against its subject's cap
             raise
 
     async def _enter(
-        self, sid: str, role: Role | None, version: str, identity: Identity, peer: str | None
+        self,
+        sid: str,
+        role: Role | None,
+        version: str,
+        identity: Identity,
+        peer: str | None,
+        extensions: frozenset[str] = frozenset(),
     ) -> None:
         if not self._transport_alive(sid):
             # The client left while the provider was deciding; python-socketio will not
@@ -184,7 +191,7 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin):
             },
             namespace=NAMESPACE,
         )
-        await self._offices.connect(sid, role, version)
+        await self._offices.connect(sid, role, version, extensions)
         self._gone[sid] = asyncio.get_running_loop().create_future()
         self._access.admitted(sid, identity)
         self._metrics.connected(sid, role)

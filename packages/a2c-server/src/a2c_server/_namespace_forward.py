@@ -40,6 +40,7 @@ from ._remote import delivered_details, may_have_run_note
 from ._rules import Member, check_route, tool_timeout_problem, unsupported_event_refusal
 from ._shutdown import SHUTDOWN_REASON
 from ._sio import ack_value
+from ._uploads import upload_refusal
 
 __all__ = ["ForwardingMixin"]
 
@@ -80,6 +81,11 @@ class ForwardingMixin(NamespaceCore):
                 self._metrics.route(event.value, RouteOutcome.REFUSED)
                 self._access.routed(sid, event, sender, req.computer, refusal.message)
                 return self._refuse(refusal, sid, event, req.req_id, sender)
+            if event is Event.PUT_BLOB and sender is not None:
+                refusal = upload_refusal(sender, target)
+                if refusal is not None:
+                    self._metrics.route(event.value, RouteOutcome.REFUSED)
+                    return self._refuse(refusal, sid, event, req.req_id, sender)
             if event is Event.TOOL_CALL:
                 self._access.routed(sid, event, sender, req.computer, None)
             log(_log, logging.DEBUG, "forwarding", sid=sid, event=event.value, req_id=req.req_id,

@@ -105,8 +105,14 @@ class Offices:
         self.store = store
         self._lock = asyncio.Lock()
 
-    async def connect(self, sid: str, role: Role | None, a2c_version: str) -> Member:
-        member = Member(sid=sid, role=role, a2c_version=a2c_version)
+    async def connect(
+        self,
+        sid: str,
+        role: Role | None,
+        a2c_version: str,
+        extensions: frozenset[str] = frozenset(),
+    ) -> Member:
+        member = Member(sid=sid, role=role, a2c_version=a2c_version, extensions=extensions)
         async with self._lock:
             await self.store.put(member)
         return member

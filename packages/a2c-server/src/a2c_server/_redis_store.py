@@ -209,6 +209,7 @@ def _encode(member: Member, node: str) -> str:
             "name": member.name or "",
             "office": member.office_id or "",
             "node": node,
+            "x": sorted(member.extensions),
         },
         separators=(",", ":"),
     )
@@ -223,6 +224,7 @@ def _decode(record: str) -> tuple[Member, str]:
         a2c_version=data["v"],
         name=data["name"] or None,
         office_id=data["office"] or None,
+        extensions=frozenset(data.get("x", ())),  # absent in records of older nodes
     )
     return member, data["node"]
 

@@ -95,6 +95,8 @@ class Member:
     a2c_version: str
     name: str | None = None
     office_id: str | None = None
+    #: Extensions announced at connect (``auth.a2c_extensions``, see ``_uploads``).
+    extensions: frozenset[str] = frozenset()
 
     @property
     def in_office(self) -> bool:

@@ -22,10 +22,12 @@ import attrs
 
 from a2c_computer._blobs import BlobSettings
 from a2c_computer._exceptions import ConfigError
+from a2c_computer._landing import LANDING_OPTIONS, add_landing_flags
 from a2c_computer._oauth._cmd import add_auth_parser
 from a2c_computer._skills import SkillSettings, default_skill_settings
 from a2c_computer._version import __version__
 from a2c_protocol import PROTOCOL_VERSION
+from a2c_protocol._lines import KNOWN_LINES
 
 __all__ = [
     "BLOB_OPTIONS",
@@ -94,6 +96,12 @@ def switch(text: str) -> bool:
     raise ValueError(f"{text!r} is not one of 1, true, yes, on, 0, false, no, off")
 
 
+def protocol_line(text: str) -> str:
+    if text not in KNOWN_LINES:
+        raise ValueError(f"expected one of {', '.join(KNOWN_LINES)}")
+    return text
+
+
 def _names(text: str) -> list[str]:
     return [name.strip() for name in text.split(",") if name.strip()]
 
@@ -123,6 +131,7 @@ ENV_OPTIONS: tuple[EnvOption, ...] = (
     EnvOption("metrics_host", ("A2C_METRICS_HOST",), default="127.0.0.1"),
     EnvOption("shutdown_grace", ("A2C_SHUTDOWN_GRACE",), seconds, 10.0),
     EnvOption("watch_config", ("A2C_WATCH_CONFIG",), switch, False),
+    EnvOption("protocol", ("A2C_PROTOCOL",), protocol_line),
 )
 
 #: Large-result settings: ``(flag, BlobSettings field, env var, convert, help)``; unset
@@ -155,6 +164,11 @@ SKILL_OPTIONS: tuple[EnvOption, ...] = (
     EnvOption("no_user_skills", ("A2C_NO_USER_SKILLS",), switch, False),
 )
 ENV_OPTIONS += SKILL_OPTIONS
+#: Upload options (``run`` and ``check``).
+LANDING_ENV: tuple[EnvOption, ...] = tuple(
+    EnvOption(f"landing_{field}", (env,), convert) for _, field, env, convert, _ in LANDING_OPTIONS
+)
+ENV_OPTIONS += LANDING_ENV
 
 
 def add_skill_flags(parser: argparse.ArgumentParser) -> None:
@@ -261,7 +275,9 @@ environment (a flag wins over its variable; empty counts as unset):
   A2C_BLOB_MAX_BYTES   --blob-max-bytes A2C_BLOB_SPOOL_DIR  --blob-spool-dir
   A2C_BLOB_SPOOL_MAX_BYTES --blob-spool-max-bytes  A2C_BLOB_TTL --blob-ttl
   A2C_SKILLS_DIR       --skills-dir     A2C_SKILLS_INSTALL_DIR --skills-install-dir
-  A2C_NO_USER_SKILLS   --no-user-skills
+  A2C_NO_USER_SKILLS   --no-user-skills  A2C_LANDING_DIR  --landing-dir
+  A2C_PROTOCOL         --protocol
+  A2C_LANDING_MAX_BYTES --landing-max-bytes  A2C_LANDING_MAX_TOTAL_BYTES --landing-max-total-bytes
 
 exit status: 0 stopped, 1 refused by or cannot reach the Server (run) / problems found
 (check), 2 usage error (bad flag, environment value or configuration), 3 protocol version
@@ -358,6 +374,12 @@ def build_parser() -> argparse.ArgumentParser:
             help=f"{text} (env {env})",
         )
     add_skill_flags(run)
+    add_landing_flags(run)
+    run.add_argument(
+        "--protocol", type=_checked(protocol_line, "line"),
+        help="speak only this protocol line, 0.2 or 0.4 (default: 0.2, then 0.4 when the "
+        "Server refuses 0.2 and accepts 0.4; env A2C_PROTOCOL)",
+    )  # fmt: skip
     check = sub.add_parser(
         "check", help="start the MCP servers locally and lint their windows and skills"
     )
@@ -375,6 +397,7 @@ def build_parser() -> argparse.ArgumentParser:
             help="start timeout per server in seconds, more than 0 (default 30)",
         )
     add_skill_flags(skills)
+    add_landing_flags(check)
     config = sub.add_parser("config", help="work on a config file (see 'config convert')")
     config_sub = config.add_subparsers(dest="config_command", metavar="{convert}")
     converter = config_sub.add_parser(

@@ -12,8 +12,9 @@ Rules:
   package is reported with why (the user folder is not part of ``check``);
 * without a terminal, the tools ``run --confirm ask`` (the default) would refuse with 4005
   are named once, with how to allow them (informational, no exit status);
-* exit 1 when a server failed, a clash hides tools, a window is non-conformant, or a
-  published skill is refused.
+* the landing dir of uploads is reported (off, or where and how much);
+* exit 1 when a server failed, a clash hides tools, a window is non-conformant, a
+  published skill is refused, or a landing dir is given but unusable.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 
 from a2c_computer._computer import ComputerCore
 from a2c_computer._confirm import ALLOW_HINT, needs_confirmation
+from a2c_computer._landing import LandingSettings, describe_landing
 from a2c_computer._lint import lint_windows
 from a2c_computer._mcp import ServerStatus
 from a2c_computer._registry import clash_advice
@@ -39,6 +41,7 @@ async def run_check(
     timeout: float,
     interactive: bool,
     convert_hint: str | None = None,
+    landing: LandingSettings | None = None,
 ) -> int:
     """Print the report on stdout; returns the exit status.
 
@@ -128,6 +131,10 @@ async def run_check(
         print("\nwindows: none to check (no ready server lists resources)")
     print()
     if print_skill_report(skills):
+        problems = True
+    line, bad = describe_landing(landing or LandingSettings())
+    print(line)
+    if bad:
         problems = True
     return 1 if problems or findings else 0
 

@@ -30,10 +30,12 @@ from typing import TYPE_CHECKING, Any, Literal
 from a2c_computer._config import load_config
 from a2c_computer._confirm import ALLOW_HINT, foreground_terminal
 from a2c_computer._exceptions import ComputerError, ConfigError, LinkError
+from a2c_computer._landing import landing_settings
 from a2c_computer._logging import configure_logging, register_secret
 from a2c_protocol import ProtocolVersionError, token_file_auth, token_flags_problem
 
 from ._args import (
+    LANDING_ENV,
     SKILL_OPTIONS,
     apply_env,
     blob_settings,
@@ -137,6 +139,8 @@ async def _run(args: argparse.Namespace) -> int:
         blobs=blob_settings(args),
         skills=skill_settings(args, args.name),
         allow_agents=args.allow_agent or None,
+        landing=landing_settings(args),
+        protocol=args.protocol,
     )
     if not args.allow_agent:
         logger.warning(
@@ -212,6 +216,7 @@ async def _check(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         interactive=foreground_terminal(sys.stdin),
         convert_hint=convert_hint(args.config) if is_mcp_servers_file(args.config) else None,
+        landing=landing_settings(args),
     )
 
 
@@ -247,6 +252,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.exit(2, f"{parser.prog}: error: {token_problem}\n")
     if args.command == "skills":
         apply_env(parser, args, options=SKILL_OPTIONS)
+    if args.command == "check":
+        apply_env(parser, args, options=LANDING_ENV)
     level = (
         logging.WARNING - 10 * min(args.verbose, 2)
         if args.command in ("check", "skills")

@@ -15,8 +15,9 @@ Relay points (``_relay``)
     ``needs_translation(agent, computer) -> bool``;
     ``translate_request(event, payload, *, agent, computer) -> payload | Refusal``;
     ``translate_answer(event, answer, *, agent, computer) -> answer``;
-    ``Refusal.payload`` is the flat ErrorPayload to answer at once (``client:put_blob`` to a
-    0.2 Computer: 4019, ``details.reason="unsupported"``); ``PUT_BLOB_EVENT``.
+    ``Refusal.payload`` is the flat ErrorPayload to answer at once (nothing is refused
+    today: ``client:put_blob`` has one shape on both lines, and the Server decides who takes
+    uploads); ``PUT_BLOB_EVENT``.
 
 Shapes (``_shapes``), each one direction, for code that holds a single part
     ``tools_04_to_02`` / ``tools_02_to_04`` (a ``tools`` list), ``tool_name_04_to_02``,

@@ -12,6 +12,8 @@ from typing import Any, Final
 
 import attrs
 
+from a2c_protocol._events import Event
+
 from . import _shapes
 from ._versions import LINE_0_2, LINE_0_4, Line
 
@@ -23,10 +25,10 @@ __all__ = [
     "translate_request",
 ]
 
-#: The 0.4 upload event (its models live with the 0.4 events; only its name is needed here).
-PUT_BLOB_EVENT: Final = "client:put_blob"
-# 4019 BLOB_WRITE_FAILED (0.4): the refusal code of an upload a Computer cannot take.
-_BLOB_WRITE_FAILED: Final = 4019
+#: The 0.4 upload event: the same shape on both lines, so it is never translated. Whether a
+#: party takes uploads (a 0.4 session, or a 0.2 one announcing the extension) is the
+#: Server's rule, not a translation (see docs/compatibility.md).
+PUT_BLOB_EVENT: Final = Event.PUT_BLOB.value
 
 
 @attrs.frozen
@@ -44,20 +46,13 @@ def needs_translation(agent: Line, computer: Line) -> bool:
 def translate_request(event: str, payload: Any, *, agent: Line, computer: Line) -> Any:
     """An Agent's ``client:*`` request in the Computer's shapes, or a :class:`Refusal`.
 
-    Refused: ``client:put_blob`` to a 0.2 Computer (4019, ``details.reason`` =
-    ``"unsupported"``): 0.2 has no uploads, so it is answered at once instead of timing out.
+    Nothing is refused today (``client:put_blob`` is the same on both lines and its
+    admission is the Server's upload rule); :class:`Refusal` stays for a request that
+    cannot be carried across.
     """
     if agent == computer:
         return payload
-    if event == PUT_BLOB_EVENT and computer == LINE_0_2:
-        return Refusal(
-            {
-                "code": _BLOB_WRITE_FAILED,
-                "message": "This Computer speaks protocol 0.2, which has no client:put_blob",
-                "details": {"reason": "unsupported", "computer_protocol": computer},
-            }
-        )
-    tool_call = event == "client:tool_call" and isinstance(payload, dict)
+    tool_call = event == Event.TOOL_CALL.value and isinstance(payload, dict)
     if tool_call and agent == LINE_0_4 and "tool_name" in payload:
         renamed = _shapes.tool_name_04_to_02(payload["tool_name"])
         if renamed is not payload["tool_name"]:
@@ -72,9 +67,9 @@ def translate_answer(event: str, answer: Any, *, agent: Line, computer: Line) ->
     to_02 = agent == LINE_0_2
     if isinstance(answer.get("code"), int) and "message" in answer:
         return _shapes.error_04_to_02(answer) if to_02 else _shapes.error_02_to_04(answer)
-    if event == "client:get_tools" and "tools" in answer:
+    if event == Event.GET_TOOLS.value and "tools" in answer:
         convert = _shapes.tools_04_to_02 if to_02 else _shapes.tools_02_to_04
         return {**answer, "tools": convert(answer["tools"])}
-    if event == "client:get_config":
+    if event == Event.GET_CONFIG.value:
         return _shapes.config_04_to_02(answer) if to_02 else _shapes.config_02_to_04(answer)
     return answer

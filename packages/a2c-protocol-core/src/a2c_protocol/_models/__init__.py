@@ -79,9 +79,11 @@ from ._tools import (
     ToolCallReq,
     ToolMeta,
 )
+from ._upload import PUT_BLOB_EXTENSION, PutBlobReq, PutBlobRet
 
 __all__ = [
     "DEFAULT_SKILL_REL_PATH",
+    "PUT_BLOB_EXTENSION",
     "A2CResource",
     "A2CSkillRef",
     "AgentCallData",
@@ -124,6 +126,8 @@ __all__ = [
     "OAuthSettings",
     "PickStringInput",
     "PromptStringInput",
+    "PutBlobReq",
+    "PutBlobRet",
     "Role",
     "SMCPTool",
     "SessionInfo",

@@ -18,6 +18,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any, Final
 
+from a2c_protocol import Event
 from a2c_server._metrics import ServerMetrics
 
 from ._registry import Registry
@@ -263,7 +264,7 @@ class ConsoleFeed:
                 name, labels, value = sample.name, sample.labels, sample.value
                 if name == "a2c_server_routed_requests_total":
                     routed[labels["outcome"]] += value
-                    if labels.get("event") == "client:tool_call":  # the "Calls routed" tile
+                    if labels.get("event") == Event.TOOL_CALL.value:  # the "Calls routed" tile
                         values["tool_calls"] += value
                 elif name == "a2c_server_joins_total" and labels.get("outcome") == "refused":
                     values["join_refusals"] += value

@@ -1,0 +1,22 @@
+"""The landing dir: where ``client:put_blob`` uploads of Agents are written.
+
+:class:`LandingSettings` (what the operator chose), :class:`LandingStore` (the uploads in
+progress and their rules), the request handler and the ``run`` flags.
+"""
+
+from ._names import PARTIAL_DIR, sanitize
+from ._options import LANDING_OPTIONS, add_landing_flags, describe_landing, landing_settings
+from ._settings import LandingSettings
+from ._store import LandingStore, run_reaper
+
+__all__ = [
+    "LANDING_OPTIONS",
+    "PARTIAL_DIR",
+    "LandingSettings",
+    "LandingStore",
+    "add_landing_flags",
+    "describe_landing",
+    "landing_settings",
+    "run_reaper",
+    "sanitize",
+]
