@@ -77,7 +77,7 @@ class ForwardingMixin(NamespaceCore):
                 self._metrics.route(event.value, RouteOutcome.REFUSED)
                 self._access.routed(sid, event, sender, req.computer, refusal.message)
                 return self._refuse(refusal, sid, event, req.req_id, sender)
-            if event is Event.TOOL_CALL:
+            if self._settings.audit_calls is not None and event is Event.TOOL_CALL:
                 self._access.routed(sid, event, sender, req.computer, None)
             log(_log, logging.DEBUG, "forwarding", sid=sid, event=event.value, req_id=req.req_id,
                 name=req.agent, office=target.office_id, computer=req.computer)  # fmt: skip
