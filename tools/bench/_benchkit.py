@@ -66,8 +66,9 @@ async def server(
 
 
 async def _wait_listening(url: str, proc: subprocess.Popen[bytes]) -> None:
+    # Generous: on a loaded 2-core machine a bare relay has been seen to need 36 s to start.
     async with httpx.AsyncClient(timeout=2) as http:
-        for _ in range(300):
+        for _ in range(1800):
             if proc.poll() is not None:
                 raise RuntimeError(f"server exited with {proc.returncode}")
             with contextlib.suppress(httpx.HTTPError):
