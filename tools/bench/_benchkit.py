@@ -41,13 +41,20 @@ def rss_bytes(pid: int) -> int:
 
 
 @contextlib.asynccontextmanager
-async def server(kind: str, extra: Sequence[str] = ()) -> AsyncIterator[tuple[str, int]]:
-    """Start the server of ``kind`` ("raw" or "a2c", plus ``extra`` flags); yield URL, pid."""
+async def server(
+    kind: str, extra: Sequence[str] = (), log_level: str | None = "WARNING"
+) -> AsyncIterator[tuple[str, int]]:
+    """Start the server of ``kind`` ("raw" or "a2c", plus ``extra`` flags); yield URL, pid.
+
+    ``log_level`` None leaves ``a2c-server`` at its default level (its log goes to this
+    process's stderr), which is what an operator runs.
+    """
     port = free_port()
     if kind == "raw":
         argv = [sys.executable, str(HERE / "raw_relay.py"), str(port)]
     else:
-        argv = [bin_path("a2c-server"), "--port", str(port), "--log-level", "WARNING", *extra]
+        level = ["--log-level", log_level] if log_level is not None else []
+        argv = [bin_path("a2c-server"), "--port", str(port), *level, *extra]
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:
@@ -59,8 +66,9 @@ async def server(kind: str, extra: Sequence[str] = ()) -> AsyncIterator[tuple[st
 
 
 async def _wait_listening(url: str, proc: subprocess.Popen[bytes]) -> None:
+    # Generous: on a loaded 2-core machine a bare relay has been seen to need 36 s to start.
     async with httpx.AsyncClient(timeout=2) as http:
-        for _ in range(300):
+        for _ in range(1800):
             if proc.poll() is not None:
                 raise RuntimeError(f"server exited with {proc.returncode}")
             with contextlib.suppress(httpx.HTTPError):

@@ -1,6 +1,11 @@
 """Server CPU per relayed ``client:tool_call``: ``a2c-server`` against the bare relay floor.
 
-Run: ``uv run python tools/bench/bench_server_cpu.py [--calls 2000] [--rounds 3] [--traced]``.
+Run: ``uv run python tools/bench/bench_server_cpu.py [--calls 2000] [--rounds 3] [--traced]
+[--log-level LEVEL] [a2c-server flags...]``.
+
+``a2c-server`` runs at its default log level unless ``--log-level`` is given (its log goes
+to this process's stderr: redirect it to see how much the relay writes). Flags after the
+bench's own go to ``a2c-server`` (e.g. ``--audit-calls``).
 
 ``--traced`` turns OpenTelemetry tracing on in ``a2c-server`` (its ``[otel]`` extra, spans
 exported over OTLP/HTTP to a sink in this process) and sends W3C trace context with every
@@ -44,6 +49,7 @@ from _benchkit import NAMESPACE, cpu_seconds, join, server
 CONFIGS: tuple[tuple[int, int], ...] = ((1, 1), (32, 1), (1, 8), (32, 8))
 REPLY = {"content": [{"type": "text", "text": "hi"}], "isError": False}
 TRACE: dict[str, Any] = {}  # the a2c_trace field sent with each call (--traced)
+SERVER: dict[str, Any] = {"log_level": None, "extra": []}  # how a2c-server is started
 
 
 async def host_computers(url: str, kind: str, offices: int) -> None:
@@ -95,7 +101,8 @@ async def drive(agents: Sequence[socketio.AsyncClient], calls: int, in_flight: i
 @contextlib.asynccontextmanager
 async def running(kind: str, offices: int) -> AsyncIterator[Target]:
     """A server of ``kind`` with ``offices`` offices, each with an Agent and a Computer."""
-    async with server(kind) as (url, pid):
+    options = SERVER if kind == "a2c" else {}
+    async with server(kind, options.get("extra", ()), options.get("log_level")) as (url, pid):
         computers = subprocess.Popen(
             [sys.executable, __file__, "--computers", url, kind, str(offices)],
             stdin=subprocess.PIPE,
@@ -223,7 +230,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--batch", type=int, default=100, help="calls per alternation")
     parser.add_argument("--traced", action="store_true", help="tracing on in a2c-server")
-    args = parser.parse_args()
+    parser.add_argument("--log-level", default=None, help="a2c-server's (default: its own)")
+    args, extra = parser.parse_known_args()
+    SERVER.update(log_level=args.log_level, extra=extra)
     run = main_traced if args.traced else main_async
     asyncio.run(run(args.calls, args.rounds, args.batch))
 

@@ -85,7 +85,7 @@ def test_server_cli_env_vars_and_flag_precedence() -> None:
         "jwt_jwks_url", "jwt_public_key", "jwt_secret", "jwt_issuer", "jwt_audience",
         "allow_offices", "max_requests_per_second", "request_burst",
         "max_connections_per_subject",
-        "console", "admin_token",
+        "audit_calls", "console", "admin_token",
     }  # fmt: skip
 
 

@@ -442,14 +442,16 @@ async def test_identity_custom_provider_authorize_join_hook() -> None:
 # ---------------------------------------------------------------------------- audit
 
 
+@pytest.mark.parametrize("audit_calls", [None, "-"])
 async def test_identity_audit_names_who_did_what_and_never_a_token(
-    issuer: Issuer, caplog: pytest.LogCaptureFixture
+    issuer: Issuer, caplog: pytest.LogCaptureFixture, audit_calls: str | None
 ) -> None:
     caplog.set_level(logging.INFO)
     token = issuer.token("alice", ALICE)
     secret_args = {"command": "cat /home/alice/.ssh/id_ed25519"}
+    settings = ServerSettings(audit_calls=audit_calls)
     async with (
-        running_server(ServerSettings(), auth=provider_for(issuer)) as srv,
+        running_server(settings, auth=provider_for(issuer)) as srv,
         client(srv, "computer", issuer.token("alice-box", ALICE_PC)) as pc,
     ):
         pc.sio.on(
@@ -474,19 +476,25 @@ async def test_identity_audit_names_who_did_what_and_never_a_token(
         await refused_connect(srv, "computer", token)
         async with httpx.AsyncClient() as http:
             metrics = (await http.get(f"{srv.url}/metrics")).text
-    audit = [r for r in caplog.records if r.name == "a2c_server.audit"]
+    # Per-call records (a forwarded call) only with audit_calls, on a logger of their own.
+    names = ("a2c_server.audit", "a2c_server.audit.calls")
+    audit = [r for r in caplog.records if r.name in names]
     fields = [r.a2c for r in audit if r.a2c.get("subject") != "alice-box"]  # type: ignore[attr-defined]
     seen = [(f["event"], f["outcome"], f.get("office"), f.get("computer")) for f in fields]
+    per_call = [("route", "ok", OFFICE_A, "alice-pc")] if audit_calls else []
     assert seen == [
         ("admission", "ok", None, None),
         ("join", "refused", OFFICE_B, None),
         ("join", "ok", OFFICE_A, None),
-        ("route", "ok", OFFICE_A, "alice-pc"),
+        *per_call,
         ("route", "refused", OFFICE_A, "bob-pc"),
         ("admission", "refused", None, None),
     ]
-    assert all(f["subject"] == "alice" for f in fields[:5])
-    assert fields[3]["request"] == "client:tool_call" and fields[3]["name"] == "alice-agent"
+    assert all(f["subject"] == "alice" for f in fields[: len(seen) - 1])
+    calls = [r.a2c for r in audit if r.name == "a2c_server.audit.calls"]  # type: ignore[attr-defined]
+    assert len(calls) == len(per_call)
+    if audit_calls:
+        assert calls[0]["request"] == "client:tool_call" and calls[0]["name"] == "alice-agent"
     # A record, not an alert: the operational log has the one WARNING per refusal.
     assert all(r.levelno == logging.INFO for r in audit)
     for record in caplog.records:
@@ -494,7 +502,8 @@ async def test_identity_audit_names_who_did_what_and_never_a_token(
         assert token.split(".")[2] not in text and "id_ed25519" not in text
     assert 'a2c_server_audit_events_total{event="join",outcome="refused"} 1.0' in metrics
     assert 'a2c_server_audit_events_total{event="admission",outcome="ok"} 2.0' in metrics
-    assert 'a2c_server_audit_events_total{event="route",outcome="ok"} 1.0' in metrics
+    routed_ok = 'a2c_server_audit_events_total{event="route",outcome="ok"} 1.0'
+    assert (routed_ok in metrics) is (audit_calls is not None)
     assert 'a2c_server_audit_events_total{event="route",outcome="refused"} 1.0' in metrics
 
 

@@ -1,6 +1,7 @@
 """The audit trail: one structured line and one counter per security decision.
 
-Logger ``a2c_server.audit``, always at INFO (a record, not an alert: the operational log
+Logger ``a2c_server.audit`` (per-call records, opt-in: ``a2c_server.audit.calls``, see
+:mod:`a2c_server._audit_calls`), always at INFO (a record, not an alert: the operational log
 already has its WARNING for each refusal), so an operator can route it apart. Each line
 names the subject (from the identity, never the token), role, name, office and outcome
 (and, for a routed request, the event and the Computer; never arguments); the counter
@@ -15,12 +16,14 @@ from typing import Any, Final
 
 from prometheus_client import CollectorRegistry, Counter
 
+from ._audit_calls import CALLS_LOGGER
 from ._logs import log
 
 __all__ = ["AUDIT_LOGGER", "Audit", "AuditEvent"]
 
 AUDIT_LOGGER: Final = "a2c_server.audit"
 _log = logging.getLogger(AUDIT_LOGGER)
+_calls_log = logging.getLogger(CALLS_LOGGER)
 
 
 class AuditEvent(enum.StrEnum):
@@ -32,7 +35,8 @@ class AuditEvent(enum.StrEnum):
     JOIN = "join"
     #: a session disconnected by the Server because its token expired
     EXPIRY = "expiry"
-    #: a client:tool_call forwarded, or any client:* request the office rules refused
+    #: any client:* request the office rules refused, or (only with --audit-calls, on
+    #: the logger a2c_server.audit.calls) a client:tool_call forwarded
     ROUTE = "route"
 
 
@@ -70,6 +74,8 @@ class Audit:
         if child is None:
             child = self._children[key] = self._events.labels(*key)
         child.inc()
-        log(_log, logging.INFO, "audit", event=event.value, outcome=outcome, subject=subject,
+        # A forwarded call's record is only ever asked for with --audit-calls: its own sink.
+        logger = _calls_log if event is AuditEvent.ROUTE and outcome == "ok" else _log
+        log(logger, logging.INFO, "audit", event=event.value, outcome=outcome, subject=subject,
             role=role, name=name, office=office, request=request, computer=computer, sid=sid,
             peer=peer, reason=reason)  # fmt: skip

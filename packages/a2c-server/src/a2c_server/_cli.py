@@ -31,6 +31,14 @@ __all__ = ["ENV_VARS", "main", "settings_from_args"]
 
 _TRUE: Final = ("1", "true", "yes", "on")
 
+
+def _audit_calls_env(text: str) -> str | None:
+    word = text.strip().lower()
+    if word in _TRUE:
+        return "-"
+    return None if word in ("0", "false", "no", "off") else text.strip()
+
+
 # flag dest → (environment variable, parser of the variable's text)
 ENV_VARS: Final[Mapping[str, tuple[str, Callable[[str], Any]]]] = {
     "host": ("A2C_SERVER_HOST", str),
@@ -74,6 +82,7 @@ ENV_VARS: Final[Mapping[str, tuple[str, Callable[[str], Any]]]] = {
         "A2C_SERVER_ALLOW_OFFICES",
         lambda text: tuple(o.strip() for o in text.split(",") if o.strip()),
     ),
+    "audit_calls": ("A2C_SERVER_AUDIT_CALLS", _audit_calls_env),
     "console": ("A2C_SERVER_CONSOLE", lambda text: text.strip().lower() in _TRUE),
     "admin_token": ("A2C_SERVER_ADMIN_TOKEN", str),
 }
@@ -178,6 +187,13 @@ def _parser() -> argparse.ArgumentParser:
         "seconds without a heartbeat after which a node counts as dead")  # fmt: skip
     opt("--registry-timeout", "registry_timeout", float,
         "seconds one Redis registry command may take before a call is answered 503")  # fmt: skip
+    p.add_argument(
+        "--audit-calls", dest="audit_calls", nargs="?", const="-", default=None,
+        metavar="FILE",
+        help="also audit every forwarded client:tool_call (one record each, logger "
+        "a2c_server.audit.calls): to the log without FILE, else appended to FILE "
+        "[env A2C_SERVER_AUDIT_CALLS: 1/true, 0/false or a path; default off]",
+    )  # fmt: skip
     p.add_argument(
         "--console", dest="console", action="store_const", const=True, default=None,
         help="serve the read-only office console at /console (needs --admin-token unless "

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from a2c_protocol import JsonLogFormatter, RedactingFilter, SecretRedactor
 
+from ._audit_calls import configure_call_audit
+
 if TYPE_CHECKING:
     from ._settings import ServerSettings
 
@@ -74,7 +76,8 @@ def configure_logging(settings: ServerSettings) -> None:
     redactor = SecretRedactor([settings.auth_token] if settings.auth_token else [])
     redacting = RedactingFilter(redactor)
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(JsonLogFormatter() if settings.log_format == "json" else UTCFormatter())
+    formatter = JsonLogFormatter() if settings.log_format == "json" else UTCFormatter()
+    handler.setFormatter(formatter)
     handler.addFilter(redacting)
     root = logging.getLogger()
     # Replace our own earlier handler (a second call), keep anyone else's (e.g. a test's).
@@ -86,6 +89,7 @@ def configure_logging(settings: ServerSettings) -> None:
     own.handlers.clear()
     own.setLevel(settings.log_level)
     own.propagate = True
+    configure_call_audit(settings.audit_calls, formatter, redacting)
     # Handlers installed by anyone else (a library, a test) get the filter too.
     for logger in [root, *logging.Logger.manager.loggerDict.values()]:
         for other in getattr(logger, "handlers", ()):

@@ -37,6 +37,7 @@ from ._mixed import mixed, translated
 from ._namespace_core import Handler, NamespaceCore, _flat, _internal_error, _log
 from ._progress import Keepalive
 from ._remote import delivered_details, may_have_run_note
+from ._route_fields import route_reader
 from ._rules import Member, check_route, tool_timeout_problem, unsupported_event_refusal
 from ._shutdown import SHUTDOWN_REASON
 from ._sio import ack_value
@@ -50,58 +51,79 @@ class ForwardingMixin(NamespaceCore):
 
     def _forwarder(self, event: Event) -> Handler:
         model = EVENTS[event].request
+        plain = route_reader(model)
+        is_tool_call = event is Event.TOOL_CALL
 
         async def forward(sid: str, data: Any) -> Any:
             if self._drain.draining:
                 self._metrics.route(event.value, RouteOutcome.SHUTDOWN)
                 return _flat(ErrorCode.INTERNAL_ERROR, "The Server is shutting down",
                              {"reason": SHUTDOWN_REASON})  # fmt: skip
-            try:
-                req = from_wire(model, data)
-            except InvalidPayloadError as exc:
-                self._metrics.route(event.value, RouteOutcome.INVALID)
-                return to_wire(exc.to_payload())
-            if isinstance(req, ToolCallReq):
-                problem = tool_timeout_problem(req.timeout, self._settings.max_tool_timeout)
+            # The plain shape needs no model (see _route_fields); the rest is decoded in full.
+            req: Any = None
+            fields = plain(data)
+            if fields is None:
+                try:
+                    req = from_wire(model, data)
+                except InvalidPayloadError as exc:
+                    self._metrics.route(event.value, RouteOutcome.INVALID)
+                    return to_wire(exc.to_payload())
+                fields = {"agent": req.agent, "req_id": req.req_id, "computer": req.computer,
+                          "timeout": getattr(req, "timeout", None)}  # fmt: skip
+            agent, req_id, computer = fields["agent"], fields["req_id"], fields["computer"]
+            if is_tool_call:
+                timeout = fields["timeout"]
+                problem = tool_timeout_problem(timeout, self._settings.max_tool_timeout)
                 if problem is not None:
                     self._metrics.route(event.value, RouteOutcome.INVALID)
                     error = InvalidPayloadError("ToolCallReq", [FieldError("$.timeout", problem)])
                     return to_wire(error.to_payload())
-                wait = req.timeout + self._settings.tool_call_buffer
+                wait = timeout + self._settings.tool_call_buffer
             else:
                 wait = self._settings.forward_timeout
             sender = await self._store.get(sid)
-            target = await self._store.member_named(req.computer)
+            target = await self._store.member_named(computer)
             if target is None and self._remote is not None:
                 await self._remote.confirm_absent()  # a 503 while the registry recovers
-            refusal = check_route(sender, event.value, req.agent, req.computer, target)
+            refusal = check_route(sender, event.value, agent, computer, target)
             if refusal is not None or target is None:
                 if refusal is None:  # pragma: no cover - check_route refuses a missing target
                     return _internal_error()
                 self._metrics.route(event.value, RouteOutcome.REFUSED)
-                self._access.routed(sid, event, sender, req.computer, refusal.message)
-                return self._refuse(refusal, sid, event, req.req_id, sender)
+                self._access.routed(sid, event, sender, computer, refusal.message)
+                return self._refuse(refusal, sid, event, req_id, sender)
             if event is Event.PUT_BLOB and sender is not None:
                 refusal = upload_refusal(sender, target)
                 if refusal is not None:
                     self._metrics.route(event.value, RouteOutcome.REFUSED)
-                    return self._refuse(refusal, sid, event, req.req_id, sender)
-            if event is Event.TOOL_CALL:
-                self._access.routed(sid, event, sender, req.computer, None)
-            log(_log, logging.DEBUG, "forwarding", sid=sid, event=event.value, req_id=req.req_id,
-                name=req.agent, office=target.office_id, computer=req.computer)  # fmt: skip
+                    return self._refuse(refusal, sid, event, req_id, sender)
+            if self._settings.audit_calls is not None and is_tool_call:
+                self._access.routed(sid, event, sender, computer, None)
+            log(_log, logging.DEBUG, "forwarding", sid=sid, event=event.value, req_id=req_id,
+                name=agent, office=target.office_id, computer=computer)  # fmt: skip
+            # Extension keys never have the plain shape: only a decoded request can ask.
             extended = isinstance(req, ToolCallReq) and (
                 req.a2c_progress is True or (otel.STATE.active and req.a2c_trace is not None)
             )
             if sender is not None and mixed(sender.a2c_version, target.a2c_version):
+                if req is None:  # translation reads the request: decode it (valid, see above)
+                    req = from_wire(model, data)
                 call = self._call_mixed(sid, event, data, req, sender, target, wait, extended)
             elif extended:
                 call = self._call_extended(sid, event, data, req, target, wait)
             else:
-                call = self._call(sid, event, data, req.req_id, req.computer, target.sid, wait)
+                call = self._call(sid, event, data, req_id, computer, target.sid, wait)
             if self.observer is not None:
+                if req is None:  # the console shows the request: decode it (valid, see above)
+                    req = from_wire(model, data)
                 call = self.observer.watch_call(event.value, req, target.office_id, call)
-            with self._drain.tracking(), self._track(sid, req, target.sid):
+            if not is_tool_call:  # only tool calls run something worth stopping
+                with self._drain.tracking():
+                    return await call
+            in_flight = InFlightCall(
+                req_id=req_id, agent=agent, computer=computer, computer_sid=target.sid
+            )
+            with self._drain.tracking(), self._calls.tracking(sid, in_flight):
                 return await call
 
         return forward
@@ -145,14 +167,6 @@ class ForwardingMixin(NamespaceCore):
             computer_version=target.a2c_version, call=call, sid=sid,
             on_refusal=lambda: self._metrics.route(event.value, RouteOutcome.REFUSED),
         )  # fmt: skip
-
-    def _track(self, sid: str, req: Any, target_sid: str) -> AbstractContextManager[None]:
-        if not isinstance(req, ToolCallReq):  # only tool calls run something worth stopping
-            return contextlib.nullcontext()
-        call = InFlightCall(
-            req_id=req.req_id, agent=req.agent, computer=req.computer, computer_sid=target_sid
-        )
-        return self._calls.tracking(sid, call)
 
     async def _call(
         self,

@@ -114,6 +114,15 @@ def _log_level(value: str) -> str:
     return level
 
 
+def _audit_calls(value: str | None) -> str | None:
+    if value is None:
+        return None
+    text = value.strip()
+    if not text:
+        raise SettingsError("audit_calls must be - (the log stream) or a file path")
+    return text
+
+
 def _log_format(value: str) -> str:
     fmt = value.strip().lower()
     if fmt not in ("text", "json"):
@@ -152,6 +161,8 @@ class ServerSettings:
     allow-all clients may join. ``max_requests_per_second`` (with ``request_burst``) is a
     token bucket per session, ``max_connections_per_subject`` caps the sessions one
     identity holds (on all nodes together with ``redis_url``); both are off (None) by default.
+    ``audit_calls`` adds one audit record per forwarded ``client:tool_call`` (off by
+    default: ``-`` writes them to the log stream, a path appends them to that file).
     ``console`` serves the read-only office console at ``/console``, guarded by
     ``admin_token`` (never shown by ``repr``); without a token only on a loopback host.
     """
@@ -191,6 +202,7 @@ class ServerSettings:
     max_requests_per_second: float | None = attrs.field(default=None, validator=_positive_or_none)
     request_burst: int = attrs.field(default=20, validator=_positive)
     max_connections_per_subject: int | None = attrs.field(default=None, validator=_positive_or_none)
+    audit_calls: str | None = attrs.field(default=None, converter=_audit_calls)
     console: bool = False
     admin_token: str | None = attrs.field(default=None, repr=False)
 
