@@ -18,6 +18,7 @@ from typing import Any, Final, NamedTuple
 
 from a2c_server._exceptions import AuthenticationError, SettingsError
 
+from ._algorithms import algorithms_for_key
 from ._base import AuthRequest, Identity
 from ._grants import GRANT_CLAIM, Grant, GrantError
 
@@ -226,21 +227,32 @@ class JwtAuth:
             )
         except jwt.ExpiredSignatureError:
             raise AuthenticationError("Authentication failed: token expired") from None
-        except jwt.InvalidTokenError as exc:
+        except (jwt.PyJWTError, TypeError, ValueError) as exc:
+            # Not only InvalidTokenError: a key PyJWT cannot use with the token's algorithm
+            # raises InvalidKeyError or TypeError, and that is the token's fault too.
             _log.info("JWT refused reason=%s", exc)
             raise AuthenticationError(_INVALID) from None
         return _identity(claims, self._leeway)
 
     async def _key(self, kid: Any, alg: str) -> Any:
         if self._jwks is None:
-            return self._static
-        if kid is not None and not isinstance(kid, str):
-            raise AuthenticationError(_INVALID)
-        found = await self._jwks.key(kid)
-        if found is None:
-            raise AuthenticationError("Authentication failed: unknown signing key")
-        # A key the issuer bound to one algorithm is not used with another.
-        if found.alg is not None and found.alg != alg:
+            found = _Key(self._static, None)
+        else:
+            if kid is not None and not isinstance(kid, str):
+                raise AuthenticationError(_INVALID)
+            jwk = await self._jwks.key(kid)
+            if jwk is None:
+                raise AuthenticationError("Authentication failed: unknown signing key")
+            found = jwk
+        # A key the issuer bound to one algorithm is not used with another; an unbound
+        # asymmetric key only with the algorithms of its own family.
+        if found.alg is not None:
+            accepted: tuple[str, ...] = (found.alg,)
+        elif self._algorithms == ("HS256",):
+            accepted = self._algorithms
+        else:
+            accepted = algorithms_for_key(found.key)
+        if alg not in accepted:
             raise AuthenticationError("Authentication failed: token algorithm not accepted")
         return found.key
 
