@@ -26,7 +26,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 
 from a2c_protocol import NAMESPACE
-from a2c_server import JwtAuth, ServerSettings
+from a2c_server import JwksKeys, JwtAuth, ServerSettings
 from a2c_testkit.server import RunningServer, close_client, connect_raw, running_server
 
 ISSUER = "https://issuer.test/realms/hostile"
@@ -224,3 +224,94 @@ def test_jwt_extra_excludes_pyjwt_releases_with_the_issuer_flaw() -> None:
     for version in ("2.8.0", "2.9.0", "2.10.0"):
         assert not pyjwt.specifier.contains(Version(version)), (version, str(pyjwt))
     assert pyjwt.specifier.contains(Version("2.10.1"))
+
+
+# ------------------------------------------------------------------ hostile JWKS (item 6)
+
+
+class _Sender:
+    """Counts what a hostile JWKS handler wrote and notices when the reader hung up."""
+
+    def __init__(self) -> None:
+        self.sent = 0
+        self.hung_up = threading.Event()
+        self.finished = threading.Event()
+
+    def write(self, request: http.server.BaseHTTPRequestHandler, data: bytes) -> bool:
+        try:
+            request.wfile.write(data)
+            request.wfile.flush()
+        except OSError:
+            self.hung_up.set()
+            return False
+        self.sent += len(data)
+        return True
+
+
+async def test_jwks_trickling_issuer_cannot_hold_a_fetch_past_its_deadline(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="a2c_server")
+    sender = _Sender()
+    stop = threading.Event()
+
+    def trickle(request: http.server.BaseHTTPRequestHandler) -> None:
+        request.send_response(200)
+        request.send_header("content-type", "application/json")
+        request.send_header("content-length", "100000")
+        request.end_headers()
+        # A byte every 0.1 s for up to 120 s: each read is quick, the whole is not.
+        for _ in range(1200):
+            if stop.is_set() or not sender.write(request, b" "):
+                return
+            time.sleep(0.1)
+        sender.finished.set()
+
+    with serving(trickle) as url:
+        # 5 s: making the HTTP client alone can take a second on a loaded machine.
+        keys = JwksKeys(url, timeout=5.0)
+        try:
+            # Generous bound: without the overall deadline this waits out the whole 120 s.
+            assert await asyncio.wait_for(keys.key("k1"), timeout=60) is None
+            assert sender.sent > 0, "the fetch never reached the body"
+            assert await asyncio.to_thread(sender.hung_up.wait, 30)
+            assert not sender.finished.is_set()
+        finally:
+            stop.set()
+    (failed,) = [r for r in caplog.records if "JWKS refresh failed" in r.getMessage()]
+    assert failed.levelno == logging.WARNING and "no answer within 5.0s" in failed.getMessage()
+
+
+async def test_jwks_huge_body_is_not_read_past_the_cap(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="a2c_server")
+    sender = _Sender()
+    total = 50_000_000
+    chunk = b" " * 65536
+
+    def flood(request: http.server.BaseHTTPRequestHandler) -> None:
+        request.send_response(200)
+        request.send_header("content-type", "application/json")
+        request.send_header("content-length", str(total))
+        request.end_headers()
+        while sender.sent < total:
+            if not sender.write(request, chunk[: total - sender.sent]):
+                return
+        sender.finished.set()
+
+    with serving(flood) as url:
+        keys = JwksKeys(url, timeout=60)
+        assert await keys.key("k1") is None
+        assert await asyncio.to_thread(sender.hung_up.wait, 30)
+    # The reader stopped soon after the 1 MB cap; socket buffers hold a few MB more at most.
+    assert not sender.finished.is_set()
+    assert sender.sent < 16_000_000, sender.sent
+    (failed,) = [r for r in caplog.records if "JWKS refresh failed" in r.getMessage()]
+    assert "larger than 1000000 bytes" in failed.getMessage()
+
+
+async def test_jwks_of_fair_size_still_loads() -> None:
+    document = {"keys": [unbound_jwk(RSA_KEY, "k1")], "padding": " " * 900_000}
+    with serving(json_answer(document)) as url:
+        keys = JwksKeys(url, timeout=10)
+        found = await keys.key("k1")
+    assert found is not None and found.alg is None
