@@ -200,8 +200,8 @@ def _parser() -> argparse.ArgumentParser:
         "the host is loopback) [env A2C_SERVER_CONSOLE; default off]",
     )  # fmt: skip
     opt("--admin-token", "admin_token", str,
-        "token that opens the console (prefer the env var: flags are visible to other "
-        "local users)")  # fmt: skip
+        "token that opens the console, at least 24 characters (prefer the env var: flags "
+        "are visible to other local users)")  # fmt: skip
     return p
 
 

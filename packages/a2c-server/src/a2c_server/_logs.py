@@ -6,12 +6,13 @@ objects here.
 
 :func:`configure_logging` (used by the command line) owns every handler: one on the root
 logger, so uvicorn's and the libraries' records pass the same :class:`RedactingFilter`
-(the configured token and any ``token`` field a client sends are masked) and the same
+(every secret of the settings and any ``token`` field a client sends are masked) and the same
 format (text or JSON lines). uvicorn's frame tracing stays off unless ``log_protocol``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 import time
@@ -25,7 +26,8 @@ if TYPE_CHECKING:
     from ._settings import ServerSettings
 
 __all__ = [
-    "UTCFormatter", "announce", "cause", "configure_logging", "log", "uvicorn_log_level",
+    "UTCFormatter", "announce", "cause", "configure_logging", "log", "server_secrets",
+    "uvicorn_log_level",
 ]  # fmt: skip
 
 
@@ -71,9 +73,21 @@ def uvicorn_log_level(settings: ServerSettings) -> str:
     return "info" if settings.log_level == "DEBUG" else settings.log_level.lower()
 
 
+def server_secrets(settings: ServerSettings) -> list[str]:
+    """Every secret the Server holds, for the redactor: a secret a client echoes back (in a
+    URL the access log prints, say) or one that reaches a traceback never reaches the log."""
+    from urllib.parse import urlsplit
+
+    secrets = [settings.auth_token, settings.admin_token, settings.jwt_secret]
+    if settings.redis_url:
+        with contextlib.suppress(ValueError):
+            secrets.append(urlsplit(settings.redis_url).password)
+    return [s for s in secrets if s]
+
+
 def configure_logging(settings: ServerSettings) -> None:
     """Send every log record to stderr, redacted, in ``settings.log_format``."""
-    redactor = SecretRedactor([settings.auth_token] if settings.auth_token else [])
+    redactor = SecretRedactor(server_secrets(settings))
     redacting = RedactingFilter(redactor)
     handler = logging.StreamHandler(sys.stderr)
     formatter = JsonLogFormatter() if settings.log_format == "json" else UTCFormatter()

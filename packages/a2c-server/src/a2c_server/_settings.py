@@ -19,6 +19,8 @@ __all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "HARD_MAX_TOOL_TIMEOUT", "ServerSettings
 DEFAULT_MAX_MESSAGE_BYTES = 1_000_000
 #: No deployment may accept tool-call timeouts above this (errors.md §6 recommendation).
 HARD_MAX_TOOL_TIMEOUT = 3600
+#: The shortest admin token accepted (the console has no second factor).
+MIN_ADMIN_TOKEN = 24
 
 
 def _positive(instance: Any, attribute: attrs.Attribute[Any], value: float) -> None:
@@ -209,8 +211,12 @@ class ServerSettings:
     def __attrs_post_init__(self) -> None:
         if self.auth_token is not None and not self.auth_token:
             raise SettingsError("auth_token must not be empty (omit it to disable tokens)")
-        if self.admin_token is not None and not self.admin_token:
-            raise SettingsError("admin_token must not be empty (omit it)")
+        if self.admin_token is not None and len(self.admin_token) < MIN_ADMIN_TOKEN:
+            # The console shows every office of the deployment: a short token is guessable.
+            raise SettingsError(
+                f"admin_token must be at least {MIN_ADMIN_TOKEN} characters "
+                "(e.g. python -c 'import secrets; print(secrets.token_urlsafe(24))')"
+            )
         if self.console and not self.admin_token and not is_loopback_host(self.host):
             raise SettingsError(
                 f"the console needs an admin token on non-loopback address {self.host} "

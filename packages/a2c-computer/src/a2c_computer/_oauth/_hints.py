@@ -13,6 +13,7 @@ Rules:
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 
 from a2c_computer._confirm import error_result
@@ -35,11 +36,14 @@ def oauth_auth_hint(
         }
     if code == ErrorCode.TOOL_AUTHORIZATION_FAILED:
         wanted = f" the scope {scope!r}" if scope else " more permissions"
-        extra = f" --scope {scope.split()[0]}" if scope else ""
+        # The scope comes from the MCP server: quoted, so a hostile one cannot smuggle a
+        # second command into the line a user is told to paste into a shell.
+        extra = f" --scope {shlex.quote(scope.split()[0])}" if scope and scope.split() else ""
         return {
             "action": "scope_step_up_required",
             "message": f"MCP server {server} needs{wanted} that its sign-in lacks; on the "
-            f"Computer's host run `a2c-computer auth login {server}{extra}`, then retry.",
+            f"Computer's host run `a2c-computer auth login {shlex.quote(server)}{extra}`, "
+            "then retry.",
         }
     return {
         "action": "user_authorization_required",

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -49,6 +50,22 @@ class _Loopback:
             asyncio.get_running_loop().create_future()
         )
         self._server: asyncio.Server | None = None
+        #: The ``state`` of the authorization URL the browser was sent to; a redirect
+        #: carrying another one (any local process or web page can reach this port) is
+        #: ignored instead of ending the sign-in.
+        self.expected_state: str | None = None
+
+    def expect(self, authorization_url: str) -> None:
+        states = parse_qs(urlsplit(authorization_url).query).get("state")
+        self.expected_state = states[0] if states else None
+
+    def _ours(self, query: dict[str, str]) -> bool:
+        state = query.get("state")
+        return (
+            self.expected_state is not None
+            and state is not None
+            and hmac.compare_digest(state.encode(), self.expected_state.encode())
+        )
 
     async def __aenter__(self) -> _Loopback:
         self._server = await asyncio.start_server(self._serve, "127.0.0.1", self._port)
@@ -77,7 +94,9 @@ class _Loopback:
                 return
             query = {k: v[0] for k, v in parse_qs(target.query).items()}
             status, page = b"200 OK", _PAGE
-            if not self.result.done():
+            if not self._ours(query):
+                status, page = b"400 Bad Request", b"Not the redirect of this sign-in."
+            elif not self.result.done():
                 if "code" in query:
                     self.result.set_result((query["code"], query.get("state")))
                 else:
@@ -131,6 +150,7 @@ async def sign_in(
         storage = ServerTokenStorage(store, name, resource_of(url), settings, fresh=True)
 
         async def redirect(authorization_url: str) -> None:
+            loopback.expect(authorization_url)
             outcome = open_url(authorization_url)
             if outcome is not None:
                 await outcome

@@ -19,6 +19,7 @@ Rules:
 from __future__ import annotations
 
 import logging
+import shlex
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any, Final
@@ -66,7 +67,7 @@ def resource_of(url: str) -> str:
 
 def sign_in_hint(server: str) -> str:
     """What a user runs to sign in to ``server``."""
-    return f"a2c-computer auth login {server} --config <the Computer's config file>"
+    return f"a2c-computer auth login {shlex.quote(server)} --config <the Computer's config file>"
 
 
 class _ScopedMetadata(OAuthClientMetadata):

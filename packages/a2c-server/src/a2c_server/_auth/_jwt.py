@@ -10,6 +10,7 @@ all with a small leeway for clock skew. The grant is the ``a2c`` claim (see
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from collections.abc import Mapping
@@ -18,6 +19,7 @@ from typing import Any, Final, NamedTuple
 
 from a2c_server._exceptions import AuthenticationError, SettingsError
 
+from ._algorithms import algorithms_for_key
 from ._base import AuthRequest, Identity
 from ._grants import GRANT_CLAIM, Grant, GrantError
 
@@ -111,40 +113,59 @@ class JwksKeys:
 
     async def _refresh(self) -> None:
         import httpx
-        import jwt
 
         self._tried_at = time.monotonic()
         self.fetches += 1
         try:
-            async with httpx.AsyncClient(timeout=self._timeout, follow_redirects=False) as http:
-                response = await http.get(self.url, headers={"accept": "application/json"})
-            response.raise_for_status()
-            if len(response.content) > _MAX_JWKS_BYTES:
-                raise ValueError(f"JWKS larger than {_MAX_JWKS_BYTES} bytes")
-            document = response.json()
+            # One deadline for the whole fetch: httpx's timeout is per read, so an issuer
+            # (or whoever answers at its address) trickling bytes would hold it for ever.
+            async with asyncio.timeout(self._timeout):
+                body = await self._download(httpx)
+            document = json.loads(body)
             entries = document.get("keys") if isinstance(document, dict) else None
             if not isinstance(entries, list):
                 raise ValueError("JWKS has no 'keys' list")
-        except (httpx.HTTPError, ValueError) as exc:
-            _log.warning("JWKS refresh failed url=%s reason=%s", self.url, exc)
+        except (httpx.HTTPError, ValueError, TimeoutError) as exc:
+            reason = f"no answer within {self._timeout}s" if isinstance(exc, TimeoutError) else exc
+            _log.warning("JWKS refresh failed url=%s reason=%s", self.url, reason)
             return
-        keys: dict[str, _Key] = {}
-        for index, entry in enumerate(entries):
-            if not isinstance(entry, dict) or entry.get("use", "sig") != "sig":
-                continue
-            try:
-                key = jwt.PyJWK(entry)
-            except jwt.PyJWKError as exc:
-                _log.warning("JWKS key skipped index=%d reason=%s", index, exc)
-                continue
-            kid = entry.get("kid")
-            bound = entry.get("alg")
-            keys[kid if isinstance(kid, str) else f"#{index}"] = _Key(
-                key.key, bound if isinstance(bound, str) else None
-            )
-        self._keys = keys
+        self._keys = _parse_keys(entries)
         self._fetched_at = time.monotonic()
-        _log.info("JWKS loaded url=%s keys=%d", self.url, len(keys))
+        _log.info("JWKS loaded url=%s keys=%d", self.url, len(self._keys))
+
+    async def _download(self, httpx: Any) -> bytes:
+        """The JWKS body, read no further than the size cap (a huge body is never held)."""
+        async with (
+            httpx.AsyncClient(timeout=self._timeout, follow_redirects=False) as http,
+            http.stream("GET", self.url, headers={"accept": "application/json"}) as response,
+        ):
+            response.raise_for_status()
+            body = bytearray()
+            async for chunk in response.aiter_bytes():
+                body += chunk
+                if len(body) > _MAX_JWKS_BYTES:
+                    raise ValueError(f"JWKS larger than {_MAX_JWKS_BYTES} bytes")
+            return bytes(body)
+
+
+def _parse_keys(entries: list[Any]) -> dict[str, _Key]:
+    import jwt
+
+    keys: dict[str, _Key] = {}
+    for index, entry in enumerate(entries):
+        if not isinstance(entry, dict) or entry.get("use", "sig") != "sig":
+            continue
+        try:
+            key = jwt.PyJWK(entry)
+        except jwt.PyJWKError as exc:
+            _log.warning("JWKS key skipped index=%d reason=%s", index, exc)
+            continue
+        kid = entry.get("kid")
+        bound = entry.get("alg")
+        keys[kid if isinstance(kid, str) else f"#{index}"] = _Key(
+            key.key, bound if isinstance(bound, str) else None
+        )
+    return keys
 
 
 class JwtAuth:
@@ -226,21 +247,32 @@ class JwtAuth:
             )
         except jwt.ExpiredSignatureError:
             raise AuthenticationError("Authentication failed: token expired") from None
-        except jwt.InvalidTokenError as exc:
+        except (jwt.PyJWTError, TypeError, ValueError) as exc:
+            # Not only InvalidTokenError: a key PyJWT cannot use with the token's algorithm
+            # raises InvalidKeyError or TypeError, and that is the token's fault too.
             _log.info("JWT refused reason=%s", exc)
             raise AuthenticationError(_INVALID) from None
         return _identity(claims, self._leeway)
 
     async def _key(self, kid: Any, alg: str) -> Any:
         if self._jwks is None:
-            return self._static
-        if kid is not None and not isinstance(kid, str):
-            raise AuthenticationError(_INVALID)
-        found = await self._jwks.key(kid)
-        if found is None:
-            raise AuthenticationError("Authentication failed: unknown signing key")
-        # A key the issuer bound to one algorithm is not used with another.
-        if found.alg is not None and found.alg != alg:
+            found = _Key(self._static, None)
+        else:
+            if kid is not None and not isinstance(kid, str):
+                raise AuthenticationError(_INVALID)
+            jwk = await self._jwks.key(kid)
+            if jwk is None:
+                raise AuthenticationError("Authentication failed: unknown signing key")
+            found = jwk
+        # A key the issuer bound to one algorithm is not used with another; an unbound
+        # asymmetric key only with the algorithms of its own family.
+        if found.alg is not None:
+            accepted: tuple[str, ...] = (found.alg,)
+        elif self._algorithms == ("HS256",):
+            accepted = self._algorithms
+        else:
+            accepted = algorithms_for_key(found.key)
+        if alg not in accepted:
             raise AuthenticationError("Authentication failed: token algorithm not accepted")
         return found.key
 

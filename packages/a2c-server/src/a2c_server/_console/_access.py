@@ -1,7 +1,7 @@
 """Who may open the console: the admin token, exchanged once for an HttpOnly cookie.
 
-The browser sends the token once (the login form's POST, or ``?token=`` which is answered
-with a redirect that drops it from the address bar); the Server answers with a cookie
+The browser sends the token once, in the login form's POST (never in a URL, where access
+logs, proxies and the browser's history would keep it); the Server answers with a cookie
 holding an HMAC of the token, never the token itself, so no page, script or address ever
 carries it. Scripts may send ``Authorization: Bearer <token>`` instead. Without an admin
 token the console is only served on a loopback host (checked by the settings) and is open.
@@ -42,20 +42,29 @@ class Access:
 
     def allowed(self, headers: Iterable[tuple[bytes, bytes]]) -> bool:
         """Whether the request carries the session cookie or the bearer token."""
+        return self.cookie_ok(headers) or self.token_ok(self.bearer(headers))
+
+    def cookie_ok(self, headers: Iterable[tuple[bytes, bytes]]) -> bool:
+        """Whether the request carries the session cookie (always true without a token)."""
         if self._cookie is None:
             return True
         for key, value in headers:
-            name = key.lower()
-            if name == b"cookie":
+            if key.lower() == b"cookie":
                 for part in value.decode("latin-1").split(";"):
                     k, _, v = part.strip().partition("=")
                     if k == COOKIE and hmac.compare_digest(v.encode(), self._cookie.encode()):
                         return True
-            elif name == b"authorization":
-                scheme, _, credential = value.decode("latin-1").partition(" ")
-                if scheme.lower() == "bearer" and self.token_ok(credential.strip()):
-                    return True
         return False
+
+    @staticmethod
+    def bearer(headers: Iterable[tuple[bytes, bytes]]) -> str | None:
+        """The credential of an ``Authorization: Bearer`` header, if the request has one."""
+        for key, value in headers:
+            if key.lower() == b"authorization":
+                scheme, _, credential = value.decode("latin-1").partition(" ")
+                if scheme.lower() == "bearer":
+                    return credential.strip()
+        return None
 
     def set_cookie(self, secure: bool) -> bytes:
         flags = "; Path=/console; HttpOnly; SameSite=Strict" + ("; Secure" if secure else "")

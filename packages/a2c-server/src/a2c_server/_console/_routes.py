@@ -9,15 +9,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import html
+import logging
+import math
 import urllib.parse
 from importlib import resources
 from typing import Any, Final
 
 from a2c_server._gate import Receive, Scope, Send, first_query_value
+from a2c_server._logs import log
 from a2c_server._shutdown import Drain
 
 from ._access import Access
 from ._feed import ConsoleFeed
+from ._throttle import LoginThrottle
+
+_log = logging.getLogger("a2c_server.console")
 
 __all__ = ["PREFIX", "Console"]
 
@@ -44,11 +50,18 @@ class Console:
     """ASGI handler for every path under ``/console``."""
 
     def __init__(
-        self, *, feed: ConsoleFeed, access: Access, node_id: str, drain: Drain | None = None
+        self,
+        *,
+        feed: ConsoleFeed,
+        access: Access,
+        node_id: str,
+        drain: Drain | None = None,
+        throttle: LoginThrottle | None = None,
     ) -> None:
         self.feed = feed
         self._drain = drain
         self._access = access
+        self._throttle = throttle or LoginThrottle()
         self._node_id = node_id
         self._assets = {name: _asset(name) for name in _STATIC}
 
@@ -71,17 +84,9 @@ class Console:
         if method not in ("GET", "HEAD"):
             return await _page(send, 405, "Method not allowed", "<p>GET only.</p>")
         query = bytes(scope.get("query_string", b"")).decode("latin-1")
-        token = first_query_value(query, "token")
-        if path == "/" and token is not None:
-            if not self._access.token_ok(token):
-                return await _login_page(send, "That token was not accepted.")
-            return await _redirect(send, self._access.set_cookie(_secure(scope)))
-        if not self._access.allowed(scope.get("headers", ())):
-            if path == "/events":
-                return await _respond(
-                    send, 401, b"text/plain; charset=utf-8", b"401 Unauthorized\n"
-                )
-            return await _login_page(send, None)
+        # No ``?token=`` login: a token in a URL ends up in access logs and histories.
+        if not await self._admitted(scope, send):
+            return None
         if path == "/events":
             office = first_query_value(query, "office") or None
             return await self._events(receive, send, office)
@@ -95,7 +100,43 @@ class Console:
                 return await _page(send, 200, f"office {office}", await self._body(office))
         return await _page(send, 404, "Not found", "<p>No such page.</p>")
 
+    async def _admitted(self, scope: Scope, send: Send) -> bool:
+        """Whether the request may see the console; if not, the refusal is sent."""
+        headers = scope.get("headers", ())
+        if self._access.cookie_ok(headers):
+            return True
+        bearer = self._access.bearer(headers)
+        if bearer is not None:
+            if await self._throttled(scope, send):
+                return False
+            if self._access.token_ok(bearer):
+                return True
+            self._failed(scope, "bearer")
+        path = scope.get("path", "")[len(PREFIX) :] or "/"
+        if path == "/events" or bearer is not None:
+            await _respond(send, 401, b"text/plain; charset=utf-8", b"401 Unauthorized\n")
+        else:
+            await _login_page(send, None)
+        return False
+
+    async def _throttled(self, scope: Scope, send: Send) -> bool:
+        wait = self._throttle.retry_after(_address(scope))
+        if wait is None:
+            return False
+        await _respond(
+            send, 429, b"text/plain; charset=utf-8", b"429 Too many failed logins\n",
+            extra=[(b"retry-after", str(max(1, math.ceil(wait))).encode())],
+        )  # fmt: skip
+        return True
+
+    def _failed(self, scope: Scope, how: str) -> None:
+        address = _address(scope)
+        self._throttle.failed(address)
+        log(_log, logging.WARNING, "console login failed", peer=address, via=how)
+
     async def _login(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if await self._throttled(scope, send):
+            return
         body = b""
         while True:
             message = await receive()
@@ -110,6 +151,7 @@ class Console:
         form = urllib.parse.parse_qs(body.decode("latin-1"))
         token = (form.get("token") or [None])[0]
         if not self._access.token_ok(token):
+            self._failed(scope, "form")
             await _login_page(send, "That token was not accepted.")
             return
         await _redirect(send, self._access.set_cookie(_secure(scope)))
@@ -245,6 +287,11 @@ def _tr(cells: list[str]) -> str:
     return "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>"
 
 
+def _address(scope: Scope) -> str:
+    client = scope.get("client")
+    return str(client[0]) if client else "unknown"
+
+
 def _secure(scope: Scope) -> bool:
     if scope.get("scheme") == "https":
         return True
@@ -294,7 +341,13 @@ async def _redirect(send: Send, cookie: bytes) -> None:
 
 
 async def _respond(
-    send: Send, status: int, content_type: bytes, body: bytes, *, cache: bool = False
+    send: Send,
+    status: int,
+    content_type: bytes,
+    body: bytes,
+    *,
+    cache: bool = False,
+    extra: list[tuple[bytes, bytes]] | None = None,
 ) -> None:
     await send({"type": "http.response.start", "status": status, "headers": [
         (b"content-type", content_type),
@@ -304,5 +357,6 @@ async def _respond(
         (b"x-content-type-options", b"nosniff"),
         (b"referrer-policy", b"no-referrer"),
         (b"x-frame-options", b"DENY"),
+        *(extra or ()),
     ]})  # fmt: skip
     await send({"type": "http.response.body", "body": body})
