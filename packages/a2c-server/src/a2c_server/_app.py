@@ -22,6 +22,7 @@ from a2c_protocol import NAMESPACE, Event
 from ._auth import AllowAllAuth, AuthProvider, JwtAuth, SharedTokenAuth, is_loopback_host
 from ._consistency import registry_mismatches
 from ._exceptions import StoreUnavailableError
+from ._floods._collector import FloodsCollector
 from ._gate import Receive, Scope, Send, VersionGate, first_query_value, mount_matches
 from ._metrics import METRICS_CONTENT_TYPE, ServerMetrics
 from ._namespace import SmcpNamespace
@@ -318,6 +319,7 @@ def create_app(
         limits=Limits(
             max_id_length=settings.max_id_length,
             max_outgoing_bytes=settings.max_outgoing_bytes,
+            max_queued_output_bytes=settings.max_queued_output_bytes,
             admission_timeout=settings.admission_timeout,
             max_unadmitted_per_address=settings.max_unadmitted_per_address,
         ),
@@ -329,6 +331,7 @@ def create_app(
     else:
         state = store if store is not None else MemoryStateStore()
     metrics = ServerMetrics()
+    metrics.registry.register(FloodsCollector(sio.output_budget))
     drain = Drain()
     namespace = SmcpNamespace(
         sio, settings=settings, offices=Offices(state), auth=provider, metrics=metrics,

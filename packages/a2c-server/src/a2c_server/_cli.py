@@ -58,6 +58,7 @@ ENV_VARS: Final[Mapping[str, tuple[str, Callable[[str], Any]]]] = {
     "node_ttl": ("A2C_SERVER_NODE_TTL", float),
     "max_id_length": ("A2C_SERVER_MAX_ID_LENGTH", int),
     "max_outgoing_bytes": ("A2C_SERVER_MAX_OUTGOING_BYTES", int),
+    "max_queued_output_bytes": ("A2C_SERVER_MAX_QUEUED_OUTPUT_BYTES", int),
     "admission_timeout": ("A2C_SERVER_ADMISSION_TIMEOUT", float),
     "max_unadmitted_per_address": ("A2C_SERVER_MAX_UNADMITTED_PER_ADDRESS", int),
     "jwt_jwks_url": ("A2C_SERVER_JWT_JWKS_URL", str),
@@ -145,6 +146,9 @@ def _parser() -> argparse.ArgumentParser:
         "longest req_id, name or office id accepted (characters)")  # fmt: skip
     opt("--max-outgoing-bytes", "max_outgoing_bytes", int,
         "bytes waiting to be sent to one client before it is dropped")  # fmt: skip
+    opt("--max-queued-output-bytes", "max_queued_output_bytes", int,
+        "bytes waiting to be sent to all clients together; past it, clients holding "
+        "over 1 MB are dropped")  # fmt: skip
     opt("--admission-timeout", "admission_timeout", float,
         "seconds a new connection has to be admitted to /smcp before it is closed")  # fmt: skip
     opt("--max-unadmitted-per-address", "max_unadmitted_per_address", int,

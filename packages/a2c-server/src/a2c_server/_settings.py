@@ -127,8 +127,9 @@ class ServerSettings:
     at DEBUG: frames carry what clients send).
     ``max_id_length`` bounds identifier strings (``req_id``, names, office ids…);
     ``max_outgoing_bytes`` is how much may wait to be sent to one client before it is
-    dropped; an Engine.IO session must be admitted to ``/smcp`` within
-    ``admission_timeout`` seconds, and one address may hold
+    dropped, ``max_queued_output_bytes`` how much for all clients of the process together
+    (past it, clients holding over 1 MB are dropped); an Engine.IO session must be
+    admitted to ``/smcp`` within ``admission_timeout`` seconds, and one address may hold
     ``max_unadmitted_per_address`` sessions not admitted yet (see "Security model" in
     docs/server.md).
     ``shutdown_grace`` is how long routed calls in flight may still finish after
@@ -166,6 +167,7 @@ class ServerSettings:
     node_ttl: float = attrs.field(default=6.0, validator=_positive)
     max_id_length: int = attrs.field(default=DEFAULT_MAX_ID_LENGTH, validator=_positive)
     max_outgoing_bytes: int = attrs.field(default=16_000_000, validator=_positive)
+    max_queued_output_bytes: int = attrs.field(default=256_000_000, validator=_positive)
     admission_timeout: float = attrs.field(default=10.0, validator=_positive)
     max_unadmitted_per_address: int = attrs.field(default=64, validator=_positive)
     jwt_jwks_url: str | None = None

@@ -26,6 +26,8 @@ import socketio
 
 from a2c_protocol import ErrorCode, ErrorPayload, InvalidPayloadError, to_wire
 
+from ._floods._outbox import DEFAULT_MAX_QUEUED_OUTPUT_BYTES, OutputBudget
+from ._floods._trim import HeapTrimmer
 from ._limits import DEFAULT_MAX_ID_LENGTH, payload_problems
 from ._noise import NoiseLog, library_logger
 from ._upstream import (
@@ -62,6 +64,7 @@ class Limits:
 
     max_id_length: int = DEFAULT_MAX_ID_LENGTH
     max_outgoing_bytes: int = 16_000_000
+    max_queued_output_bytes: int = DEFAULT_MAX_QUEUED_OUTPUT_BYTES
     admission_timeout: float = 10.0
     max_unadmitted_per_address: int = 64
 
@@ -123,6 +126,8 @@ class SmcpSocketServer(ServerShim):
         self._tuple_acks = frozenset(tuple_ack_events)
         self._pending: dict[str, tuple[str, asyncio.TimerHandle]] = {}  # eio_sid → (addr, timer)
         self._dropping: set[str] = set()
+        self.output_budget = OutputBudget(self.limits.max_queued_output_bytes)
+        self.output_budget.after_drop = HeapTrimmer().schedule
 
     # ------------------------------------------------------------- client events
 
@@ -165,12 +170,19 @@ class SmcpSocketServer(ServerShim):
         """Whether ``eio_sid`` is being dropped, starting the drop when it just went over."""
         if eio_sid in self._dropping:
             return True
-        if queued_bytes(self, eio_sid) <= self.limits.max_outgoing_bytes:
+        held = queued_bytes(self, eio_sid)
+        budget = self.output_budget
+        if held > self.limits.max_outgoing_bytes:
+            cause, limit = "client_limit", self.limits.max_outgoing_bytes
+        elif budget.exhausted_by(held):
+            cause, limit = "process_budget", budget.limit
+        else:
             return False
         self._dropping.add(eio_sid)
+        budget.dropped(cause)
         self.noise.warning(
             "slow consumer", "client dropped: outgoing queue over its limit",
-            eio_sid=eio_sid, limit=self.limits.max_outgoing_bytes,
+            eio_sid=eio_sid, cause=cause, queued=held, limit=limit,
         )  # fmt: skip
         self.start_background_task(self.close_transport, eio_sid)
         return True

@@ -33,6 +33,10 @@ from engineio import exceptions, packet
 from engineio import payload as eio_payload
 from engineio.async_socket import AsyncSocket
 
+from a2c_server._floods._outbox import OutputBudget, packet_size
+
+from ._outqueue import discard_queue, transport_aborter
+
 __all__ = [
     "LeanSocket",
     "Patience",
@@ -97,6 +101,11 @@ class LeanSocket(AsyncSocket):  # type: ignore[misc]
 
     connected: bool  # set by python-engineio (untyped)
     upgraded: bool
+    # Ours (set by make_lean): bytes in this socket's queue, the process's budget, and
+    # how to cut the TCP connection under the WebSocket (None: polling, or not uvicorn).
+    queued: int = 0
+    budget: OutputBudget | None = None
+    abort_transport: Any = None
 
     async def send(self, pkt: Any) -> None:
         # Upstream awaits check_ping_timeout() and queue.put() for every packet; the
@@ -104,6 +113,10 @@ class LeanSocket(AsyncSocket):  # type: ignore[misc]
         if (self.closed or self.last_ping) and not await self.check_ping_timeout():
             return
         self.queue.put_nowait(pkt)  # the queue is unbounded: put() never waits
+        size = packet_size(pkt)
+        self.queued += size
+        if self.budget is not None:
+            self.budget.charge(size)
         logger = self.server.logger
         if logger.isEnabledFor(logging.INFO):
             logger.info("%s: Sending packet %s", self.sid, packet.packet_names[pkt.packet_type])
@@ -114,6 +127,8 @@ class LeanSocket(AsyncSocket):  # type: ignore[misc]
         if pkt.packet_type != packet.MESSAGE or handler is None or server.async_handlers:
             await super().receive(pkt)
             return
+        if self.closed:  # dropped: the client's frames are not dispatched any more
+            raise exceptions.SocketIsClosedError()
         logger = server.logger
         if logger.isEnabledFor(logging.INFO):
             logger.info("%s: Received packet MESSAGE", self.sid)
@@ -132,6 +147,7 @@ class LeanSocket(AsyncSocket):  # type: ignore[misc]
         else:
             self.connected = True
             self.upgraded = True
+        self.abort_transport = transport_aborter(ws)
         writer = asyncio.ensure_future(self._write(ws))
         self.server.logger.info("%s: Upgrade to websocket successful", self.sid)
         task = asyncio.current_task()
@@ -233,13 +249,47 @@ class LeanSocket(AsyncSocket):  # type: ignore[misc]
                     await ws.send(pkt.encode())
             except (Exception, asyncio.CancelledError):
                 break
+            finally:
+                # Counted as queued until the transport took the whole batch: a client
+                # that stops reading holds its writer inside it.
+                self._release(packets)
+                del packets
         await ws.close()
 
+    def _release(self, packets: Any) -> None:
+        size = sum(packet_size(pkt) for pkt in packets)
+        self.queued = max(0, self.queued - size)
+        if self.budget is not None:
+            self.budget.release(size)
 
-def make_lean(socket: Any) -> None:
-    """Give a socket python-engineio just created the lean WebSocket path."""
+    async def poll(self) -> Any:
+        packets = await super().poll()  # a long-poll GET takes what is queued
+        self._release(packets)
+        return packets
+
+    async def close(self, wait: bool = True, abort: bool = False, reason: Any = None) -> None:
+        await super().close(wait=wait, abort=abort, reason=reason)
+        if reason == self.server.reason.PING_TIMEOUT:
+            # A client that stopped answering pings may also have stopped reading: its
+            # CLOSE would queue behind what it never takes, so cut it now (as a drop does).
+            if self.budget is not None:
+                self.budget.dropped("ping_timeout")
+            self.cut()
+
+    def cut(self) -> None:
+        """Free the queue and abort the TCP connection now; ends a pending long-poll."""
+        discard_queue(self.queue, self.budget)
+        self.queued = 0
+        self.queue.put_nowait(None)  # ends the websocket writer or a pending long-poll
+        if self.abort_transport is not None:
+            self.abort_transport()
+
+
+def make_lean(socket: Any, budget: OutputBudget | None = None) -> None:
+    """Give a socket python-engineio just created the lean WebSocket path (and ``budget``)."""
     if type(socket) is AsyncSocket:
         socket.__class__ = LeanSocket
+        socket.budget = budget
 
 
 # ----------------------------------------------------------------- session facts
@@ -257,19 +307,17 @@ def _socket_of_sid(sio: Any, sid: str, namespace: str) -> Any | None:
 def queued_bytes(sio: Any, eio_sid: str) -> int:
     """About how many bytes wait in ``eio_sid``'s outgoing queue (0 when it is gone).
 
-    Below a few packets the answer is 0 without a look: the common case stays O(1).
+    A lean socket keeps the count; for any other, below a few packets the answer is 0.
     """
     socket = sio.eio.sockets.get(eio_sid)
     if socket is None:
         return 0
+    if isinstance(socket, LeanSocket):
+        return socket.queued  # kept up to date by its send, writer and poll: O(1)
     queue = socket.queue
     if queue.qsize() < _QUEUE_SCAN_FROM:
         return 0  # the common case stays O(1)
-    total = 0
-    for pkt in list(queue._queue):
-        data = getattr(pkt, "data", None)
-        total += len(data) if isinstance(data, str | bytes) else 16
-    return total
+    return sum(packet_size(pkt) for pkt in list(queue._queue))
 
 
 def queued_packets(sio: Any, sid: str, namespace: str) -> int:
@@ -304,7 +352,10 @@ async def abort_session(sio: Any, eio_sid: str) -> None:
         return
     # abort: a client that stopped reading would never drain a graceful close.
     await socket.close(wait=False, abort=True, reason=sio.eio.reason.SERVER_DISCONNECT)
-    socket.queue.put_nowait(None)  # ends the websocket writer or a pending long-poll
+    if isinstance(socket, LeanSocket):
+        socket.cut()  # and its TCP connection, which would wait behind a full send buffer
+    else:
+        socket.queue.put_nowait(None)  # ends the websocket writer or a pending long-poll
     sio.eio.sockets.pop(eio_sid, None)
 
 
