@@ -27,6 +27,7 @@ import socketio
 from a2c_protocol import ErrorCode, ErrorPayload, InvalidPayloadError, to_wire
 
 from ._floods._outbox import DEFAULT_MAX_QUEUED_OUTPUT_BYTES, OutputBudget
+from ._floods._refusals import RefusalLog
 from ._floods._trim import HeapTrimmer
 from ._limits import DEFAULT_MAX_ID_LENGTH, payload_problems
 from ._noise import NoiseLog, library_logger
@@ -128,6 +129,8 @@ class SmcpSocketServer(ServerShim):
         self._dropping: set[str] = set()
         self.output_budget = OutputBudget(self.limits.max_queued_output_bytes)
         self.output_budget.after_drop = HeapTrimmer().schedule
+        #: connection refusals, logged once per cause and address per interval
+        self.refusals = RefusalLog(logging.getLogger("a2c_server.namespace"))
 
     # ------------------------------------------------------------- client events
 
@@ -197,9 +200,9 @@ class SmcpSocketServer(ServerShim):
         address = _address(environ)
         waiting = sum(1 for addr, _ in self._pending.values() if addr == address)
         if waiting >= self.limits.max_unadmitted_per_address:
-            self.noise.warning(
-                "too many unadmitted", "connection refused: too many unadmitted sessions",
-                peer=address, limit=self.limits.max_unadmitted_per_address,
+            self.refusals.refused(
+                "too_many_unadmitted", "connection refused: too many unadmitted sessions",
+                address, limit=self.limits.max_unadmitted_per_address,
             )  # fmt: skip
             return False
         return True
