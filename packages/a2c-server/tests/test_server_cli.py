@@ -82,7 +82,7 @@ def test_server_cli_env_vars_and_flag_precedence() -> None:
         "log_protocol", "shutdown_grace",
         "redis_url", "redis_prefix", "node_id", "node_ttl",
         "max_id_length", "max_outgoing_bytes", "max_queued_output_bytes", "admission_timeout",
-        "max_unadmitted_per_address",
+        "max_unadmitted_per_address", "forwarded_allow_ips",
         "jwt_jwks_url", "jwt_public_key", "jwt_secret", "jwt_issuer", "jwt_audience",
         "allow_offices", "max_requests_per_second", "request_burst",
         "max_connections_per_subject",

@@ -61,6 +61,7 @@ ENV_VARS: Final[Mapping[str, tuple[str, Callable[[str], Any]]]] = {
     "max_queued_output_bytes": ("A2C_SERVER_MAX_QUEUED_OUTPUT_BYTES", int),
     "admission_timeout": ("A2C_SERVER_ADMISSION_TIMEOUT", float),
     "max_unadmitted_per_address": ("A2C_SERVER_MAX_UNADMITTED_PER_ADDRESS", int),
+    "forwarded_allow_ips": ("A2C_SERVER_FORWARDED_ALLOW_IPS", str),
     "jwt_jwks_url": ("A2C_SERVER_JWT_JWKS_URL", str),
     "jwt_public_key": ("A2C_SERVER_JWT_PUBLIC_KEY", str),
     "jwt_secret": ("A2C_SERVER_JWT_SECRET", str),
@@ -152,7 +153,11 @@ def _parser() -> argparse.ArgumentParser:
     opt("--admission-timeout", "admission_timeout", float,
         "seconds a new connection has to be admitted to /smcp before it is closed")  # fmt: skip
     opt("--max-unadmitted-per-address", "max_unadmitted_per_address", int,
-        "connections one address may hold that are not admitted yet")  # fmt: skip
+        "connections one address may hold that are not admitted yet (a new one closes "
+        "the oldest)")  # fmt: skip
+    opt("--forwarded-allow-ips", "forwarded_allow_ips", str,
+        "proxies whose X-Forwarded-For names the client address (comma list or *); "
+        "per-address limits count that address")  # fmt: skip
     opt("--ping-interval", "ping_interval", float, "Engine.IO ping interval (s)")
     opt("--ping-timeout", "ping_timeout", float, "Engine.IO ping timeout (s)")
     opt("--cors-origins", "cors_allowed_origins", ENV_VARS["cors_allowed_origins"][1],
@@ -230,6 +235,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         log_level=uvicorn_log_level(settings),
         lifespan="on",
         ws_max_size=settings.max_message_bytes + 1024,  # room for Engine.IO framing
+        proxy_headers=True,
+        forwarded_allow_ips=settings.forwarded_allow_ips,
         # After the drain, a long-poll still open must not hold the exit up.
         timeout_graceful_shutdown=2,
     )

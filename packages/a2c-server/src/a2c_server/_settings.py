@@ -130,8 +130,10 @@ class ServerSettings:
     dropped, ``max_queued_output_bytes`` how much for all clients of the process together
     (past it, clients holding over 1 MB are dropped); an Engine.IO session must be
     admitted to ``/smcp`` within ``admission_timeout`` seconds, and one address may hold
-    ``max_unadmitted_per_address`` sessions not admitted yet (see "Security model" in
-    docs/server.md).
+    ``max_unadmitted_per_address`` sessions not admitted yet (a new one closes the oldest;
+    see "Security model" in docs/server.md). ``forwarded_allow_ips`` (uvicorn's setting
+    of that name: a comma list of proxy addresses, or ``*``) says whose
+    ``X-Forwarded-For`` names the client address the per-address limits count.
     ``shutdown_grace`` is how long routed calls in flight may still finish after
     SIGTERM/SIGINT.
     ``jwt_*`` switch authentication to JWT bearer tokens (needs ``a2c-server[jwt]``):
@@ -170,6 +172,7 @@ class ServerSettings:
     max_queued_output_bytes: int = attrs.field(default=256_000_000, validator=_positive)
     admission_timeout: float = attrs.field(default=10.0, validator=_positive)
     max_unadmitted_per_address: int = attrs.field(default=64, validator=_positive)
+    forwarded_allow_ips: str = "127.0.0.1"
     jwt_jwks_url: str | None = None
     jwt_public_key: str | None = None
     jwt_secret: str | None = attrs.field(default=None, repr=False)

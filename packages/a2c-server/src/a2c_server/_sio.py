@@ -106,7 +106,8 @@ class SmcpSocketServer(ServerShim):
       sent, the client is dropped with a logged reason.
     * An Engine.IO session must be admitted to a namespace within ``admission_timeout``
       seconds, and one address may hold at most ``max_unadmitted_per_address`` sessions
-      that are not admitted yet; a refused CONNECT closes the transport.
+      that are not admitted yet (a new one closes the oldest); a refused CONNECT closes
+      the transport.
     * :meth:`call` and :meth:`ask` release their ack callback when they stop waiting.
     """
 
@@ -198,13 +199,20 @@ class SmcpSocketServer(ServerShim):
 
     def admit_session(self, eio_sid: str, environ: Any) -> bool:
         address = _address(environ)
-        waiting = sum(1 for addr, _ in self._pending.values() if addr == address)
-        if waiting >= self.limits.max_unadmitted_per_address:
+        waiting = [sid for sid, (addr, _) in self._pending.items() if addr == address]
+        if len(waiting) >= self.limits.max_unadmitted_per_address:
+            # Never refuse the newcomer: many clients may share this address (a NAT, a
+            # proxy) and a prompt one must not pay for abandoned handshakes. The oldest
+            # unadmitted session of the address goes instead, so the cap still bounds them.
+            oldest = waiting[0]
+            _, timer = self._pending.pop(oldest)
+            timer.cancel()
             self.refusals.refused(
-                "too_many_unadmitted", "connection refused: too many unadmitted sessions",
-                address, limit=self.limits.max_unadmitted_per_address,
+                "unadmitted_evicted", "connection closed: too many unadmitted sessions from "
+                "this address, the oldest goes", address, eio_sid=oldest,
+                limit=self.limits.max_unadmitted_per_address,
             )  # fmt: skip
-            return False
+            self.start_background_task(self.close_transport, oldest)
         return True
 
     def session_opened(self, eio_sid: str, environ: Any) -> None:
