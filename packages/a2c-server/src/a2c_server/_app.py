@@ -322,6 +322,8 @@ def create_app(
             max_id_length=settings.max_id_length,
             max_outgoing_bytes=settings.max_outgoing_bytes,
             max_queued_output_bytes=settings.max_queued_output_bytes,
+            max_inbound_per_second=settings.max_inbound_per_second,
+            inbound_burst=settings.inbound_burst,
             admission_timeout=settings.admission_timeout,
             max_unadmitted_per_address=settings.max_unadmitted_per_address,
         ),
@@ -333,7 +335,7 @@ def create_app(
     else:
         state = store if store is not None else MemoryStateStore()
     metrics = ServerMetrics()
-    metrics.registry.register(FloodsCollector(sio.output_budget, sio.refusals))
+    metrics.registry.register(FloodsCollector(sio.output_budget, sio.refusals, sio.inbound_stats))
     drain = Drain()
     namespace = SmcpNamespace(
         sio, settings=settings, offices=Offices(state), auth=provider, metrics=metrics,

@@ -62,6 +62,8 @@ ENV_VARS: Final[Mapping[str, tuple[str, Callable[[str], Any]]]] = {
     "admission_timeout": ("A2C_SERVER_ADMISSION_TIMEOUT", float),
     "max_unadmitted_per_address": ("A2C_SERVER_MAX_UNADMITTED_PER_ADDRESS", int),
     "forwarded_allow_ips": ("A2C_SERVER_FORWARDED_ALLOW_IPS", str),
+    "max_inbound_per_second": ("A2C_SERVER_MAX_INBOUND_PER_SECOND", float),
+    "inbound_burst": ("A2C_SERVER_INBOUND_BURST", int),
     "jwt_jwks_url": ("A2C_SERVER_JWT_JWKS_URL", str),
     "jwt_public_key": ("A2C_SERVER_JWT_PUBLIC_KEY", str),
     "jwt_secret": ("A2C_SERVER_JWT_SECRET", str),
@@ -155,6 +157,11 @@ def _parser() -> argparse.ArgumentParser:
     opt("--max-unadmitted-per-address", "max_unadmitted_per_address", int,
         "connections one address may hold that are not admitted yet (a new one closes "
         "the oldest)")  # fmt: skip
+    opt("--max-inbound-per-second", "max_inbound_per_second", float,
+        "packets (events and acks) one session may send per second; past it they are "
+        "dropped undecoded, and 5 s of it disconnects")  # fmt: skip
+    opt("--inbound-burst", "inbound_burst", int,
+        "packets a session may send at once before --max-inbound-per-second applies")  # fmt: skip
     opt("--forwarded-allow-ips", "forwarded_allow_ips", str,
         "proxies whose X-Forwarded-For names the client address (comma list or *); "
         "per-address limits count that address")  # fmt: skip

@@ -134,6 +134,8 @@ class ServerSettings:
     see "Security model" in docs/server.md). ``forwarded_allow_ips`` (uvicorn's setting
     of that name: a comma list of proxy addresses, or ``*``) says whose
     ``X-Forwarded-For`` names the client address the per-address limits count.
+    ``max_inbound_per_second`` / ``inbound_burst`` bound every packet one session sends
+    (events and acks alike, dropped undecoded past it; cancels have their own bucket).
     ``shutdown_grace`` is how long routed calls in flight may still finish after
     SIGTERM/SIGINT.
     ``jwt_*`` switch authentication to JWT bearer tokens (needs ``a2c-server[jwt]``):
@@ -173,6 +175,8 @@ class ServerSettings:
     admission_timeout: float = attrs.field(default=10.0, validator=_positive)
     max_unadmitted_per_address: int = attrs.field(default=64, validator=_positive)
     forwarded_allow_ips: str = "127.0.0.1"
+    max_inbound_per_second: float = attrs.field(default=1000.0, validator=_positive)
+    inbound_burst: int = attrs.field(default=2000, validator=_positive)
     jwt_jwks_url: str | None = None
     jwt_public_key: str | None = None
     jwt_secret: str | None = attrs.field(default=None, repr=False)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Collection
 from typing import Any, Final
 
@@ -26,6 +27,7 @@ import socketio
 
 from a2c_protocol import ErrorCode, ErrorPayload, InvalidPayloadError, to_wire
 
+from ._floods._inbound import CUT, InboundBudget, InboundStats
 from ._floods._outbox import DEFAULT_MAX_QUEUED_OUTPUT_BYTES, OutputBudget
 from ._floods._refusals import RefusalLog
 from ._floods._trim import HeapTrimmer
@@ -66,6 +68,8 @@ class Limits:
     max_id_length: int = DEFAULT_MAX_ID_LENGTH
     max_outgoing_bytes: int = 16_000_000
     max_queued_output_bytes: int = DEFAULT_MAX_QUEUED_OUTPUT_BYTES
+    max_inbound_per_second: float = 1000.0
+    inbound_burst: int = 2000
     admission_timeout: float = 10.0
     max_unadmitted_per_address: int = 64
 
@@ -132,6 +136,23 @@ class SmcpSocketServer(ServerShim):
         self.output_budget.after_drop = HeapTrimmer().schedule
         #: connection refusals, logged once per cause and address per interval
         self.refusals = RefusalLog(logging.getLogger("a2c_server.namespace"))
+        self.inbound_stats = InboundStats()
+        self.inbound_stats.notify = self._inbound_refused
+        self.inbound_budget = self._new_inbound_budget
+
+    def _new_inbound_budget(self) -> InboundBudget:
+        return InboundBudget(self.limits.max_inbound_per_second, self.limits.inbound_burst,
+                             time.monotonic(), self.inbound_stats)  # fmt: skip
+
+    def _inbound_refused(self, eio_sid: str, verdict: int) -> None:
+        if verdict == CUT:
+            self.noise.warning("inbound cut", "client disconnected: sustained traffic over its "
+                               "inbound budget", eio_sid=eio_sid,
+                               limit=self.limits.max_inbound_per_second)  # fmt: skip
+        else:
+            self.noise.warning("inbound budget", "packets dropped undecoded: session over its "
+                               "inbound budget", eio_sid=eio_sid,
+                               limit=self.limits.max_inbound_per_second)  # fmt: skip
 
     # ------------------------------------------------------------- client events
 

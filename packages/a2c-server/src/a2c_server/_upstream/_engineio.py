@@ -27,12 +27,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from typing import Any, Final
 
 from engineio import exceptions, packet
 from engineio import payload as eio_payload
 from engineio.async_socket import AsyncSocket
 
+from a2c_server._floods._inbound import ADMIT, CUT, InboundBudget
 from a2c_server._floods._outbox import OutputBudget, packet_size
 
 from ._outqueue import discard_queue, transport_aborter
@@ -57,6 +59,7 @@ __all__ = [
     "wake_after_client_close",
 ]
 
+_FAIR_SHARE: Final = 16  # frames one connection handles before the others get a turn
 _QUEUE_SCAN_FROM: Final = 16  # packets queued before the byte size is worth adding up
 
 #: Engine.IO packet names, indexed by packet type (``OPEN``, ``CLOSE``, ``PING``...).
@@ -106,6 +109,7 @@ class LeanSocket(AsyncSocket):  # type: ignore[misc]
     queued: int = 0
     budget: OutputBudget | None = None
     abort_transport: Any = None
+    inbound: InboundBudget | None = None
 
     async def send(self, pkt: Any) -> None:
         # Upstream awaits check_ping_timeout() and queue.put() for every packet; the
@@ -123,6 +127,18 @@ class LeanSocket(AsyncSocket):  # type: ignore[misc]
 
     async def receive(self, pkt: Any) -> None:
         server = self.server
+        inbound = self.inbound
+        if inbound is not None and pkt.packet_type == packet.MESSAGE:
+            verdict = inbound.take(pkt.data, time.monotonic())
+            if verdict != ADMIT:  # dropped before python-socketio decodes anything
+                if inbound.stats.notify is not None:
+                    inbound.stats.notify(self.sid, verdict)
+                if verdict == CUT:
+                    await self.close(wait=False, abort=True, reason=server.reason.SERVER_DISCONNECT)
+                    self.cut()
+                    server.sockets.pop(self.sid, None)
+                    raise exceptions.SocketIsClosedError()
+                return
         handler = server.handlers.get("message")
         if pkt.packet_type != packet.MESSAGE or handler is None or server.async_handlers:
             await super().receive(pkt)
@@ -153,8 +169,14 @@ class LeanSocket(AsyncSocket):  # type: ignore[misc]
         task = asyncio.current_task()
         assert task is not None
         patience = Patience(task, self.server.ping_interval + self.server.ping_timeout)
+        taken = 0
         try:
             while not patience.expired:
+                taken += 1
+                if taken % _FAIR_SHARE == 0:
+                    # A backlog is read without a pause (the ASGI queue answers at once):
+                    # let the other connections' frames in between (issue 42).
+                    await asyncio.sleep(0)
                 try:
                     data = await self._frame(ws)
                 except (Exception, asyncio.CancelledError):
@@ -285,11 +307,14 @@ class LeanSocket(AsyncSocket):  # type: ignore[misc]
             self.abort_transport()
 
 
-def make_lean(socket: Any, budget: OutputBudget | None = None) -> None:
-    """Give a socket python-engineio just created the lean WebSocket path (and ``budget``)."""
+def make_lean(
+    socket: Any, budget: OutputBudget | None = None, inbound: InboundBudget | None = None
+) -> None:
+    """Give a socket python-engineio just created the lean WebSocket path and its budgets."""
     if type(socket) is AsyncSocket:
         socket.__class__ = LeanSocket
         socket.budget = budget
+        socket.inbound = inbound
 
 
 # ----------------------------------------------------------------- session facts
