@@ -47,24 +47,30 @@ class RefusalLog:
         self._suppressed: dict[tuple[str, str], int] = {}
         self.counts: dict[str, int] = {}
 
-    def refused(self, cause: str, message: str, peer: str | None, **fields: Any) -> int | None:
+    def refused(
+        self, cause: str, message: str, peer: str | None, *, key: str | None = None,
+        **fields: Any,
+    ) -> int | None:  # fmt: skip
         """Count one refusal; log it unless this cause and address were logged recently.
+
+        ``key`` replaces the address as what is rate-limited (a session id, for refusals
+        of an admitted session's requests).
 
         Returns None when the line was left out, else how many refusals the line stands
         for (1 + those suppressed since the last one), for the audit trail's line.
         """
         self.counts[cause] = self.counts.get(cause, 0) + 1
-        key = (cause, address_of(peer))
+        slot = (cause, key if key is not None else address_of(peer))
         now = self._clock()
-        last = self._last.get(key)
+        last = self._last.get(slot)
         if last is not None and now - last < self._interval:
-            self._suppressed[key] = self._suppressed.get(key, 0) + 1
+            self._suppressed[slot] = self._suppressed.get(slot, 0) + 1
             return None
         if last is None and len(self._last) >= _MAX_KEYS:
             self._last.clear()
             self._suppressed.clear()
-        self._last[key] = now
-        suppressed = self._suppressed.pop(key, 0)
+        self._last[slot] = now
+        suppressed = self._suppressed.pop(slot, 0)
         log(self._logger, logging.WARNING, message, peer=peer, suppressed=suppressed or None,
             **fields)  # fmt: skip
         return 1 + suppressed
