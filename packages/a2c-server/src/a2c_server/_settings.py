@@ -175,8 +175,8 @@ class ServerSettings:
     admission_timeout: float = attrs.field(default=10.0, validator=_positive)
     max_unadmitted_per_address: int = attrs.field(default=64, validator=_positive)
     forwarded_allow_ips: str = "127.0.0.1"
-    max_inbound_per_second: float = attrs.field(default=1000.0, validator=_positive)
-    inbound_burst: int = attrs.field(default=2000, validator=_positive)
+    max_inbound_per_second: float = attrs.field(default=10_000.0, validator=_positive)
+    inbound_burst: int = attrs.field(default=20_000, validator=_positive)
     jwt_jwks_url: str | None = None
     jwt_public_key: str | None = None
     jwt_secret: str | None = attrs.field(default=None, repr=False)

@@ -68,8 +68,8 @@ class Limits:
     max_id_length: int = DEFAULT_MAX_ID_LENGTH
     max_outgoing_bytes: int = 16_000_000
     max_queued_output_bytes: int = DEFAULT_MAX_QUEUED_OUTPUT_BYTES
-    max_inbound_per_second: float = 1000.0
-    inbound_burst: int = 2000
+    max_inbound_per_second: float = 10_000.0
+    inbound_burst: int = 20_000
     admission_timeout: float = 10.0
     max_unadmitted_per_address: int = 64
 
