@@ -110,6 +110,8 @@ async def test_dropped_slow_consumers_lose_their_connection_and_memory(procs: An
 
         await until(released, 30, f"RSS stayed high: baseline {baseline}, peak {peak}, "
                                   f"now {returned[-1] if returned else '?'}")  # fmt: skip
+        for ws in clients:
+            ws.close()
         log = server.process.logs()
         assert "outgoing queue over its limit" in log
         assert "Traceback" not in log
@@ -145,4 +147,5 @@ async def test_a_session_that_stops_answering_pings_is_cut_while_it_keeps_sendin
             return server_connections(server.port) <= 1  # our own /metrics client
 
         await until(gone, 10, "its TCP connection stayed ESTABLISHED")
+        ws.close()
         assert "Traceback" not in server.process.logs()

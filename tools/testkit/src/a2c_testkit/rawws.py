@@ -135,7 +135,8 @@ def _proc_net_tcp_port_states(port: int) -> list[str]:
     states: list[str] = []
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         try:
-            lines = open(table, encoding="ascii").read().splitlines()[1:]  # noqa: SIM115
+            with open(table, encoding="ascii") as file:
+                lines = file.read().splitlines()[1:]
         except OSError:
             continue
         for line in lines:
