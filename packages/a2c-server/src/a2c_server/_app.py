@@ -22,6 +22,8 @@ from a2c_protocol import NAMESPACE, Event
 from ._auth import AllowAllAuth, AuthProvider, JwtAuth, SharedTokenAuth, is_loopback_host
 from ._consistency import registry_mismatches
 from ._exceptions import StoreUnavailableError
+from ._floods._accesslog import quiet_repeated_lines
+from ._floods._collector import FloodsCollector
 from ._gate import Receive, Scope, Send, VersionGate, first_query_value, mount_matches
 from ._metrics import METRICS_CONTENT_TYPE, ServerMetrics
 from ._namespace import SmcpNamespace
@@ -292,6 +294,7 @@ def create_app(
     """
     settings = settings or ServerSettings()
     quiet_client_faults()
+    quiet_repeated_lines()
     provider = auth if auth is not None else default_auth(settings)
     if isinstance(provider, AllowAllAuth) and not is_loopback_host(settings.host):
         _log.warning(
@@ -319,6 +322,9 @@ def create_app(
         limits=Limits(
             max_id_length=settings.max_id_length,
             max_outgoing_bytes=settings.max_outgoing_bytes,
+            max_queued_output_bytes=settings.max_queued_output_bytes,
+            max_inbound_per_second=settings.max_inbound_per_second,
+            inbound_burst=settings.inbound_burst,
             admission_timeout=settings.admission_timeout,
             max_unadmitted_per_address=settings.max_unadmitted_per_address,
         ),
@@ -330,6 +336,7 @@ def create_app(
     else:
         state = store if store is not None else MemoryStateStore()
     metrics = ServerMetrics()
+    metrics.registry.register(FloodsCollector(sio.output_budget, sio.refusals, sio.inbound_stats))
     drain = Drain()
     namespace = SmcpNamespace(
         sio, settings=settings, offices=Offices(state), auth=provider, metrics=metrics,

@@ -68,8 +68,12 @@ ENV_VARS: Final[Mapping[str, tuple[str, Callable[[str], Any]]]] = {
     "registry_timeout": ("A2C_SERVER_REGISTRY_TIMEOUT", float),
     "max_id_length": ("A2C_SERVER_MAX_ID_LENGTH", int),
     "max_outgoing_bytes": ("A2C_SERVER_MAX_OUTGOING_BYTES", int),
+    "max_queued_output_bytes": ("A2C_SERVER_MAX_QUEUED_OUTPUT_BYTES", int),
     "admission_timeout": ("A2C_SERVER_ADMISSION_TIMEOUT", float),
     "max_unadmitted_per_address": ("A2C_SERVER_MAX_UNADMITTED_PER_ADDRESS", int),
+    "forwarded_allow_ips": ("A2C_SERVER_FORWARDED_ALLOW_IPS", str),
+    "max_inbound_per_second": ("A2C_SERVER_MAX_INBOUND_PER_SECOND", float),
+    "inbound_burst": ("A2C_SERVER_INBOUND_BURST", int),
     "jwt_jwks_url": ("A2C_SERVER_JWT_JWKS_URL", str),
     "jwt_public_key": ("A2C_SERVER_JWT_PUBLIC_KEY", str),
     "jwt_secret": ("A2C_SERVER_JWT_SECRET", str),
@@ -159,10 +163,22 @@ def _parser() -> argparse.ArgumentParser:
         "longest req_id, name or office id accepted (characters)")  # fmt: skip
     opt("--max-outgoing-bytes", "max_outgoing_bytes", int,
         "bytes waiting to be sent to one client before it is dropped")  # fmt: skip
+    opt("--max-queued-output-bytes", "max_queued_output_bytes", int,
+        "bytes waiting to be sent to all clients together; past it, clients holding "
+        "over 1 MB are dropped")  # fmt: skip
     opt("--admission-timeout", "admission_timeout", float,
         "seconds a new connection has to be admitted to /smcp before it is closed")  # fmt: skip
     opt("--max-unadmitted-per-address", "max_unadmitted_per_address", int,
-        "connections one address may hold that are not admitted yet")  # fmt: skip
+        "connections one address may hold that are not admitted yet (a new one closes "
+        "the oldest)")  # fmt: skip
+    opt("--max-inbound-per-second", "max_inbound_per_second", float,
+        "packets (events and acks) one session may send per second; past it they are "
+        "dropped undecoded, and 5 s of it disconnects")  # fmt: skip
+    opt("--inbound-burst", "inbound_burst", int,
+        "packets a session may send at once before --max-inbound-per-second applies")  # fmt: skip
+    opt("--forwarded-allow-ips", "forwarded_allow_ips", str,
+        "proxies whose X-Forwarded-For names the client address (comma list or *); "
+        "per-address limits count that address")  # fmt: skip
     opt("--ping-interval", "ping_interval", float, "Engine.IO ping interval (s)")
     opt("--ping-timeout", "ping_timeout", float, "Engine.IO ping timeout (s)")
     opt("--cors-origins", "cors_allowed_origins", ENV_VARS["cors_allowed_origins"][1],
@@ -249,6 +265,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         log_level=uvicorn_log_level(settings),
         lifespan="on",
         ws_max_size=settings.max_message_bytes + 1024,  # room for Engine.IO framing
+        proxy_headers=True,
+        forwarded_allow_ips=settings.forwarded_allow_ips,
         # After the drain, a long-poll still open must not hold the exit up.
         timeout_graceful_shutdown=2,
     )

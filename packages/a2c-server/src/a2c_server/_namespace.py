@@ -111,7 +111,8 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin):
             self._metrics.connection_refused(_refusal_code(exc))
             raise
         except StoreUnavailableError as exc:
-            log(_log, logging.WARNING, "connection refused: registry unavailable", sid=sid,
+            self._sio.refusals.refused("registry_unavailable",
+                "connection refused: registry unavailable", _peer(environ), sid=sid,
                 reason=exc)  # fmt: skip
             self._metrics.connection_refused(exc.code)
             raise _refusal(exc.code, _UNAVAILABLE) from exc
@@ -127,7 +128,7 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin):
         query = bytes(scope.get("query_string", b"")).decode("latin-1")
         # The gate already ran; checking again costs nothing and guards a misconfiguration.
         if check_version_query(query, self._settings.served_versions) is not None:
-            log(_log, logging.WARNING, "connection refused: version", sid=sid, peer=peer)
+            self._sio.refusals.refused("version", "connection refused: version", peer, sid=sid)
             raise _refusal(ErrorCode.PROTOCOL_VERSION_MISMATCH, "A2C version handshake rejected")
         version = str(ProtocolVersion.parse(first_query_value(query, VERSION_QUERY_PARAM) or ""))
         if auth is None:
@@ -137,7 +138,8 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin):
         claimed = auth.get("role") if isinstance(auth, dict) else _NOT_AN_OBJECT
         role = _ROLES.get(claimed) if isinstance(claimed, str) else None
         if role is None and claimed is not None:
-            log(_log, logging.WARNING, "connection refused: bad auth.role", sid=sid, peer=peer)
+            self._sio.refusals.refused("bad_role", "connection refused: bad auth.role", peer,
+                                       sid=sid)  # fmt: skip
             raise _refusal(
                 ErrorCode.BAD_REQUEST, 'auth.role, when given, must be "agent" or "computer"'
             )
@@ -149,8 +151,13 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin):
         try:
             identity = await self._auth.authenticate(request)
         except AuthenticationError as exc:
-            log(_log, logging.WARNING, "authentication failed", sid=sid, peer=peer, reason=exc)
-            self._access.refused(sid, role, str(exc), peer)
+            # One line (and one audit line) per address per interval: a tokenless flood
+            # must not fill the disk.
+            count = self._sio.refusals.refused("unauthorized", "authentication failed", peer,
+                                               sid=sid, reason=exc)  # fmt: skip
+            if count is not None:
+                reason = str(exc) if count == 1 else f"{exc} (x{count} from this address)"
+                self._access.refused(sid, role, reason, peer)
             raise _refusal(ErrorCode.UNAUTHORIZED, str(exc) or "Authentication failed") from exc
         except Exception as exc:
             _log.exception("auth provider failed sid=%s", sid)
@@ -159,8 +166,9 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin):
             role = identity.grant.role  # the grant's role wins over a join's
         refused = await self._access.check_connect(sid, role, identity, peer)
         if refused is not None:
-            log(_log, logging.WARNING, "connection refused", sid=sid, peer=peer,
-                identity=identity.subject, code=refused.code, reason=refused.message)  # fmt: skip
+            self._sio.refusals.refused(f"refused_{refused.code}", "connection refused", peer,
+                sid=sid, identity=identity.subject, code=refused.code,
+                reason=refused.message)  # fmt: skip
             raise _refusal(refused.code, refused.message)
         try:
             await self._enter(sid, role, version, identity, peer, announced_extensions(auth))
@@ -229,6 +237,11 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin):
             log(_log, logging.INFO, "disconnected", sid=sid, office=outcome.left_office)
         except Exception:
             _log.exception("disconnect handler failed sid=%s", sid)
+
+
+def _peer(environ: Mapping[str, Any]) -> str | None:
+    client = (environ.get("asgi.scope") or {}).get("client")
+    return f"{client[0]}:{client[1]}" if client else None
 
 
 def _refusal_code(exc: socketio.exceptions.ConnectionRefusedError) -> int:

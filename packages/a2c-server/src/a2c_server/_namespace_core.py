@@ -125,10 +125,17 @@ class NamespaceCore:
         req_id: str | None,
         sender: Member | None = None,
     ) -> dict[str, Any]:
-        level = logging.WARNING if refusal.security else logging.INFO
-        log(_log, level, "request refused", sid=sid, event=event.value, req_id=req_id,
-            name=sender.name if sender else None, office=sender.office_id if sender else None,
-            code=refusal.code, reason=refusal.message)  # fmt: skip
+        fields: dict[str, Any] = {
+            "sid": sid, "event": event.value, "req_id": req_id,
+            "name": sender.name if sender else None,
+            "office": sender.office_id if sender else None,
+            "code": refusal.code, "reason": refusal.message,
+        }  # fmt: skip
+        if refusal.security:  # a WARNING: once per code and session per interval (floods)
+            self._sio.refusals.refused(f"request_{refusal.code}", "request refused", None,
+                                       key=sid, **fields)  # fmt: skip
+        else:
+            log(_log, logging.INFO, "request refused", **fields)
         return to_wire(refusal.to_payload())  # type: ignore[no-any-return]
 
     async def _cancel_abandoned(self, sid: str) -> None:

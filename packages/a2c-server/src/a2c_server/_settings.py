@@ -148,10 +148,15 @@ class ServerSettings:
     at DEBUG: frames carry what clients send).
     ``max_id_length`` bounds identifier strings (``req_id``, names, office ids…);
     ``max_outgoing_bytes`` is how much may wait to be sent to one client before it is
-    dropped; an Engine.IO session must be admitted to ``/smcp`` within
-    ``admission_timeout`` seconds, and one address may hold
-    ``max_unadmitted_per_address`` sessions not admitted yet (see "Security model" in
-    docs/server.md).
+    dropped, ``max_queued_output_bytes`` how much for all clients of the process together
+    (past it, clients holding over 1 MB are dropped); an Engine.IO session must be
+    admitted to ``/smcp`` within ``admission_timeout`` seconds, and one address may hold
+    ``max_unadmitted_per_address`` sessions not admitted yet (a new one closes the oldest;
+    see "Security model" in docs/server.md). ``forwarded_allow_ips`` (uvicorn's setting
+    of that name: a comma list of proxy addresses, or ``*``) says whose
+    ``X-Forwarded-For`` names the client address the per-address limits count.
+    ``max_inbound_per_second`` / ``inbound_burst`` bound every packet one session sends
+    (events and acks alike, dropped undecoded past it; cancels have their own bucket).
     ``registry_timeout`` is the deadline of one Redis registry command (``redis_url``):
     a Redis that hangs answers a call 503 after this long, not after a socket timeout.
     ``shutdown_grace`` is how long routed calls in flight may still finish after
@@ -193,8 +198,12 @@ class ServerSettings:
     registry_timeout: float = attrs.field(default=0.5, validator=_positive)
     max_id_length: int = attrs.field(default=DEFAULT_MAX_ID_LENGTH, validator=_positive)
     max_outgoing_bytes: int = attrs.field(default=16_000_000, validator=_positive)
+    max_queued_output_bytes: int = attrs.field(default=256_000_000, validator=_positive)
     admission_timeout: float = attrs.field(default=10.0, validator=_positive)
     max_unadmitted_per_address: int = attrs.field(default=64, validator=_positive)
+    forwarded_allow_ips: str = "127.0.0.1"
+    max_inbound_per_second: float = attrs.field(default=10_000.0, validator=_positive)
+    inbound_burst: int = attrs.field(default=20_000, validator=_positive)
     jwt_jwks_url: str | None = None
     jwt_public_key: str | None = None
     jwt_secret: str | None = attrs.field(default=None, repr=False)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Collection
 from typing import Any, Final
 
@@ -26,6 +27,10 @@ import socketio
 
 from a2c_protocol import ErrorCode, ErrorPayload, InvalidPayloadError, to_wire
 
+from ._floods._inbound import CUT, InboundBudget, InboundStats
+from ._floods._outbox import DEFAULT_MAX_QUEUED_OUTPUT_BYTES, OutputBudget
+from ._floods._refusals import RefusalLog
+from ._floods._trim import HeapTrimmer
 from ._limits import DEFAULT_MAX_ID_LENGTH, payload_problems
 from ._noise import NoiseLog, library_logger
 from ._upstream import (
@@ -62,6 +67,9 @@ class Limits:
 
     max_id_length: int = DEFAULT_MAX_ID_LENGTH
     max_outgoing_bytes: int = 16_000_000
+    max_queued_output_bytes: int = DEFAULT_MAX_QUEUED_OUTPUT_BYTES
+    max_inbound_per_second: float = 10_000.0
+    inbound_burst: int = 20_000
     admission_timeout: float = 10.0
     max_unadmitted_per_address: int = 64
 
@@ -102,7 +110,8 @@ class SmcpSocketServer(ServerShim):
       sent, the client is dropped with a logged reason.
     * An Engine.IO session must be admitted to a namespace within ``admission_timeout``
       seconds, and one address may hold at most ``max_unadmitted_per_address`` sessions
-      that are not admitted yet; a refused CONNECT closes the transport.
+      that are not admitted yet (a new one closes the oldest); a refused CONNECT closes
+      the transport.
     * :meth:`call` and :meth:`ask` release their ack callback when they stop waiting.
     """
 
@@ -123,6 +132,27 @@ class SmcpSocketServer(ServerShim):
         self._tuple_acks = frozenset(tuple_ack_events)
         self._pending: dict[str, tuple[str, asyncio.TimerHandle]] = {}  # eio_sid → (addr, timer)
         self._dropping: set[str] = set()
+        self.output_budget = OutputBudget(self.limits.max_queued_output_bytes)
+        self.output_budget.after_drop = HeapTrimmer().schedule
+        #: connection refusals, logged once per cause and address per interval
+        self.refusals = RefusalLog(logging.getLogger("a2c_server.namespace"))
+        self.inbound_stats = InboundStats()
+        self.inbound_stats.notify = self._inbound_refused
+        self.inbound_budget = self._new_inbound_budget
+
+    def _new_inbound_budget(self) -> InboundBudget:
+        return InboundBudget(self.limits.max_inbound_per_second, self.limits.inbound_burst,
+                             time.monotonic(), self.inbound_stats)  # fmt: skip
+
+    def _inbound_refused(self, eio_sid: str, verdict: int) -> None:
+        if verdict == CUT:
+            self.noise.warning("inbound cut", "client disconnected: sustained traffic over its "
+                               "inbound budget", eio_sid=eio_sid,
+                               limit=self.limits.max_inbound_per_second)  # fmt: skip
+        else:
+            self.noise.warning("inbound budget", "packets dropped undecoded: session over its "
+                               "inbound budget", eio_sid=eio_sid,
+                               limit=self.limits.max_inbound_per_second)  # fmt: skip
 
     # ------------------------------------------------------------- client events
 
@@ -165,12 +195,19 @@ class SmcpSocketServer(ServerShim):
         """Whether ``eio_sid`` is being dropped, starting the drop when it just went over."""
         if eio_sid in self._dropping:
             return True
-        if queued_bytes(self, eio_sid) <= self.limits.max_outgoing_bytes:
+        held = queued_bytes(self, eio_sid)
+        budget = self.output_budget
+        if held > self.limits.max_outgoing_bytes:
+            cause, limit = "client_limit", self.limits.max_outgoing_bytes
+        elif budget.exhausted_by(held):
+            cause, limit = "process_budget", budget.limit
+        else:
             return False
         self._dropping.add(eio_sid)
+        budget.dropped(cause)
         self.noise.warning(
             "slow consumer", "client dropped: outgoing queue over its limit",
-            eio_sid=eio_sid, limit=self.limits.max_outgoing_bytes,
+            eio_sid=eio_sid, cause=cause, queued=held, limit=limit,
         )  # fmt: skip
         self.start_background_task(self.close_transport, eio_sid)
         return True
@@ -183,13 +220,20 @@ class SmcpSocketServer(ServerShim):
 
     def admit_session(self, eio_sid: str, environ: Any) -> bool:
         address = _address(environ)
-        waiting = sum(1 for addr, _ in self._pending.values() if addr == address)
-        if waiting >= self.limits.max_unadmitted_per_address:
-            self.noise.warning(
-                "too many unadmitted", "connection refused: too many unadmitted sessions",
-                peer=address, limit=self.limits.max_unadmitted_per_address,
+        waiting = [sid for sid, (addr, _) in self._pending.items() if addr == address]
+        if len(waiting) >= self.limits.max_unadmitted_per_address:
+            # Never refuse the newcomer: many clients may share this address (a NAT, a
+            # proxy) and a prompt one must not pay for abandoned handshakes. The oldest
+            # unadmitted session of the address goes instead, so the cap still bounds them.
+            oldest = waiting[0]
+            _, timer = self._pending.pop(oldest)
+            timer.cancel()
+            self.refusals.refused(
+                "unadmitted_evicted", "connection closed: too many unadmitted sessions from "
+                "this address, the oldest goes", address, eio_sid=oldest,
+                limit=self.limits.max_unadmitted_per_address,
             )  # fmt: skip
-            return False
+            self.start_background_task(self.close_transport, oldest)
         return True
 
     def session_opened(self, eio_sid: str, environ: Any) -> None:

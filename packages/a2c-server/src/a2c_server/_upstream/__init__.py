@@ -15,6 +15,9 @@ the pins together.
 
 * :mod:`._engineio`: the lean WebSocket socket and the per-session facts the Server asks
   for (queued bytes, transport, liveness), plus closing a session without waiting.
+* :mod:`._outqueue`: cutting a dropped session's TCP connection at once, through the ASGI
+  ``send`` of python-engineio's WebSocket wrapper (uvicorn's protocol object and its
+  transport; ``tests/test_server_floods_guard.py`` pins it), and emptying its queue.
 * :mod:`._socketio`: :class:`ServerShim`, whose overrides of ``AsyncServer``'s private
   dispatch steps call hooks (``screen_client_event``, ``over_limit``, ``admit_session``...)
   that :class:`a2c_server._sio.SmcpSocketServer` implements; the compact packet class;

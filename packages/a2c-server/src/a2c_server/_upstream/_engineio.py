@@ -27,11 +27,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from typing import Any, Final
 
 from engineio import exceptions, packet
 from engineio import payload as eio_payload
 from engineio.async_socket import AsyncSocket
+
+from a2c_server._floods._inbound import ADMIT, CUT, InboundBudget
+from a2c_server._floods._outbox import OutputBudget, packet_size
+
+from ._outqueue import discard_queue, transport_aborter
 
 __all__ = [
     "LeanSocket",
@@ -53,6 +59,7 @@ __all__ = [
     "wake_after_client_close",
 ]
 
+_FAIR_SHARE: Final = 16  # frames one connection handles before the others get a turn
 _QUEUE_SCAN_FROM: Final = 16  # packets queued before the byte size is worth adding up
 
 #: Engine.IO packet names, indexed by packet type (``OPEN``, ``CLOSE``, ``PING``...).
@@ -97,6 +104,12 @@ class LeanSocket(AsyncSocket):  # type: ignore[misc]
 
     connected: bool  # set by python-engineio (untyped)
     upgraded: bool
+    # Ours (set by make_lean): bytes in this socket's queue, the process's budget, and
+    # how to cut the TCP connection under the WebSocket (None: polling, or not uvicorn).
+    queued: int = 0
+    budget: OutputBudget | None = None
+    abort_transport: Any = None
+    inbound: InboundBudget | None = None
 
     async def send(self, pkt: Any) -> None:
         # Upstream awaits check_ping_timeout() and queue.put() for every packet; the
@@ -104,16 +117,34 @@ class LeanSocket(AsyncSocket):  # type: ignore[misc]
         if (self.closed or self.last_ping) and not await self.check_ping_timeout():
             return
         self.queue.put_nowait(pkt)  # the queue is unbounded: put() never waits
+        size = packet_size(pkt)
+        self.queued += size
+        if self.budget is not None:
+            self.budget.charge(size)
         logger = self.server.logger
         if logger.isEnabledFor(logging.INFO):
             logger.info("%s: Sending packet %s", self.sid, packet.packet_names[pkt.packet_type])
 
     async def receive(self, pkt: Any) -> None:
         server = self.server
+        inbound = self.inbound
+        if inbound is not None and pkt.packet_type == packet.MESSAGE:
+            verdict = inbound.take(pkt.data, time.monotonic())
+            if verdict != ADMIT:  # dropped before python-socketio decodes anything
+                if inbound.stats.notify is not None:
+                    inbound.stats.notify(self.sid, verdict)
+                if verdict == CUT:
+                    await self.close(wait=False, abort=True, reason=server.reason.SERVER_DISCONNECT)
+                    self.cut()
+                    server.sockets.pop(self.sid, None)
+                    raise exceptions.SocketIsClosedError()
+                return
         handler = server.handlers.get("message")
         if pkt.packet_type != packet.MESSAGE or handler is None or server.async_handlers:
             await super().receive(pkt)
             return
+        if self.closed:  # dropped: the client's frames are not dispatched any more
+            raise exceptions.SocketIsClosedError()
         logger = server.logger
         if logger.isEnabledFor(logging.INFO):
             logger.info("%s: Received packet MESSAGE", self.sid)
@@ -132,13 +163,20 @@ class LeanSocket(AsyncSocket):  # type: ignore[misc]
         else:
             self.connected = True
             self.upgraded = True
+        self.abort_transport = transport_aborter(ws)
         writer = asyncio.ensure_future(self._write(ws))
         self.server.logger.info("%s: Upgrade to websocket successful", self.sid)
         task = asyncio.current_task()
         assert task is not None
         patience = Patience(task, self.server.ping_interval + self.server.ping_timeout)
+        taken = 0
         try:
             while not patience.expired:
+                taken += 1
+                if taken % _FAIR_SHARE == 0:
+                    # A backlog is read without a pause (the ASGI queue answers at once):
+                    # let the other connections' frames in between (issue 42).
+                    await asyncio.sleep(0)
                 try:
                     data = await self._frame(ws)
                 except (Exception, asyncio.CancelledError):
@@ -233,13 +271,50 @@ class LeanSocket(AsyncSocket):  # type: ignore[misc]
                     await ws.send(pkt.encode())
             except (Exception, asyncio.CancelledError):
                 break
+            finally:
+                # Counted as queued until the transport took the whole batch: a client
+                # that stops reading holds its writer inside it.
+                self._release(packets)
+                del packets
         await ws.close()
 
+    def _release(self, packets: Any) -> None:
+        size = sum(packet_size(pkt) for pkt in packets)
+        self.queued = max(0, self.queued - size)
+        if self.budget is not None:
+            self.budget.release(size)
 
-def make_lean(socket: Any) -> None:
-    """Give a socket python-engineio just created the lean WebSocket path."""
+    async def poll(self) -> Any:
+        packets = await super().poll()  # a long-poll GET takes what is queued
+        self._release(packets)
+        return packets
+
+    async def close(self, wait: bool = True, abort: bool = False, reason: Any = None) -> None:
+        await super().close(wait=wait, abort=abort, reason=reason)
+        if reason == self.server.reason.PING_TIMEOUT:
+            # A client that stopped answering pings may also have stopped reading: its
+            # CLOSE would queue behind what it never takes, so cut it now (as a drop does).
+            if self.budget is not None:
+                self.budget.dropped("ping_timeout")
+            self.cut()
+
+    def cut(self) -> None:
+        """Free the queue and abort the TCP connection now; ends a pending long-poll."""
+        discard_queue(self.queue, self.budget)
+        self.queued = 0
+        self.queue.put_nowait(None)  # ends the websocket writer or a pending long-poll
+        if self.abort_transport is not None:
+            self.abort_transport()
+
+
+def make_lean(
+    socket: Any, budget: OutputBudget | None = None, inbound: InboundBudget | None = None
+) -> None:
+    """Give a socket python-engineio just created the lean WebSocket path and its budgets."""
     if type(socket) is AsyncSocket:
         socket.__class__ = LeanSocket
+        socket.budget = budget
+        socket.inbound = inbound
 
 
 # ----------------------------------------------------------------- session facts
@@ -257,19 +332,17 @@ def _socket_of_sid(sio: Any, sid: str, namespace: str) -> Any | None:
 def queued_bytes(sio: Any, eio_sid: str) -> int:
     """About how many bytes wait in ``eio_sid``'s outgoing queue (0 when it is gone).
 
-    Below a few packets the answer is 0 without a look: the common case stays O(1).
+    A lean socket keeps the count; for any other, below a few packets the answer is 0.
     """
     socket = sio.eio.sockets.get(eio_sid)
     if socket is None:
         return 0
+    if isinstance(socket, LeanSocket):
+        return socket.queued  # kept up to date by its send, writer and poll: O(1)
     queue = socket.queue
     if queue.qsize() < _QUEUE_SCAN_FROM:
         return 0  # the common case stays O(1)
-    total = 0
-    for pkt in list(queue._queue):
-        data = getattr(pkt, "data", None)
-        total += len(data) if isinstance(data, str | bytes) else 16
-    return total
+    return sum(packet_size(pkt) for pkt in list(queue._queue))
 
 
 def queued_packets(sio: Any, sid: str, namespace: str) -> int:
@@ -304,7 +377,10 @@ async def abort_session(sio: Any, eio_sid: str) -> None:
         return
     # abort: a client that stopped reading would never drain a graceful close.
     await socket.close(wait=False, abort=True, reason=sio.eio.reason.SERVER_DISCONNECT)
-    socket.queue.put_nowait(None)  # ends the websocket writer or a pending long-poll
+    if isinstance(socket, LeanSocket):
+        socket.cut()  # and its TCP connection, which would wait behind a full send buffer
+    else:
+        socket.queue.put_nowait(None)  # ends the websocket writer or a pending long-poll
     sio.eio.sockets.pop(eio_sid, None)
 
 

@@ -54,6 +54,11 @@ class ServerShim(socketio.AsyncServer):  # type: ignore[misc]
     * ``session_closing(eio_sid)``: an Engine.IO session ends (before upstream's teardown).
     """
 
+    #: The process's queued-output budget, handed to each new Engine.IO socket.
+    output_budget: Any = None
+    #: ``() -> InboundBudget | None``: each new Engine.IO socket's inbound budget.
+    inbound_budget: Any = None
+
     # ------------------------------------------------------------------ hooks
 
     async def screen_client_event(self, eio_sid: str, namespace: str, id: Any, data: Any) -> bool:
@@ -107,7 +112,8 @@ class ServerShim(socketio.AsyncServer):  # type: ignore[misc]
     async def _handle_eio_connect(self, eio_sid: str, environ: Any) -> Any:
         if not self.admit_session(eio_sid, environ):
             return False
-        make_lean(socket_of(self, eio_sid))
+        make_lean(socket_of(self, eio_sid), self.output_budget,
+                  self.inbound_budget() if self.inbound_budget else None)  # fmt: skip
         await super()._handle_eio_connect(eio_sid, environ)
         self.session_opened(eio_sid, environ)
         return None

@@ -1,0 +1,11 @@
+"""Floods: what one connection may cost the others (issues 40, 41, 42).
+
+* :mod:`._outbox`: the per-process budget for queued output bytes.
+* :mod:`._trim`: the freed heap handed back to the OS after drops (glibc).
+* :mod:`._refusals`: refusals logged once per cause and address per interval, counted.
+* :mod:`._accesslog`: uvicorn's per-request INFO lines, held to one per kind and address.
+* :mod:`._inbound`: the per-connection budget on every packet a client sends.
+* :mod:`._collector`: their ``/metrics``.
+
+The Engine.IO hooks that use them live in the fence (:mod:`a2c_server._upstream`).
+"""
