@@ -447,9 +447,9 @@ async def test_logout_revokes_at_the_authorization_server_and_a_running_computer
         assert "auth login oauthy" in after.meta["auth_hint"]["message"]
 
 
-async def test_logout_without_a_revocation_endpoint_revokes_nothing() -> None:
+def test_logout_without_a_revocation_endpoint_revokes_nothing() -> None:
     from a2c_computer._oauth._revoke import revoke_sign_in
 
     record = {"tokens": {"access_token": "a", "refresh_token": "r"}, "server_metadata": {}}
-    outcome = await revoke_sign_in(record)
+    outcome = revoke_sign_in(record)
     assert outcome.endpoint is None and outcome.revoked == () and outcome.problem is None

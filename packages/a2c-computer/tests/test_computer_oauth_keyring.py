@@ -268,7 +268,8 @@ def test_auth_status_and_logout_see_the_keyring(
 
     logout = _cli(secret_service, "auth", "logout", "alpha", "--config", config)
     assert logout.returncode == 0, logout.stderr
-    assert "Signed out of alpha." in logout.stdout
+    assert "Signed out of alpha: the stored sign-in is deleted." in logout.stdout
+    assert "offers no token revocation" in logout.stdout  # its record names no endpoint
     assert "AT-alpha" not in json.dumps(secret_service.items())
 
     status = _cli(secret_service, "auth", "status", "--config", config)
@@ -401,9 +402,12 @@ async def test_auth_login_into_the_keyring_then_a_computer_uses_it(
             done = await computer.call_tool("o_whoami", {})
             assert not done.is_error, done
         assert rs.authorizations and rs.authorizations[-1].removeprefix("Bearer ") in auth.issued
+        # While the authorization server runs: logout revokes there too (RFC 7009).
+        assert await asyncio.to_thread(main, ["auth", "logout", "oauthy"]) == 0
+        out = capsys.readouterr().out
+        assert "Signed out of oauthy: the stored sign-in is deleted." in out, out
+        assert "Revoked at" in out, out
 
-    assert main(["auth", "logout", "oauthy"]) == 0
-    assert "Signed out of oauthy." in capsys.readouterr().out
     assert set(secret_service.items()) == {"index"}
     logged = "\n".join(r.getMessage() for r in caplog.records)
     assert all(token not in logged for token in auth.issued)

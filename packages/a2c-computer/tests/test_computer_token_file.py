@@ -46,7 +46,7 @@ async def test_computer_token_file_is_read_again_after_the_token_expired(tmp_pat
             assert await agent.join("agent", "alice-agent", OFFICE) == (True, None)
             # Issued only now and long enough for a Computer to start and join on a loaded
             # machine (a process start alone can take seconds), short enough to expire soon.
-            token_file.write_text(issuer.token("alice", PC, lifetime=12))
+            token_file.write_text(issuer.token("alice", PC, lifetime=20))
             proc = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "a2c_computer._cli", "run", "--config", str(config),
                 "--server", srv.url, "--office", OFFICE, "--name", "alice-pc",
@@ -99,7 +99,7 @@ async def test_computer_waits_out_a_token_renewed_late(tmp_path: Path) -> None:
             connect_raw(srv, "agent", auth={"token": issuer.token("alice", AGENT)}) as agent,
         ):
             assert await agent.join("agent", "alice-agent", OFFICE) == (True, None)
-            token_file.write_text(issuer.token("alice", PC, lifetime=12))
+            token_file.write_text(issuer.token("alice", PC, lifetime=20))
             proc = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "a2c_computer._cli", "run", "--config", str(config),
                 "--server", srv.url, "--office", OFFICE, "--name", "alice-pc",

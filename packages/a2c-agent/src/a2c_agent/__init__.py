@@ -113,7 +113,7 @@ if TYPE_CHECKING:
         result_text,
         tool_authorization,
     )
-    from ._upload import Landed
+    from ._upload._push import Landed
 
 __all__ = [
     "BLOB_ERROR_KEY",
@@ -228,7 +228,7 @@ _LAZY: dict[str, str] = {
     "SkillFile": "._skills",
     "SkillsListener": "._skills",
     "SyncAgent": "._sync",
-    "Landed": "._upload",
+    "Landed": "._upload._push",
     "AgentNotification": "._types",
     "AgentTool": "._types",
     "NotificationPayload": "._types",

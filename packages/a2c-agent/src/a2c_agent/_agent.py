@@ -42,7 +42,7 @@ from ._requests import RequestsMixin
 from ._rules import ToolCache
 from ._skills import SkillTracker
 from ._types import AgentTool
-from ._upload import UploadMixin
+from ._upload._mixin import UploadMixin
 
 __all__ = [
     "AsyncAgent",

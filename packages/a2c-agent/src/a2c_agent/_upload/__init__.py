@@ -1,6 +1,6 @@
-"""Uploads from the Agent to a Computer's landing dir (``client:put_blob``)."""
+"""Uploads from the Agent to a Computer's landing dir (``client:put_blob``).
 
-from ._mixin import UploadMixin
-from ._push import Landed, Source, UploadProgress, push_blob
-
-__all__ = ["Landed", "Source", "UploadMixin", "UploadProgress", "push_blob"]
+``_push`` (the chunked, ack-paced send, pure over an injected emit), ``_mixin`` (the
+``AsyncAgent.put_blob`` method) and ``_cli`` (``a2c-agent put``). Nothing is imported here:
+the CLI's argument parsing must not load the Socket.IO client that ``_mixin`` needs.
+"""

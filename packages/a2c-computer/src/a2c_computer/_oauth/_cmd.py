@@ -128,7 +128,7 @@ def _logout(server: str, store: TokenStore) -> int:
     from ._revoke import revoke_sign_in
 
     records = list(store.entries().get(server, {}).values())
-    outcomes = [asyncio.run(revoke_sign_in(record)) for record in records]
+    outcomes = [revoke_sign_in(record) for record in records]
     gone = store.delete(server)
     if not gone:
         print(f"No stored sign-in for {server}.")

@@ -38,7 +38,7 @@ class Revocation:
     problem: str | None = None
 
 
-async def revoke_sign_in(record: Mapping[str, Any]) -> Revocation:
+def revoke_sign_in(record: Mapping[str, Any]) -> Revocation:
     """Revoke the tokens of one stored sign-in record at its authorization server."""
     metadata = record.get("server_metadata")
     endpoint = metadata.get("revocation_endpoint") if isinstance(metadata, Mapping) else None
@@ -50,7 +50,8 @@ async def revoke_sign_in(record: Mapping[str, Any]) -> Revocation:
     client = record.get("client")
     client = client if isinstance(client, Mapping) else {}
     revoked: list[str] = []
-    async with httpx.AsyncClient(timeout=_TIMEOUT) as http:
+    # Synchronous: ``auth logout`` is a short command, also run from inside an event loop.
+    with httpx.Client(timeout=_TIMEOUT) as http:
         for hint, label in (("refresh_token", "refresh token"), ("access_token", "access token")):
             token = tokens.get(hint)
             if not isinstance(token, str) or not token:
@@ -58,11 +59,11 @@ async def revoke_sign_in(record: Mapping[str, Any]) -> Revocation:
             form, headers = _client_auth(client)
             form.update(token=token, token_type_hint=hint)
             try:
-                answer = await http.post(endpoint, data=form, headers=headers)
+                answer = http.post(endpoint, data=form, headers=headers)
                 if answer.status_code == 400 and "client_secret" not in form and not headers:
                     # The MCP SDK's reference authorization server wants the key even from a
                     # public client (an empty value); RFC 7009 servers never get this retry.
-                    answer = await http.post(endpoint, data={**form, "client_secret": ""})
+                    answer = http.post(endpoint, data={**form, "client_secret": ""})
             except httpx.HTTPError as exc:
                 return Revocation(endpoint, tuple(revoked), f"{type(exc).__name__}: {exc}")
             # RFC 7009 §2.2: 200 also for a token that was already invalid.
