@@ -103,3 +103,18 @@ async def test_a_call_in_flight_survives_the_expiry_of_its_agents_token(
                 await agent.close()
     server_lines = [r.getMessage() for r in caplog.records if r.name == "a2c_server.auth"]
     assert sum("tool calls in flight" in line for line in server_lines) == 1, server_lines
+    # The Server said why it cut the session (notify:a2c_session_expired), and the Agent
+    # logs that reason instead of a bare "connection lost".
+    agent_lines = [r.getMessage() for r in caplog.records if r.name == "a2c_agent"]
+    assert "agent alice-agent disconnected by the Server: token expired" in agent_lines
+
+
+def test_watch_names_token_expiry_as_the_reason(capsys: pytest.CaptureFixture[str]) -> None:
+    from a2c_agent._cli_watch import _report_state
+
+    _report_state(AgentState.CONNECTED, AgentState.RECONNECTING, "token expired")
+    _report_state(AgentState.CONNECTED, AgentState.RECONNECTING, None)
+    assert capsys.readouterr().err.splitlines() == [
+        "a2c-agent: disconnected by the Server: token expired; reconnecting with a fresh token",
+        "a2c-agent: connection lost; reconnecting",
+    ]

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from typing import Final
 
-from a2c_protocol import ErrorCode
+from a2c_protocol import ErrorCode, ExtensionEvent
 
 from ._logs import log
 from ._rules import Member, Refusal
@@ -38,7 +38,7 @@ __all__ = [
 _log = logging.getLogger("a2c_server.auth")
 
 #: The extension event sent to a session just before it is cut for token expiry.
-A2C_SESSION_EXPIRED: Final = "notify:a2c_session_expired"
+A2C_SESSION_EXPIRED: Final = ExtensionEvent.NOTIFY_SESSION_EXPIRED.value
 #: The 401 message of a request from a session in its expiry window.
 EXPIRED_MESSAGE: Final = "token expired: reconnect with a fresh token"
 #: How often the window looks whether the session's calls have ended. A poll (only while
@@ -64,7 +64,7 @@ def expiry_refusal(sids: set[str], sid: str, target: Member | None) -> Refusal |
             code=ErrorCode.INTERNAL_ERROR,
             message=f"Computer {target.name!r} is reconnecting (its token expired): "
             "retry in a moment (the request was not sent)",
-            details={"computer_name": target.name, "reason": "computer_reconnecting"},
+            details={"computer_name": target.name or "", "reason": "computer_reconnecting"},
         )
     return None
 
