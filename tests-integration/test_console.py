@@ -255,6 +255,10 @@ async def test_console_shows_offices_calls_and_refusals_live(browser: Any, tmp_p
         await joined_raw(stack, server, "computer", "desk-3", "office-b")
         members = await server.app.store.office_members("office-a")
         assert sorted(m.name or "" for m in members) == ["desk-1", "desk-2", "planner"]
+        # The tiles count this office (desk-3 is in office-b), or say they do not.
+        await _until(browser, lambda d: _text("c-computers")(d) == "2", "office-a's Computers")
+        assert _text("c-agents")(browser) == "1"
+        assert "this node, all offices" in browser.page_source
 
         await asyncio.to_thread(browser.get, f"{server.url}/console")
         await _until(browser, _row_with("finished", "slow_tool", "ok"), "the overview again")

@@ -16,7 +16,13 @@ import socketio
 
 from a2c_computer import Computer, LinkError
 from a2c_computer._confirm import ConsoleConfirmer
-from a2c_protocol import NAMESPACE, PROTOCOL_VERSION, Event, ProtocolVersionError
+from a2c_protocol import (
+    NAMESPACE,
+    PROTOCOL_VERSION,
+    Event,
+    ExtensionEvent,
+    ProtocolVersionError,
+)
 from a2c_server import ServerSettings
 from a2c_testkit import running_server
 
@@ -200,6 +206,8 @@ async def test_the_computer_answers_only_the_client_events(servers: Any) -> None
     expected = client_events | {
         Event.NOTIFY_TOOL_CALL_CANCEL.value,
         Event.NOTIFY_LEAVE_OFFICE.value,
+        # Only the Server sends it to this session, and it only names a log line's reason.
+        ExtensionEvent.NOTIFY_SESSION_EXPIRED.value,
     }
     assert handled - {"connect", "disconnect", "connect_error"} == expected
 

@@ -145,6 +145,7 @@ async def test_sign_in_then_calls_refresh_and_no_token_elsewhere(rig: Rig) -> No
         state = computer.server_states()["oauthy"]
         assert state.status == "needs_auth", state
         assert "a2c-computer auth login oauthy" in (state.last_error or "")
+        assert "--config <the Computer's config file>" in (state.last_error or "")  # a dict
         assert computer.server_states()["plain"].status == "ready"
         assert sorted(t.name for t in computer.tools()) == ["p_admin_tool", "p_whoami"]
         early = await computer.call_tool("o_whoami", {})
@@ -296,6 +297,9 @@ async def test_check_reports_servers_that_need_a_sign_in(
     out = capsys.readouterr().out
     assert code == 1
     assert "MCP server oauthy: needs_auth" in out and "auth login oauthy" in out
+    # Started from a file: the hint names it (a placeholder only for a config dict).
+    assert f"auth login oauthy --config {rig.config_path.resolve()}" in out, out
+    assert "<the Computer's config file>" not in out
     assert "MCP server plain: ready" in out
 
 

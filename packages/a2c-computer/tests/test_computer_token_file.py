@@ -70,6 +70,9 @@ async def test_computer_token_file_is_read_again_after_the_token_expired(tmp_pat
             text = err.decode()
             assert "Traceback" not in text
             assert token_file.read_text().strip() not in text  # the token never in the logs
+            # The Server said why (notify:a2c_session_expired): no bare "connection lost".
+            assert "disconnected by the Server: token expired; reconnecting" in text, text
+            assert "disconnected from the Server" not in text, text
 
 
 async def _stderr_until(stream: asyncio.StreamReader, needle: str, seen: list[str]) -> None:

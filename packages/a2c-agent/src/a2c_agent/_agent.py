@@ -166,6 +166,8 @@ class AsyncAgent(LinkMixin, RequestsMixin, UploadMixin):
         self._connect_error: object = None
         self._close_code: int | None = None
         self._last_error: BaseException | None = None
+        self._cut_reason: str | None = None
+        self._last_cut: str | None = None
         self._emit_lock: asyncio.Lock | None = None
         self._sio: socketio.AsyncClient | None = None
 

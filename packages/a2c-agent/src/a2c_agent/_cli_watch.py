@@ -12,6 +12,7 @@ import asyncio
 import datetime as dt
 import json
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
 from a2c_protocol import to_wire
@@ -46,9 +47,20 @@ def notification_line(notification: AgentNotification, when: dt.datetime) -> str
     return f"{when.strftime('%H:%M:%S')}  {notification.event.value}  {fields}".rstrip()
 
 
-def _report_state(old: AgentState, new: AgentState) -> None:
+def _reporter(agent: AsyncAgent) -> Callable[[AgentState, AgentState], None]:
+    def report(old: AgentState, new: AgentState) -> None:
+        _report_state(old, new, agent._last_cut)
+
+    return report
+
+
+def _report_state(old: AgentState, new: AgentState, cut: str | None) -> None:
     if new is AgentState.RECONNECTING:
-        print("a2c-agent: connection lost; reconnecting", file=sys.stderr, flush=True)
+        if cut is not None:  # the Server said why (notify:a2c_session_expired)
+            print(f"a2c-agent: disconnected by the Server: {cut}; reconnecting with a fresh "
+                  "token", file=sys.stderr, flush=True)  # fmt: skip
+        else:
+            print("a2c-agent: connection lost; reconnecting", file=sys.stderr, flush=True)
     elif old is AgentState.RECONNECTING and new is AgentState.CONNECTED:
         print("a2c-agent: reconnected", file=sys.stderr, flush=True)
 
@@ -63,7 +75,7 @@ async def watch(
 ) -> int:
     """Print notifications until Ctrl-C, ``count`` of them, ``duration`` seconds, or the end."""
     stream = agent.notifications()
-    agent.add_state_listener(_report_state)
+    agent.add_state_listener(_reporter(agent))
     print(
         f"a2c-agent: watching office {agent.office_id!r} (Ctrl-C to stop)",
         file=sys.stderr,

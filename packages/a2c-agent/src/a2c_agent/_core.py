@@ -96,6 +96,8 @@ class AgentCore:
     _connect_error: object
     _close_code: int | None
     _last_error: BaseException | None
+    _cut_reason: str | None
+    _last_cut: str | None
     _emit_lock: asyncio.Lock | None
     _sio: socketio.AsyncClient | None
 

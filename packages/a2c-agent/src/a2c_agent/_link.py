@@ -157,6 +157,8 @@ class LinkMixin(MembershipMixin):
             sio.on(event.value, self._notify_handler(event), namespace=NAMESPACE)
         sio.on(ExtensionEvent.NOTIFY_TOOL_CALL_PROGRESS.value, self._on_progress,
                namespace=NAMESPACE)  # fmt: skip
+        sio.on(ExtensionEvent.NOTIFY_SESSION_EXPIRED.value, self._on_session_expired,
+               namespace=NAMESPACE)  # fmt: skip
         return sio
 
     async def _auth(self) -> dict[str, Any]:
@@ -259,9 +261,21 @@ class LinkMixin(MembershipMixin):
     async def _on_connect_error(self, data: object = None) -> None:
         self._connect_error = data
 
+    async def _on_session_expired(self, data: object = None) -> None:
+        # The Server says why it is about to cut us (an extension, docs/compatibility.md).
+        said = data.get("reason") if isinstance(data, dict) else None
+        self._cut_reason = said[:200] if isinstance(said, str) and said else "token expired"
+
     async def _on_disconnect(self, reason: object = None) -> None:
-        logger.info("agent %s disconnected (%s)", self._name, reason)
-        self._fail_pending(ConnectionLostError(f"connection lost ({reason})"))
+        told, self._cut_reason = self._cut_reason, None
+        self._last_cut = told  # read by `a2c-agent watch` to say why it reconnects
+        if told is not None:
+            logger.info("agent %s disconnected by the Server: %s", self._name, told)
+            lost = ConnectionLostError(f"disconnected by the Server: {told}")
+        else:
+            logger.info("agent %s disconnected (%s)", self._name, reason)
+            lost = ConnectionLostError(f"connection lost ({reason})")
+        self._fail_pending(lost)
         if self._state is not AgentState.CONNECTED:
             return
         self._transition(Transition.LOST)

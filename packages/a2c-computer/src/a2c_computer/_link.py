@@ -23,6 +23,7 @@ from a2c_protocol import (
     PUT_BLOB_EXTENSION,
     EnterOfficeReq,
     Event,
+    ExtensionEvent,
     LeaveOfficeReq,
     ProtocolVersionError,
     Role,
@@ -96,6 +97,7 @@ class ComputerLink(LinkHandlers):
         self._closing = False
         self._reconnect_task: asyncio.Task[None] | None = None
         self._refusal: Any = None
+        self._cut_reason: str | None = None  # what notify:a2c_session_expired said
         self.fatal_error: BaseException | None = None
         self.connections = 0
         self._calls = LinkCalls(core)
@@ -136,7 +138,14 @@ class ComputerLink(LinkHandlers):
         self._register_handlers(sio)
         sio.on("disconnect", self._on_disconnect, namespace=NAMESPACE)
         sio.on("connect_error", self._on_connect_error, namespace=NAMESPACE)
+        sio.on(ExtensionEvent.NOTIFY_SESSION_EXPIRED.value, self._on_session_expired,
+               namespace=NAMESPACE)  # fmt: skip
         return sio
+
+    async def _on_session_expired(self, data: Any = None) -> None:
+        # The Server says why it is about to cut us (an extension, docs/compatibility.md).
+        said = data.get("reason") if isinstance(data, dict) else None
+        self._cut_reason = said[:200] if isinstance(said, str) and said else "token expired"
 
     async def _on_connect_error(self, *args: Any) -> None:
         self._refusal = args[0] if args else None
@@ -248,12 +257,15 @@ class ComputerLink(LinkHandlers):
 
     async def _on_disconnect(self, *args: Any) -> None:
         self._joined.clear()
+        told, self._cut_reason = self._cut_reason, None
         self._calls.cancel_undeliverable(args[0] if args else "transport loss")
         if self._closing or not self._reconnect:
             return
-        logger.warning(
-            "disconnected from the Server (%s); reconnecting", args[0] if args else "transport loss"
-        )
+        if told is not None:  # expected with short-lived tokens: not a warning
+            logger.info("disconnected by the Server: %s; reconnecting with a fresh token", told)
+        else:
+            logger.warning("disconnected from the Server (%s); reconnecting",
+                           args[0] if args else "transport loss")  # fmt: skip
         if self._reconnect_task is None or self._reconnect_task.done():
             self._reconnect_task = asyncio.ensure_future(self._reconnect_loop())
 

@@ -100,13 +100,18 @@ class ExtensionEvent(StrEnum):
     """Events of this implementation's opt-in extensions (docs/compatibility.md).
 
     Not part of protocol 0.2, so kept out of :class:`Event` and :data:`EVENTS`: a peer only
-    ever sees them after asking for them in its own request (``a2c_progress``).
-    Both carry :class:`~a2c_protocol.ToolCallProgress`; the Computer sends the first to the
-    Server, the Server sends the second to the Agent that made the call, and to no one else.
+    ever sees them after asking for them in its own request (``a2c_progress``), except
+    :attr:`NOTIFY_SESSION_EXPIRED`, which a client without a handler ignores. The progress
+    pair carries :class:`~a2c_protocol.ToolCallProgress`; the Computer sends the first to
+    the Server, the Server sends the second to the Agent that made the call, and to no one
+    else.
     """
 
     TOOL_CALL_PROGRESS = "server:tool_call_progress"
     NOTIFY_TOOL_CALL_PROGRESS = "notify:tool_call_progress"
+    #: Sent by the Server to one session just before it cuts it because its token expired
+    #: (``{"reason": "token expired"}``), so the client can say why it reconnects.
+    NOTIFY_SESSION_EXPIRED = "notify:a2c_session_expired"
 
 
 class EventKind(StrEnum):

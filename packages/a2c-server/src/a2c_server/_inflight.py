@@ -64,6 +64,15 @@ class InFlightCalls:
         if mine is not None and mine.pop(req_id, None) is not None and not mine:
             del self._calls[agent_sid]
 
+    def busy(self, sid: str) -> bool:
+        """Whether ``sid`` has a tool call in flight, as its Agent or as its Computer.
+
+        A scan: asked only while a session's token expiry waits for its calls to end.
+        """
+        if sid in self._calls:
+            return True
+        return any(c.computer_sid == sid for calls in self._calls.values() for c in calls.values())
+
     def __len__(self) -> int:
         return sum(len(calls) for calls in self._calls.values())
 

@@ -25,6 +25,7 @@ from ._access import Access
 from ._audit import Audit
 from ._auth import AuthProvider
 from ._console._observer import CallObserver
+from ._expiry import A2C_SESSION_EXPIRED, ExpiryWindow, expired_notice
 from ._inflight import InFlightCalls, cancel_notice
 from ._logs import log
 from ._metrics import ServerMetrics
@@ -92,13 +93,26 @@ class NamespaceCore:
         self._remote = remote
         # The tool calls relayed for Agents connected here, cancelled when their Agent goes.
         self._calls = InFlightCalls()
+        # Token expiry waits for the session's calls in flight (bounded like any call).
+        self._expiry = ExpiryWindow(
+            self._calls.busy, settings.max_tool_timeout + settings.tool_call_buffer
+        )
         self._progress = ProgressRoutes(sio, self._store)
         #: Set by the console while someone watches it; None costs one attribute check.
         self.observer: CallObserver | None = None
 
     async def _expire(self, sid: str) -> None:
-        """The session's token expired: disconnect it (its office is told it left)."""
+        """The session's token expired: once its tool calls in flight have ended (see
+        :mod:`a2c_server._expiry`), tell it why and disconnect it (its office is told)."""
+        await self._expiry.drain(sid, self._gone.__contains__)
+        if sid not in self._gone:
+            return  # it left by itself meanwhile
         log(_log, logging.INFO, "token expired, disconnecting", sid=sid)
+        try:  # an extension notice (docs/compatibility.md): clients name the reason
+            await self._sio.emit(A2C_SESSION_EXPIRED, expired_notice(), to=sid,
+                                 namespace=NAMESPACE)  # fmt: skip
+        except Exception as exc:  # the cut below matters, the notice is a courtesy
+            log(_log, logging.DEBUG, "expiry notice not sent", sid=sid, reason=exc)
         await self._sio.disconnect(sid, namespace=NAMESPACE)
 
     async def broadcast(self, broadcasts: tuple[Broadcast, ...]) -> None:

@@ -30,6 +30,7 @@ from a2c_protocol import (
 )
 
 from . import _otel as otel
+from ._expiry import expiry_refusal
 from ._inflight import InFlightCall
 from ._logs import log
 from ._metrics import RouteOutcome
@@ -85,7 +86,10 @@ class ForwardingMixin(NamespaceCore):
             target = await self._store.member_named(computer)
             if target is None and self._remote is not None:
                 await self._remote.confirm_absent()  # a 503 while the registry recovers
-            refusal = check_route(sender, event.value, agent, computer, target)
+            refusal = None
+            if self._expiry.sids:  # a token expired with calls in flight (_expiry.py)
+                refusal = expiry_refusal(self._expiry.sids, sid, target)
+            refusal = refusal or check_route(sender, event.value, agent, computer, target)
             if refusal is not None or target is None:
                 if refusal is None:  # pragma: no cover - check_route refuses a missing target
                     return _internal_error()

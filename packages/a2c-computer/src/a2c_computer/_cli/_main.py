@@ -25,6 +25,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from a2c_computer._config import load_config
@@ -268,6 +269,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from a2c_computer._oauth._cmd import run_auth
 
             return run_auth(args)
+        if getattr(args, "config", None):  # sign-in hints name the real file, not a placeholder
+            from a2c_computer._oauth._provider import CONFIG_PATH
+
+            CONFIG_PATH.set(str(Path(args.config).resolve()))
         if args.command == "run":
             from a2c_computer import _otel as otel
 

@@ -22,6 +22,7 @@ import logging
 import shlex
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
+from contextvars import ContextVar
 from typing import Any, Final
 
 import httpx
@@ -43,6 +44,7 @@ from a2c_protocol import OAuthSettings
 from ._store import TokenStore, expires_at
 
 __all__ = [
+    "CONFIG_PATH",
     "STATUS_HEADER",
     "ComputerOAuth",
     "ServerTokenStorage",
@@ -65,9 +67,17 @@ def resource_of(url: str) -> str:
     return resource_url_from_server_url(url)
 
 
+#: The config file the Computer was started from, named in sign-in hints. The CLI sets it
+#: (a context variable, so each task tree started from it sees its own); the Python API
+#: with a config dict has none and the hints keep a placeholder.
+CONFIG_PATH: ContextVar[str | None] = ContextVar("a2c_computer_config_path", default=None)
+
+
 def sign_in_hint(server: str) -> str:
     """What a user runs to sign in to ``server``."""
-    return f"a2c-computer auth login {shlex.quote(server)} --config <the Computer's config file>"
+    path = CONFIG_PATH.get()
+    config = shlex.quote(path) if path else "<the Computer's config file>"
+    return f"a2c-computer auth login {shlex.quote(server)} --config {config}"
 
 
 class _ScopedMetadata(OAuthClientMetadata):

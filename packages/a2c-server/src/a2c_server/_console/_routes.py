@@ -195,9 +195,12 @@ class Console:
                 f'<p class="crumbs"><a href="{PREFIX}">All offices</a> › {html.escape(office)}</p>'
             )
         scope = "This office" if office is not None else "Offices and sessions"
+        # Agents, Computers and In flight count the office; the Server's counters carry no
+        # office label (one per office would grow without bound), so those tiles say so.
+        wide = " <small>(this node, all offices)</small>" if office is not None else ""
         events = "Event stream" if office is not None else "Office events"
         return _TEMPLATE.format(
-            node=node, crumbs=crumbs, scope=scope, events=events,
+            node=node, crumbs=crumbs, scope=scope, events=events, wide=wide,
             office_attr=html.escape(office, quote=True) if office is not None else "",
             filter_hidden=" hidden" if office is not None else "",
             node_rows=node_rows, session_rows=session_rows,
@@ -253,11 +256,11 @@ _TEMPLATE: Final = """<header>
 <div class="tile"><span class="n" id="c-agents">–</span><span>Agents</span></div>
 <div class="tile"><span class="n" id="c-computers">–</span><span>Computers</span></div>
 <div class="tile"><span class="n" id="c-inflight">–</span><span>In flight</span></div>
-<div class="tile"><span class="n" id="c-calls">–</span><span>Calls routed</span></div>
-<div class="tile warn"><span class="n" id="c-refusals">–</span><span>Refusals</span></div>
-<div class="tile bad"><span class="n" id="c-errors">–</span><span>Errors</span></div>
+<div class="tile"><span class="n" id="c-calls">–</span><span>Calls routed{wide}</span></div>
+<div class="tile warn"><span class="n" id="c-refusals">–</span><span>Refusals{wide}</span></div>
+<div class="tile bad"><span class="n" id="c-errors">–</span><span>Errors{wide}</span></div>
 </section>
-<section><h2>Activity <small>per second, since this page opened</small></h2>
+<section><h2>Activity <small>per second, since this page opened{wide}</small></h2>
 <div id="charts" class="charts"></div></section>
 <section><h2>Nodes</h2><div class="scroll"><table id="nodes">
 <thead><tr><th>Node</th><th>Alive</th><th>Heartbeat age</th><th>Sessions</th></tr></thead>

@@ -92,12 +92,18 @@
     holder.parentNode.replaceChild(fresh, holder);
   }
 
+  function ofRole(members, role) {
+    return members.filter(function (m) { return m.role === role; }).length;
+  }
+
   function render(s) {
     last = s;
     var c = s.counters || {};
     text("node", s.node);
-    text("c-agents", c.connected_agent || 0);
-    text("c-computers", c.connected_computer || 0);
+    // An office page counts its own members (the document holds only them); the
+    // overview counts the sessions connected to this node (its metrics).
+    text("c-agents", office ? ofRole(s.members, "agent") : (c.connected_agent || 0));
+    text("c-computers", office ? ofRole(s.members, "computer") : (c.connected_computer || 0));
     text("c-inflight", s.inflight.length);
     text("c-calls", c.calls || 0);
     text("c-refusals", c.refusals || 0);
