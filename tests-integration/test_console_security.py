@@ -191,7 +191,7 @@ async def test_console_no_secret_of_the_server_reaches_its_log(auth: str, tmp_pa
 
 
 def test_console_every_secret_of_the_settings_is_redacted() -> None:
-    from a2c_server._logs import server_secrets
+    from a2c_server._observe._logs import server_secrets
 
     settings = ServerSettings(
         console=True, admin_token=ADMIN, auth_token=SHARED,

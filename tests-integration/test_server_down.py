@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from a2c_agent import result_error_code, result_text
-from a2c_agent._cli_render import render_table
+from a2c_agent._cli._render import render_table
 from a2c_protocol import to_wire
 from a2c_testkit.mcp_servers import stdio_server_config
 from a2c_testkit.mcp_servers.http_server import serve_http

@@ -180,7 +180,7 @@ done
 # whether the Computer and the Agent still load with the newest releases.
 say "each role imports with the $WHICH releases"
 set +e
-"$py" -c "import a2c_server, a2c_server._multinode, a2c_computer, a2c_agent" && echo "ok"
+"$py" -c "import a2c_server, a2c_server._cluster._multinode, a2c_computer, a2c_agent" && echo "ok"
 imports_status=$?
 
 say "tests with the $WHICH releases: ${tests[*]} $*"

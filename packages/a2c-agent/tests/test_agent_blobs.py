@@ -19,8 +19,8 @@ from a2c_agent import (
     GetBlobRet,
     InvalidResponseError,
 )
-from a2c_agent._blobdrain import drain_result
-from a2c_agent._blobpull import BlobData, pull_blob
+from a2c_agent._rpc._blobdrain import drain_result
+from a2c_agent._rpc._blobpull import BlobData, pull_blob
 
 
 class Source:

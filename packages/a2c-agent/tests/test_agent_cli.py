@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from a2c_agent._cli import build_parser, main, render_table
-from a2c_agent._cli_args import parse_args
+from a2c_agent._cli._args import parse_args
+from a2c_agent._cli._main import build_parser, main, render_table
 from a2c_protocol import CallToolResult, Event
 from a2c_server import ServerSettings
 from a2c_testkit.scripted_computer import scripted_tool

@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from a2c_agent._cli_files import save_binaries
+from a2c_agent._cli._files import save_binaries
 from a2c_protocol import CallToolResult, Event
 from a2c_testkit.scripted_computer import scripted_tool
 

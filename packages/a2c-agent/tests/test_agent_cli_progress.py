@@ -3,7 +3,7 @@
 import io
 
 from a2c_agent import ToolCallProgress
-from a2c_agent._cli_progress import ToolProgressView
+from a2c_agent._cli._progress import ToolProgressView
 
 
 def _report(

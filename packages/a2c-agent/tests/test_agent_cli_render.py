@@ -8,9 +8,9 @@ import io
 
 import pytest
 
-from a2c_agent import _cli_files
-from a2c_agent._cli_files import ProgressBar
-from a2c_agent._cli_render import content_lines, render_table, table
+from a2c_agent._cli import _files as _cli_files
+from a2c_agent._cli._files import ProgressBar
+from a2c_agent._cli._render import content_lines, render_table, table
 
 PNG = base64.b64encode(b"\x89PNG" + b"\0" * 2044).decode()  # 2048 bytes
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from a2c_agent._cli_render import render_table
-from a2c_agent._cli_skill import BinaryToTerminalError, skill_command
+from a2c_agent._cli._render import render_table
+from a2c_agent._cli._skill import BinaryToTerminalError, skill_command
 from a2c_agent._skills import SkillFile
 from a2c_testkit.scripted_skills import PNG, SKILLS, script_skills
 

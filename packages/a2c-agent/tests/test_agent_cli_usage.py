@@ -13,8 +13,8 @@ import time
 import pytest
 
 from a2c_agent import __version__
-from a2c_agent._cli import main
-from a2c_agent._cli_args import ENV_VARS, build_parser
+from a2c_agent._cli._args import ENV_VARS, build_parser
+from a2c_agent._cli._main import main
 from a2c_server import (
     AuthenticationError,
     AuthRequest,
@@ -161,7 +161,7 @@ async def test_broken_pipe_is_quiet(make_computer, server):
 
 
 def test_output_flags_work_before_and_after_the_command() -> None:
-    from a2c_agent._cli_args import parse_args
+    from a2c_agent._cli._args import parse_args
 
     base = ["--server", "http://127.0.0.1:9", "--office", "o"]
     for argv, want in (

@@ -8,7 +8,7 @@ import datetime as dt
 import json
 import sys
 
-from a2c_agent._cli_watch import notification_line
+from a2c_agent._cli._watch import notification_line
 from a2c_agent._rules import decode_notification
 from a2c_protocol import Event
 from a2c_testkit.scripted_computer import ScriptedComputer

@@ -15,7 +15,7 @@ def test_every_public_name_resolves() -> None:
 
 def test_the_cli_entry_imports_no_client_library() -> None:
     probe = (
-        "import sys, a2c_agent._cli\n"
+        "import sys, a2c_agent._cli._main\n"
         "heavy = ('socketio', 'engineio', 'redis', 'a2c_agent._agent')\n"
         "print(sorted(name for name in heavy if name in sys.modules))\n"
     )

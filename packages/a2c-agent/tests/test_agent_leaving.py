@@ -90,7 +90,7 @@ async def test_sync_agent_close_cancels_a_call_blocked_in_another_thread(server,
 
 
 def test_each_call_is_cancelled_once_whoever_notices_first() -> None:
-    from a2c_agent._inflight import InFlightCalls
+    from a2c_agent._rpc._inflight import InFlightCalls
 
     calls = InFlightCalls()
     with calls.tracking("a"), calls.tracking("b"):

@@ -7,7 +7,7 @@ from collections.abc import Awaitable
 from typing import Any
 
 from a2c_agent import ToolCallProgress
-from a2c_agent._progress import ProgressWaits
+from a2c_agent._rpc._progress import ProgressWaits
 
 
 def _wire(progress: float, computer: str = "box", req_id: str = "r1") -> dict[str, Any]:

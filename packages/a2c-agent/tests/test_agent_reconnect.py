@@ -170,7 +170,7 @@ async def test_a_5xx_refusal_while_reconnecting_is_retried():
 
 
 def test_which_refusals_are_final():
-    from a2c_agent._connection import handshake_refusal, refusal_is_final
+    from a2c_agent._session._connection import handshake_refusal, refusal_is_final
     from a2c_protocol import InternalError, ProtocolVersionError, RemoteError, UnauthorizedError
 
     assert refusal_is_final(UnauthorizedError("Authentication failed"))

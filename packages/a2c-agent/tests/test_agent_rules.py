@@ -18,8 +18,6 @@ from a2c_agent import (
     result_error_code,
     tool_authorization,
 )
-from a2c_agent._connection import build_auth, check_transports, handshake_probe_url, versioned_url
-from a2c_agent._lifecycle import Transition, next_state, require_connected
 from a2c_agent._rules import (
     DropTools,
     FetchTools,
@@ -30,6 +28,13 @@ from a2c_agent._rules import (
     decode_notification,
     decode_office_ack,
 )
+from a2c_agent._session._connection import (
+    build_auth,
+    check_transports,
+    handshake_probe_url,
+    versioned_url,
+)
+from a2c_agent._session._lifecycle import Transition, next_state, require_connected
 from a2c_protocol import (
     A2CResource,
     AgentCallData,

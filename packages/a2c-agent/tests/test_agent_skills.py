@@ -19,7 +19,7 @@ from a2c_agent import (
     SkillNotFoundError,
     SkillResourceError,
 )
-from a2c_agent._blobpull import BlobData
+from a2c_agent._rpc._blobpull import BlobData
 from a2c_agent._skills import read_skill_file
 from a2c_protocol import GetSkillRet
 from a2c_testkit.scripted_computer import ScriptedComputer

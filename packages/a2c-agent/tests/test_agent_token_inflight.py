@@ -110,7 +110,7 @@ async def test_a_call_in_flight_survives_the_expiry_of_its_agents_token(
 
 
 def test_watch_names_token_expiry_as_the_reason(capsys: pytest.CaptureFixture[str]) -> None:
-    from a2c_agent._cli_watch import _report_state
+    from a2c_agent._cli._watch import _report_state
 
     _report_state(AgentState.CONNECTED, AgentState.RECONNECTING, "token expired")
     _report_state(AgentState.CONNECTED, AgentState.RECONNECTING, None)

@@ -113,7 +113,7 @@ async def test_agent_cli_takes_the_name_its_grant_fixes(tmp_path: Path) -> None:
 
 
 def test_granted_name_reads_only_a_jwt_grant() -> None:
-    from a2c_agent._cli_args import granted_name
+    from a2c_agent._cli._args import granted_name
 
     assert granted_name("not-a-jwt") is None
     assert granted_name("a.%%%.c") is None

@@ -8,8 +8,8 @@ import sys
 import pytest
 
 from a2c_agent._bridge._args import http_address, is_loopback, usage_problem
-from a2c_agent._cli import main
-from a2c_agent._cli_args import parse_args
+from a2c_agent._cli._args import parse_args
+from a2c_agent._cli._main import main
 
 BASE = ["--server", "http://127.0.0.1:9", "--office", "o1", "mcp"]
 
@@ -18,7 +18,7 @@ def test_without_the_mcp_extra_the_command_names_it() -> None:
     probe = (
         "import sys\n"
         "sys.modules['mcp'] = None  # as if a2c-agent[mcp] were not installed\n"
-        "from a2c_agent._cli import main\n"
+        "from a2c_agent._cli._main import main\n"
         f"sys.exit(main({BASE!r}))\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
@@ -29,7 +29,7 @@ def test_without_the_mcp_extra_the_command_names_it() -> None:
 
 
 def test_the_cli_entry_and_the_bridge_args_import_no_mcp() -> None:
-    probe = "import sys, a2c_agent._cli, a2c_agent._bridge\nprint('mcp' in sys.modules)\n"
+    probe = "import sys, a2c_agent._cli._main, a2c_agent._bridge\nprint('mcp' in sys.modules)\n"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           timeout=120, check=True)  # fmt: skip
     assert done.stdout.strip() == "False"

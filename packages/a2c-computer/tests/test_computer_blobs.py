@@ -20,7 +20,6 @@ from a2c_computer import (
     BlobUnavailableError,
     ComputerError,
 )
-from a2c_computer._answers import fit_answer, tool_answer
 from a2c_computer._blobs import HandleCodec
 from a2c_computer._blobs._sideband import (
     ANSWER_MARGIN,
@@ -29,6 +28,7 @@ from a2c_computer._blobs._sideband import (
     encoded_size,
     offload_binaries,
 )
+from a2c_computer._server_link._answers import fit_answer, tool_answer
 from a2c_protocol import CallToolResult, to_wire
 
 KEY = b"k" * 32

@@ -145,7 +145,7 @@ def test_foreground_terminal_is_false_for_a_background_job() -> None:
         master, slave = os.openpty()
         os.setsid()
         fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
-        probe = "from a2c_computer._confirm import foreground_terminal as f; import sys; " \\
+        probe = "from a2c_computer._toolcalls._confirm import foreground_terminal as f; import sys; " \\
             "print(f(sys.stdin))"
         for background in (False, True):
             pid = os.fork()

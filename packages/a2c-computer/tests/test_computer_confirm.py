@@ -72,7 +72,7 @@ async def test_a_cancel_withdraws_the_question_and_a_late_yes_runs_nothing(
 
 
 async def test_the_console_prompt_never_reads_without_a_foreground_terminal() -> None:
-    from a2c_computer._confirm import ConsoleConfirmer
+    from a2c_computer._toolcalls._confirm import ConsoleConfirmer
 
     def must_not_read(question: str) -> str:
         raise AssertionError("read from a background terminal")
@@ -85,7 +85,7 @@ async def test_the_console_prompt_never_reads_without_a_foreground_terminal() ->
 
 async def test_nobody_to_ask_refuses_4005_with_the_way_to_allow(servers: Any) -> None:
     """Issue 24 item 3: ``--confirm ask`` without a terminal fails closed."""
-    from a2c_computer._confirm import ConsoleConfirmer
+    from a2c_computer._toolcalls._confirm import ConsoleConfirmer
 
     def must_not_read(question: str) -> str:
         raise AssertionError("read without a terminal")
@@ -114,7 +114,7 @@ async def test_a_second_cancel_keeps_the_first_reason(servers: Any) -> None:
 
 
 def test_a_cancel_notice_names_agent_gone_or_nothing_else() -> None:
-    from a2c_computer._link_calls import notice_reason
+    from a2c_computer._server_link._link_calls import notice_reason
 
     assert notice_reason({"agent": "a", "req_id": "r", "a2c_cancel_reason": "agent_gone"}) == (
         "agent_gone"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from a2c_computer._decisions import ConnectVerdict, judge_refusal
+from a2c_computer._server_link._decisions import ConnectVerdict, judge_refusal
 from a2c_protocol import ProtocolVersionError
 
 BODY_4008 = json.dumps(
@@ -44,7 +44,7 @@ def test_other_outcomes() -> None:
 
 
 def test_a_namespace_refusal_with_an_error_payload_is_final() -> None:
-    from a2c_computer._decisions import judge_namespace_refusal
+    from a2c_computer._server_link._decisions import judge_namespace_refusal
 
     wrapped = {"message": "bad", "data": {"code": 401, "message": "invalid token"}}
     verdict, error = judge_namespace_refusal(wrapped)
@@ -58,7 +58,7 @@ def test_a_namespace_refusal_with_an_error_payload_is_final() -> None:
 
 
 def test_only_a_401_with_renewable_credentials_is_worth_waiting_out() -> None:
-    from a2c_computer._decisions import refusal_may_pass_later
+    from a2c_computer._server_link._decisions import refusal_may_pass_later
     from a2c_protocol import RemoteError
 
     expired = RemoteError("Authentication failed: token expired", code=401)

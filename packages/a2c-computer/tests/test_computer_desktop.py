@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from a2c_computer import Computer
-from a2c_computer._desktop import list_changed_needs_refresh, updated_needs_refresh
+from a2c_computer._desk._desktop import list_changed_needs_refresh, updated_needs_refresh
 from a2c_protocol import CapabilityNotSupportedError, Event, McpServerNotFoundError
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import attrs
 
 from a2c_computer._config import states_view
-from a2c_computer._down import down_note, down_owner, down_result
-from a2c_computer._logging import register_secret
+from a2c_computer._observe._logging import register_secret
+from a2c_computer._toolcalls._down import down_note, down_owner, down_result
 from a2c_protocol import config_from_json
 
 CONFIG = config_from_json(

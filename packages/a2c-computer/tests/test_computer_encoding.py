@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from a2c_computer import Computer
-from a2c_computer._encoding import unencodable_field
 from a2c_computer._mcp import McpCallFailure
+from a2c_computer._toolcalls._encoding import unencodable_field
 
 LONE = "\udcff"
 

@@ -15,7 +15,7 @@ import pytest
 import socketio
 
 from a2c_computer import Computer, LinkError
-from a2c_computer._confirm import ConsoleConfirmer
+from a2c_computer._toolcalls._confirm import ConsoleConfirmer
 from a2c_protocol import (
     NAMESPACE,
     PROTOCOL_VERSION,

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from a2c_computer import Computer
-from a2c_computer._logging import configure_logging
+from a2c_computer._observe._logging import configure_logging
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from a2c_computer import CallRecord, describe_window, organize, render_window
-from a2c_computer._desktop import select_window
+from a2c_computer._desk._desktop import select_window
 from a2c_protocol import InvalidWindowURIError, WindowURI, migrate_v01_window
 
 

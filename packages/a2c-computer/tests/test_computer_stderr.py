@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from a2c_computer._stderr import stderr_level, stderr_pipe
+from a2c_computer._observe._stderr import stderr_level, stderr_pipe
 
 
 def test_each_line_is_one_record_with_its_server_and_level(

@@ -17,8 +17,8 @@ import pytest
 import socketio
 
 from a2c_protocol import NAMESPACE, PROTOCOL_VERSION
-from a2c_server._audit_calls import CALLS_LOGGER, configure_call_audit
 from a2c_server._cli import settings_from_args
+from a2c_server._observe._audit_calls import CALLS_LOGGER, configure_call_audit
 from a2c_testkit.processes import ManagedProcess, bin_path, free_port, spawn, wait_until_healthy
 from a2c_testkit.triangle import eventually
 

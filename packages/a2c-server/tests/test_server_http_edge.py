@@ -16,8 +16,13 @@ from engineio import packet as eio_packet
 from engineio.async_server import AsyncServer as EngineServer
 from engineio.async_socket import AsyncSocket
 
-from a2c_server._polling import CLIENT_PACKET_TYPES, screen_body
-from a2c_server._uvicorn_log import CLIENT_FAULTS, guard_loop, quiet_client_faults, unguard_loop
+from a2c_server._edge._polling import CLIENT_PACKET_TYPES, screen_body
+from a2c_server._edge._uvicorn_log import (
+    CLIENT_FAULTS,
+    guard_loop,
+    quiet_client_faults,
+    unguard_loop,
+)
 
 
 @pytest.mark.parametrize(

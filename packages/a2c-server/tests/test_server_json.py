@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from a2c_server import _json
-from a2c_server._packet import SmcpPacket
+from a2c_server._relay._packet import SmcpPacket
 
 COMPACT = (",", ":")
 

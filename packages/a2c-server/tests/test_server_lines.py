@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from a2c_server import ServerSettings, SettingsError
-from a2c_server._gate import check_version_query
+from a2c_server._edge._gate import check_version_query
 from a2c_testkit.server import running_server
 
 RANGE_02 = {"min_supported": "0.2.0", "max_supported": "0.2.999"}

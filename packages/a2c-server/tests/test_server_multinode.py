@@ -18,8 +18,8 @@ from redis import asyncio as aioredis
 
 from a2c_protocol import NAMESPACE, Event, Role
 from a2c_server import Member, ServerSettings
-from a2c_server._redis_store import RedisStateStore, connect_redis
-from a2c_server._rules import ROOM_HAS_AGENT
+from a2c_server._cluster._redis_store import RedisStateStore, connect_redis
+from a2c_server._state._rules import ROOM_HAS_AGENT
 from a2c_testkit.redis_server import RedisServer, redis_server
 from a2c_testkit.server import RawClient, RunningServer, connect_raw, joined_raw, running_nodes
 from a2c_testkit.triangle import eventually

@@ -25,9 +25,9 @@ from socketio.async_pubsub_manager import AsyncPubSubManager
 
 from a2c_protocol import NAMESPACE, Event, Role
 from a2c_server import Member, ServerSettings, StoreUnavailableError
-from a2c_server._multinode import _RedisManager, node_channel
-from a2c_server._publish import Audience, Publisher, ReplylessPublish
-from a2c_server._redis_store import RedisStateStore, connect_redis
+from a2c_server._cluster._multinode import _RedisManager, node_channel
+from a2c_server._cluster._publish import Audience, Publisher, ReplylessPublish
+from a2c_server._cluster._redis_store import RedisStateStore, connect_redis
 from a2c_testkit.redis_server import RedisServer
 from a2c_testkit.server import RunningServer, joined_raw, running_nodes
 
@@ -71,7 +71,7 @@ class Captured:
     def __init__(self, heard: bool = True) -> None:
         self.sent: list[tuple[str, dict[str, Any]]] = []
         self.node_channels_heard = heard
-        # What a call checks before it goes out (a2c_server._recovery.require_listener).
+        # What a call checks before it goes out (a2c_server._cluster._recovery.require_listener).
         self.audience = Audience(ttl=3600)
         self.audience.learn("t:socketio:node:node-1", 1 if heard else 0, time.monotonic())
 

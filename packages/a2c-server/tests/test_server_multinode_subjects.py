@@ -19,8 +19,8 @@ from redis import asyncio as aioredis
 
 from a2c_protocol import NAMESPACE, PROTOCOL_VERSION
 from a2c_server import AuthRequest, Identity, ServerSettings
-from a2c_server._redis_store import RedisStateStore, connect_redis
-from a2c_server._redis_subjects import RedisSubjectCounts
+from a2c_server._cluster._redis_store import RedisStateStore, connect_redis
+from a2c_server._cluster._redis_subjects import RedisSubjectCounts
 from a2c_testkit.redis_server import RedisServer, redis_server
 from a2c_testkit.server import RawClient, RunningServer, connect_raw, running_nodes
 from a2c_testkit.triangle import eventually

@@ -1,4 +1,4 @@
-"""The registry lookups' multiplexed connection (a2c_server._mux) against a real Redis.
+"""The registry lookups' multiplexed connection (a2c_server._cluster._mux) against a real Redis.
 
 Replies must reach the command they answer whatever happens around them: many at once,
 an error reply among them, a caller that gave up, a connection Redis kills, a Redis that
@@ -19,8 +19,8 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from a2c_protocol import Role
 from a2c_server import Member
-from a2c_server._mux import Multiplexer
-from a2c_server._redis_store import RedisStateStore, connect_redis
+from a2c_server._cluster._mux import Multiplexer
+from a2c_server._cluster._redis_store import RedisStateStore, connect_redis
 from a2c_testkit.redis_server import RedisServer
 
 

@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from a2c_server._noise import NoiseLog
+from a2c_server._observe._noise import NoiseLog
 
 
 def test_server_noise_rate_limits_per_kind(caplog: pytest.LogCaptureFixture) -> None:

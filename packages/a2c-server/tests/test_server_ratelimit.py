@@ -11,7 +11,7 @@ import pytest
 
 from a2c_protocol import Event
 from a2c_server import AuthRequest, Identity, ServerSettings
-from a2c_server._ratelimit import TokenBucket
+from a2c_server._state._ratelimit import TokenBucket
 from a2c_testkit.server import RunningServer, connect_raw, joined_raw, running_server
 
 LIMIT = "Too many requests: this session may send 2 per second"

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from a2c_protocol import EVENTS, Event, InvalidPayloadError, from_wire
-from a2c_server._route_fields import route_reader
+from a2c_server._relay._route_fields import route_reader
 
 CALL: dict[str, Any] = {"agent": "a", "req_id": "r1", "computer": "pc", "tool_name": "t",
                         "params": {"x": [1, {"y": None}]}, "timeout": 30}  # fmt: skip

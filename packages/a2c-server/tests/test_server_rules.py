@@ -18,7 +18,7 @@ from hypothesis.stateful import (
 
 from a2c_protocol import EnterOfficeReq, ErrorCode, Event, Role
 from a2c_server import Member, MemoryStateStore, Offices, StateConflictError
-from a2c_server._rules import (
+from a2c_server._state._rules import (
     MAX_NAME_LENGTH,
     ROOM_HAS_AGENT,
     JoinRefusal,

@@ -22,7 +22,7 @@ from websockets.exceptions import ConnectionClosed
 
 from a2c_protocol import NAMESPACE, Event, Role, is_error_payload
 from a2c_server import AuthenticationError, AuthRequest, Identity, ServerSettings
-from a2c_server._sio import RESERVED_EVENTS
+from a2c_server._relay._sio import RESERVED_EVENTS
 from a2c_testkit.server import (
     RawClient,
     RunningServer,

@@ -29,8 +29,8 @@ from socketio import packet as sio_packet
 from socketio.async_pubsub_manager import AsyncPubSubManager
 
 from a2c_server import _upstream
-from a2c_server._multinode import _RedisManager
-from a2c_server._sio import SmcpSocketServer
+from a2c_server._cluster._multinode import _RedisManager
+from a2c_server._relay._sio import SmcpSocketServer
 from a2c_server._upstream import _engineio, _redis, _socketio
 from a2c_server._upstream._engineio import LeanSocket
 from a2c_testkit.redis_server import RedisServer

@@ -79,8 +79,6 @@ if TYPE_CHECKING:
         StateListener,
         ToolsListener,
     )
-    from ._blobdrain import BLOB_ERROR_KEY
-    from ._blobpull import BlobData
     from ._exceptions import (
         AckTimeoutError,
         AgentConnectionError,
@@ -96,9 +94,11 @@ if TYPE_CHECKING:
         SkillIntegrityError,
         ToolCallTimeoutError,
     )
-    from ._lifecycle import AgentState
     from ._notify import NotificationStream
-    from ._progress import ProgressCallback
+    from ._rpc._blobdrain import BLOB_ERROR_KEY
+    from ._rpc._blobpull import BlobData
+    from ._rpc._progress import ProgressCallback
+    from ._session._lifecycle import AgentState
     from ._skills import SkillFile, SkillsListener
     from ._sync import SyncAgent
     from ._types import (
@@ -207,8 +207,8 @@ _LAZY: dict[str, str] = {
     "NotificationListener": "._agent",
     "StateListener": "._agent",
     "ToolsListener": "._agent",
-    "BLOB_ERROR_KEY": "._blobdrain",
-    "BlobData": "._blobpull",
+    "BLOB_ERROR_KEY": "._rpc._blobdrain",
+    "BlobData": "._rpc._blobpull",
     "AckTimeoutError": "._exceptions",
     "AgentConnectionError": "._exceptions",
     "AgentError": "._exceptions",
@@ -222,9 +222,9 @@ _LAZY: dict[str, str] = {
     "LeaveOfficeError": "._exceptions",
     "SkillIntegrityError": "._exceptions",
     "ToolCallTimeoutError": "._exceptions",
-    "AgentState": "._lifecycle",
+    "AgentState": "._session._lifecycle",
     "NotificationStream": "._notify",
-    "ProgressCallback": "._progress",
+    "ProgressCallback": "._rpc._progress",
     "SkillFile": "._skills",
     "SkillsListener": "._skills",
     "SyncAgent": "._sync",

@@ -1,5 +1,5 @@
 """``python -m a2c_agent`` runs the ``a2c-agent`` command."""
 
-from ._cli import main
+from ._cli._main import main
 
 raise SystemExit(main())

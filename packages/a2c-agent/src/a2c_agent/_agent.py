@@ -1,11 +1,13 @@
 """``AsyncAgent``: the Socket.IO adapter of the Agent role.
 
 This module only translates between python-socketio and the pure rules in
-:mod:`a2c_agent._rules`, :mod:`a2c_agent._lifecycle` and :mod:`a2c_agent._connection`.
+:mod:`a2c_agent._rules`, :mod:`a2c_agent._session._lifecycle` and
+:mod:`a2c_agent._session._connection`.
 ``AsyncAgent`` is the composition of its parts, one module each: the link
-(:mod:`~a2c_agent._link`), office membership (:mod:`~a2c_agent._membership`), what the
-Server pushes (:mod:`~a2c_agent._events`), requests (:mod:`~a2c_agent._requests`), the
-skills and blobs facades (:mod:`~a2c_agent._facades`), on a shared core
+(:mod:`~a2c_agent._session._link`), office membership (:mod:`~a2c_agent._session._membership`), what
+the
+Server pushes (:mod:`~a2c_agent._events`), requests (:mod:`~a2c_agent._rpc._requests`), the
+skills and blobs facades (:mod:`~a2c_agent._rpc._facades`), on a shared core
 (:mod:`~a2c_agent._core`). Here live its construction and its properties.
 """
 
@@ -20,26 +22,26 @@ import socketio
 from a2c_protocol import with_version_query
 from a2c_protocol._lines import LINE_0_2, LINE_VERSIONS, Line
 
-from ._blobpull import DEFAULT_CHUNK_BYTES, DEFAULT_MAX_IN_FLIGHT
-from ._connection import (
+from ._core import _req_id as _req_id
+from ._events import DesktopListener, NotificationListener, StateListener, ToolsListener
+from ._notify import Listeners, NotificationStream
+from ._rpc._blobpull import DEFAULT_CHUNK_BYTES, DEFAULT_MAX_IN_FLIGHT
+from ._rpc._inflight import TOOL_CALL_GRACE, InFlightCalls
+from ._rpc._progress import ProgressWaits
+from ._rpc._requests import RequestsMixin
+from ._rules import ToolCache
+from ._session._connection import (
     DEFAULT_TRANSPORTS,
     AuthSource,
     build_auth,
     check_transports,
     versioned_url,
 )
-from ._core import _req_id as _req_id
-from ._events import DesktopListener, NotificationListener, StateListener, ToolsListener
-from ._inflight import TOOL_CALL_GRACE, InFlightCalls
-from ._lifecycle import AgentState
-from ._link import LinkMixin
-from ._link import _close_code_recorder as _close_code_recorder
-from ._link import _error_from_refusal as _error_from_refusal
-from ._membership import _DEPART_TIMEOUT as _DEPART_TIMEOUT
-from ._notify import Listeners, NotificationStream
-from ._progress import ProgressWaits
-from ._requests import RequestsMixin
-from ._rules import ToolCache
+from ._session._lifecycle import AgentState
+from ._session._link import LinkMixin
+from ._session._link import _close_code_recorder as _close_code_recorder
+from ._session._link import _error_from_refusal as _error_from_refusal
+from ._session._membership import _DEPART_TIMEOUT as _DEPART_TIMEOUT
 from ._skills import SkillTracker
 from ._types import AgentTool
 from ._upload._mixin import UploadMixin

@@ -23,23 +23,23 @@ from a2c_protocol import (
 )
 from a2c_protocol._lines import LINE_0_2, Line, translate_answer
 
-from ._connection import (
-    AuthSource,
-)
 from ._exceptions import (
     AckTimeoutError,
     AgentStateError,
     ConnectionLostError,
 )
-from ._inflight import InFlightCalls
-from ._lifecycle import AgentState, Transition, next_state, require_connected
 from ._notify import Listeners, NotificationStream
-from ._progress import ProgressWaits
+from ._rpc._inflight import InFlightCalls
+from ._rpc._progress import ProgressWaits
 from ._rules import (
     ToolCache,
     decode_ack,
     unanswered,
 )
+from ._session._connection import (
+    AuthSource,
+)
+from ._session._lifecycle import AgentState, Transition, next_state, require_connected
 from ._skills import SkillTracker
 
 logger = logging.getLogger("a2c_agent")

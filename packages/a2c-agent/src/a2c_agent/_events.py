@@ -27,7 +27,6 @@ from ._core import AgentCore, _req_id
 from ._exceptions import (
     InvalidResponseError,
 )
-from ._lifecycle import AgentState
 from ._notify import NotificationStream
 from ._rules import (
     Action,
@@ -39,6 +38,7 @@ from ._rules import (
     decode_notification,
     tools_from_ret,
 )
+from ._session._lifecycle import AgentState
 from ._skills import SkillsListener
 from ._types import AgentNotification, AgentTool
 

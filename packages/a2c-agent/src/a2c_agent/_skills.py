@@ -34,9 +34,9 @@ from a2c_protocol import (
     is_text_mime,
 )
 
-from ._blobpull import BlobData
 from ._exceptions import SkillIntegrityError
 from ._notify import Listeners
+from ._rpc._blobpull import BlobData
 from ._rules import PerComputerCache
 from ._types import AgentNotification
 

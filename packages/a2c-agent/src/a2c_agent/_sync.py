@@ -19,8 +19,8 @@ from a2c_protocol import A2CResource, A2CSkillRef, Event
 
 from ._agent import AsyncAgent
 from ._exceptions import AgentStateError
-from ._lifecycle import AgentState
 from ._notify import NotificationStream
+from ._session._lifecycle import AgentState
 from ._types import AgentNotification, AgentTool
 
 __all__ = ["SyncAgent"]

@@ -36,7 +36,8 @@ if TYPE_CHECKING:
     )
     from ._computer import ConfirmCallback, ConfirmRequest, ServerState
     from ._config import InputResolver, ReloadPlan, env_var_names, load_config, plan_reload
-    from ._desktop import CallRecord, WindowInfo, describe_window, organize, render_window
+    from ._desk._desktop import CallRecord, WindowInfo, describe_window, organize, render_window
+    from ._desk._lint import LintFinding, lint_windows
     from ._exceptions import (
         BlobError,
         BlobTooLargeError,
@@ -48,10 +49,9 @@ if TYPE_CHECKING:
         LinkError,
         ServerRefusedError,
     )
-    from ._lint import LintFinding, lint_windows
-    from ._logging import redacting_filter
     from ._mcp import ServerStatus
-    from ._metrics import ComputerMetrics
+    from ._observe._logging import redacting_filter
+    from ._observe._metrics import ComputerMetrics
     from ._registry import build_registry, merge_tool_meta
     from ._reloader import ConfigReloader
     from ._skills import ArchiveLimits, SkillManager, SkillSettings, default_skill_settings
@@ -120,11 +120,11 @@ _LAZY: dict[str, str] = {
     "ConfirmRequest": "._computer",
     "ServerState": "._computer",
     "load_config": "._config",
-    "CallRecord": "._desktop",
-    "WindowInfo": "._desktop",
-    "describe_window": "._desktop",
-    "organize": "._desktop",
-    "render_window": "._desktop",
+    "CallRecord": "._desk._desktop",
+    "WindowInfo": "._desk._desktop",
+    "describe_window": "._desk._desktop",
+    "organize": "._desk._desktop",
+    "render_window": "._desk._desktop",
     "BlobError": "._exceptions",
     "BlobTooLargeError": "._exceptions",
     "BlobUnavailableError": "._exceptions",
@@ -136,11 +136,11 @@ _LAZY: dict[str, str] = {
     "ServerRefusedError": "._exceptions",
     "InputResolver": "._config",
     "env_var_names": "._config",
-    "LintFinding": "._lint",
-    "lint_windows": "._lint",
-    "redacting_filter": "._logging",
+    "LintFinding": "._desk._lint",
+    "lint_windows": "._desk._lint",
+    "redacting_filter": "._observe._logging",
     "ServerStatus": "._mcp",
-    "ComputerMetrics": "._metrics",
+    "ComputerMetrics": "._observe._metrics",
     "build_registry": "._registry",
     "merge_tool_meta": "._registry",
     "ReloadPlan": "._config",

@@ -13,16 +13,16 @@ from typing import Any, Literal, Self
 from a2c_protocol import CallToolResult, ComputerConfig, Event, JsonObject
 from a2c_protocol._lines import Line
 
-from ._agent_allowlist import AgentAllowList
 from ._blobs import BlobSettings, BlobStore
 from ._computer import ComputerCore, ConfirmCallback, ResultFinisher
 from ._config import PromptFn
 from ._exceptions import ComputerStateError
-from ._extensions import CallExtras
 from ._landing import LandingSettings, LandingStore, run_reaper
-from ._link import ComputerLink
-from ._metrics import ComputerMetrics
+from ._observe._metrics import ComputerMetrics
+from ._server_link._agent_allowlist import AgentAllowList
+from ._server_link._link import ComputerLink
 from ._skills import SkillManager, SkillSettings, default_skill_settings
+from ._toolcalls._extensions import CallExtras
 
 __all__ = ["Computer"]
 

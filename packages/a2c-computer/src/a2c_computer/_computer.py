@@ -20,14 +20,14 @@ from typing import Any, Literal
 
 from a2c_protocol import ComputerConfig, Event
 
-from ._calls import CallsMixin, ResultFinisher
 from ._config import InputResolver, PromptFn, load_config, plan_reload
-from ._confirm import ConfirmCallback, ConfirmRequest, error_result
 from ._core import UpdateListener
-from ._desktop import CallRecord
+from ._desk._desktop import CallRecord
 from ._registry import build_registry
 from ._servers import ServersMixin, ServerState
-from ._vrl import VrlProgram
+from ._toolcalls._calls import CallsMixin, ResultFinisher
+from ._toolcalls._confirm import ConfirmCallback, ConfirmRequest, error_result
+from ._toolcalls._vrl import VrlProgram
 
 __all__ = [
     "ComputerCore",

@@ -18,12 +18,12 @@ from typing import Any, Literal, TypeAlias
 from a2c_protocol import CallToolResult, ComputerConfig, Event, JsonObject
 
 from ._config import InputResolver
-from ._confirm import ConfirmCallback
-from ._desktop import CallRecord, WindowInfo
+from ._desk._desktop import CallRecord, WindowInfo
 from ._mcp import McpServer
 from ._observers import ServerObserver
 from ._registry import Clash, ToolRegistry
-from ._vrl import VrlProgram
+from ._toolcalls._confirm import ConfirmCallback
+from ._toolcalls._vrl import VrlProgram
 
 __all__ = ["CoreBase", "UpdateListener"]
 

@@ -19,11 +19,11 @@ import attrs
 
 from a2c_protocol import Event, JsonObject, MCPServerConfig, to_wire
 
-from ._desktop import updated_needs_refresh
+from ._desk._desktop import updated_needs_refresh
+from ._desk._windows import WindowsMixin
 from ._exceptions import ComputerStateError
 from ._mcp import McpServer, NotificationKind, ServerStatus
 from ._tools import ToolsMixin
-from ._windows import WindowsMixin
 
 __all__ = ["ServerState", "ServersMixin"]
 

@@ -73,6 +73,7 @@ from ._handshake import (
     with_version_query,
 )
 from ._jsonlog import JsonLogFormatter
+from ._lines._negotiation import retry_line
 from ._markers import (
     A2C_BLOB_HANDLE,
     A2C_CANCEL_REASON,
@@ -162,7 +163,6 @@ from ._models import (
     UpdateToolListNotification,
     VersionMismatchPayload,
 )
-from ._negotiation import retry_line
 from ._otel_setup import (
     install_tracer_provider,
     shutdown_tracer_provider,

@@ -23,7 +23,8 @@ from ._auth import (
     JwtAuth,
     SharedTokenAuth,
 )
-from ._consistency import registry_mismatches
+from ._cluster._consistency import registry_mismatches
+from ._edge._gate import VersionGate
 from ._exceptions import (
     AuthenticationError,
     ServerError,
@@ -31,12 +32,11 @@ from ._exceptions import (
     StateConflictError,
     StoreUnavailableError,
 )
-from ._gate import VersionGate
-from ._metrics import RouteOutcome, ServerMetrics
-from ._offices import Broadcast, MembershipOutcome, Offices
-from ._rules import Member
+from ._observe._metrics import RouteOutcome, ServerMetrics
 from ._settings import ServerSettings
-from ._store import MemoryStateStore, StateStore, StoreStats
+from ._state._offices import Broadcast, MembershipOutcome, Offices
+from ._state._rules import Member
+from ._state._store import MemoryStateStore, StateStore, StoreStats
 from ._version import __version__
 
 __all__ = [

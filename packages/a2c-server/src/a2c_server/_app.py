@@ -20,29 +20,29 @@ import socketio
 from a2c_protocol import NAMESPACE, Event
 
 from ._auth import AllowAllAuth, AuthProvider, JwtAuth, SharedTokenAuth, is_loopback_host
-from ._consistency import registry_mismatches
+from ._cluster._consistency import registry_mismatches
+from ._edge._gate import Receive, Scope, Send, VersionGate, first_query_value, mount_matches
+from ._edge._open_requests import OpenRequests
+from ._edge._oversize import OversizeWatch
+from ._edge._polling import PostScreen
+from ._edge._shutdown import Drain
+from ._edge._transport import serve_engineio
+from ._edge._uvicorn_log import guard_loop, quiet_client_faults, unguard_loop
 from ._exceptions import StoreUnavailableError
 from ._floods._accesslog import quiet_repeated_lines
 from ._floods._collector import FloodsCollector
-from ._gate import Receive, Scope, Send, VersionGate, first_query_value, mount_matches
-from ._metrics import METRICS_CONTENT_TYPE, ServerMetrics
-from ._namespace import SmcpNamespace
-from ._offices import Offices
-from ._open_requests import OpenRequests
-from ._oversize import OversizeWatch
-from ._packet import SmcpPacket
-from ._polling import PostScreen
+from ._observe._metrics import METRICS_CONTENT_TYPE, ServerMetrics
+from ._relay._namespace import SmcpNamespace
+from ._relay._packet import SmcpPacket
+from ._relay._sio import Limits, SmcpSocketServer
 from ._settings import ServerSettings
-from ._shutdown import Drain
-from ._sio import Limits, SmcpSocketServer
-from ._store import MemoryStateStore, StateStore
-from ._transport import serve_engineio
+from ._state._offices import Offices
+from ._state._store import MemoryStateStore, StateStore
 from ._upstream import polling_sessions
-from ._uvicorn_log import guard_loop, quiet_client_faults, unguard_loop
 
 if TYPE_CHECKING:
+    from ._cluster._multinode import MultiNode
     from ._console._routes import Console
-    from ._multinode import MultiNode
 
 __all__ = ["A2CServerApp", "create_app"]
 
@@ -125,7 +125,7 @@ class A2CServerApp:
         """At shutdown: answer open HTTP requests with 503 and close polling sessions.
 
         The ``a2c-server`` command runs it after the drain, before uvicorn closes the
-        connections (see :mod:`a2c_server._open_requests`).
+        connections (see :mod:`a2c_server._edge._open_requests`).
         """
         await self.requests.end(self._close_polling_sessions, timeout)
 
@@ -305,7 +305,7 @@ def create_app(
     multinode: MultiNode | None = None
     node_id = settings.node_id or "local"
     if settings.redis_url is not None and store is None:
-        from ._multinode import MultiNode, default_node_id
+        from ._cluster._multinode import MultiNode, default_node_id
 
         node_id = default_node_id(settings)
         multinode = MultiNode(settings, node_id)

@@ -17,14 +17,14 @@ from typing import Any, Final
 
 import uvicorn
 
-from . import _otel as otel
 from ._app import create_app
 from ._auth import is_loopback_host, require_jwt_support
+from ._edge._shutdown import DrainingServer
 from ._exceptions import SettingsError, StoreUnavailableError
-from ._logs import announce, configure_logging, uvicorn_log_level
+from ._observe import _otel as otel
+from ._observe._logs import announce, configure_logging, uvicorn_log_level
 from ._runtime import runtime_stack
 from ._settings import ServerSettings
-from ._shutdown import DrainingServer
 from ._version import __version__
 
 __all__ = ["ENV_VARS", "main", "settings_from_args"]
@@ -320,7 +320,7 @@ def _require_jwt() -> None:
 def _require_redis(url: str) -> None:
     """Exit 2 with a clear message unless the extra is installed and Redis answers."""
     try:
-        from ._multinode import check_redis
+        from ._cluster._multinode import check_redis
     except ImportError as exc:
         print(
             f"a2c-server: --redis needs the redis package: install a2c-server[redis] ({exc})",

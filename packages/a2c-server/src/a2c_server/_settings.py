@@ -11,7 +11,7 @@ from a2c_protocol._lines import KNOWN_LINES, LINE_VERSIONS, Line, line_of, parse
 
 from ._auth import is_loopback_host
 from ._exceptions import SettingsError
-from ._limits import DEFAULT_MAX_ID_LENGTH
+from ._state._limits import DEFAULT_MAX_ID_LENGTH
 
 __all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "HARD_MAX_TOOL_TIMEOUT", "ServerSettings"]
 

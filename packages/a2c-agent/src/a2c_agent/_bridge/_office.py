@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from a2c_agent._exceptions import JoinOfficeError
-from a2c_agent._lifecycle import AgentState
+from a2c_agent._session._lifecycle import AgentState
 from a2c_protocol import A2CError, Event, RemoteError
 
 if TYPE_CHECKING:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from a2c_agent._blobdrain import BLOB_ERROR_KEY
+from a2c_agent._rpc._blobdrain import BLOB_ERROR_KEY
 from a2c_protocol import A2CError, CallToolResult, RemoteError, ToolCallProgress, to_wire
 
 __all__ = ["error_result", "mcp_result", "progress_fields", "unreachable_result"]

@@ -15,7 +15,7 @@ from ._args import usage_problem
 
 if TYPE_CHECKING:
     from a2c_agent._agent import AsyncAgent
-    from a2c_agent._connection import AuthSource
+    from a2c_agent._session._connection import AuthSource
 
 __all__ = ["EXTRA_MISSING", "main"]
 

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from a2c_agent._cli_files import ProgressBar
+from a2c_agent._cli._files import ProgressBar
 
 if TYPE_CHECKING:
     from a2c_agent._agent import AsyncAgent

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from a2c_agent._blobpull import DEFAULT_CHUNK_BYTES
 from a2c_agent._core import AgentCore, _req_id
+from a2c_agent._rpc._blobpull import DEFAULT_CHUNK_BYTES
 from a2c_protocol import Event, PutBlobReq, PutBlobRet
 
 from ._push import Declaration, Landed, Source, UploadProgress, encode, push_blob

@@ -22,12 +22,12 @@ from __future__ import annotations
 from typing import Any
 
 from a2c_computer._computer import ComputerCore
-from a2c_computer._confirm import ALLOW_HINT, needs_confirmation
+from a2c_computer._desk._lint import lint_windows
 from a2c_computer._landing import LandingSettings, describe_landing
-from a2c_computer._lint import lint_windows
 from a2c_computer._mcp import ServerStatus
 from a2c_computer._registry import clash_advice
 from a2c_computer._skills import default_skill_settings
+from a2c_computer._toolcalls._confirm import ALLOW_HINT, needs_confirmation
 from a2c_protocol import ComputerConfig, InvalidPayloadError, SMCPTool, tool_meta_of
 
 from ._skills_cmd import print_skill_report, stage_with

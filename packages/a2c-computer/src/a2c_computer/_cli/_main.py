@@ -29,10 +29,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from a2c_computer._config import load_config
-from a2c_computer._confirm import ALLOW_HINT, foreground_terminal
 from a2c_computer._exceptions import ComputerError, ConfigError, LinkError
 from a2c_computer._landing import landing_settings
-from a2c_computer._logging import configure_logging, register_secret
+from a2c_computer._observe._logging import configure_logging, register_secret
+from a2c_computer._toolcalls._confirm import ALLOW_HINT, foreground_terminal
 from a2c_protocol import ProtocolVersionError, token_file_auth, token_flags_problem
 
 from ._args import (
@@ -51,7 +51,7 @@ from ._convert_cmd import convert_hint, is_mcp_servers_file, run_convert
 # usage error or ``config convert`` answer without loading them.
 if TYPE_CHECKING:
     from a2c_computer._app import Computer
-    from a2c_computer._confirm import ConsoleConfirmer
+    from a2c_computer._toolcalls._confirm import ConsoleConfirmer
 
 __all__ = ["main"]
 
@@ -69,7 +69,7 @@ EXIT_VERSION = 3
 def _confirmer(mode: str, interactive: bool) -> ConsoleConfirmer | None:
     if mode != "ask":
         return None
-    from a2c_computer._confirm import ConsoleConfirmer
+    from a2c_computer._toolcalls._confirm import ConsoleConfirmer
 
     if not interactive:
         # Fail closed: nobody can say yes, so nothing unconfirmed runs (systemd, nohup,
@@ -111,7 +111,7 @@ def _token_file_hook(path: str) -> Callable[[], dict[str, str]]:
 
 async def _run(args: argparse.Namespace) -> int:
     from a2c_computer._app import Computer
-    from a2c_computer._metrics import serve_metrics
+    from a2c_computer._observe._metrics import serve_metrics
     from a2c_computer._reloader import ConfigReloader
 
     auth: dict[str, Any] = {"token": args.token} if args.token else {}
@@ -274,7 +274,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             CONFIG_PATH.set(str(Path(args.config).resolve()))
         if args.command == "run":
-            from a2c_computer import _otel as otel
+            from a2c_computer._observe import _otel as otel
 
             otel.configure_from_env()
             try:

@@ -30,7 +30,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Final
 
 from a2c_computer._exceptions import InputResolutionError
-from a2c_computer._logging import register_secret
+from a2c_computer._observe._logging import register_secret
 from a2c_protocol import CommandInput, MCPServerInput, PickStringInput, PromptStringInput
 
 __all__ = [

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from a2c_computer._exceptions import ConfigError
-from a2c_computer._vrl import vrl_problem
+from a2c_computer._toolcalls._vrl import vrl_problem
 from a2c_protocol import ComputerConfig, FieldError, InvalidPayloadError, config_from_json, to_wire
 
 from ._foreign import CONFIG_KEYS, convert_mcp_servers, did_you_mean, is_mcp_servers_document

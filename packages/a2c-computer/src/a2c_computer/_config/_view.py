@@ -31,7 +31,7 @@ from typing import Any, Final, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
 from a2c_computer._auth import redact_text
-from a2c_computer._logging import SECRETS
+from a2c_computer._observe._logging import SECRETS
 from a2c_protocol import REDACTED
 
 from ._inputs import placeholder_ids

@@ -7,7 +7,7 @@ from mcp import McpError, types
 
 from a2c_computer._auth import redact_text
 from a2c_computer._exceptions import ComputerError
-from a2c_computer._logging import SECRETS
+from a2c_computer._observe._logging import SECRETS
 from a2c_protocol import MCPServerConfig, StdioServerConfig
 
 __all__ = ["McpCallFailure"]

@@ -14,7 +14,7 @@ from mcp import ClientSession, McpError, types
 from mcp.shared.session import ProgressFnT
 from pydantic import BaseModel, ConfigDict
 
-from a2c_computer._extensions import ProgressFn
+from a2c_computer._toolcalls._extensions import ProgressFn
 from a2c_computer._upstream import request_id_of
 from a2c_protocol import JsonObject
 

@@ -22,10 +22,10 @@ import anyio
 import httpx
 from mcp import ClientSession, types
 
-from a2c_computer._logging import forward_mcp_log
 from a2c_computer._oauth._provider import ComputerOAuth, make_auth, sign_in_hint
 from a2c_computer._oauth._store import TokenStore, default_store
-from a2c_computer._stderr import stderr_pipe
+from a2c_computer._observe._logging import forward_mcp_log
+from a2c_computer._observe._stderr import stderr_pipe
 from a2c_protocol import MCPServerConfig, SseServerConfig, reconnect_delays
 
 from ._failures import _closed_message, _describe

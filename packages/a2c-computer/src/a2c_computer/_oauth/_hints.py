@@ -16,7 +16,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Mapping
 
-from a2c_computer._confirm import error_result
+from a2c_computer._toolcalls._confirm import error_result
 from a2c_protocol import CallToolResult, ErrorCode, MCPServerConfig
 
 from ._provider import sign_in_hint

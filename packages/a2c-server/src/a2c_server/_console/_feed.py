@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any, Final
 
 from a2c_protocol import Event
-from a2c_server._metrics import ServerMetrics
+from a2c_server._observe._metrics import ServerMetrics
 
 from ._registry import Registry
 

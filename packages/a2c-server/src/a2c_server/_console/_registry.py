@@ -15,10 +15,10 @@ import attrs
 import socketio
 
 from a2c_protocol import NAMESPACE
-from a2c_server._metrics import ServerMetrics
-from a2c_server._rules import Member
+from a2c_server._observe._metrics import ServerMetrics
 from a2c_server._settings import ServerSettings
-from a2c_server._store import MemoryStateStore, StateStore
+from a2c_server._state._rules import Member
+from a2c_server._state._store import MemoryStateStore, StateStore
 from a2c_server._upstream import transport_name
 
 __all__ = ["Registry", "Snapshot"]
@@ -80,7 +80,7 @@ class Registry:
         return list(local().values()) if callable(local) else []
 
     async def _read_redis(self) -> Snapshot:
-        from a2c_server._redis_store import _decode
+        from a2c_server._cluster._redis_store import _decode
 
         client: Any = getattr(self._store, "client")  # noqa: B009 - only the Redis store has it
         p = "{" + self._settings.redis_prefix + "}"

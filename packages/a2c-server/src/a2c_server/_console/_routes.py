@@ -15,9 +15,9 @@ import urllib.parse
 from importlib import resources
 from typing import Any, Final
 
-from a2c_server._gate import Receive, Scope, Send, first_query_value
-from a2c_server._logs import log
-from a2c_server._shutdown import Drain
+from a2c_server._edge._gate import Receive, Scope, Send, first_query_value
+from a2c_server._edge._shutdown import Drain
+from a2c_server._observe._logs import log
 
 from ._access import Access
 from ._feed import ConsoleFeed

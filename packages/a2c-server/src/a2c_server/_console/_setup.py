@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import socketio
 
-from a2c_server._metrics import ServerMetrics
-from a2c_server._namespace import SmcpNamespace
+from a2c_server._edge._shutdown import Drain
+from a2c_server._observe._metrics import ServerMetrics
+from a2c_server._relay._namespace import SmcpNamespace
 from a2c_server._settings import ServerSettings
-from a2c_server._shutdown import Drain
-from a2c_server._store import StateStore
+from a2c_server._state._store import StateStore
 
 from ._access import Access
 from ._feed import ConsoleFeed

@@ -18,7 +18,7 @@ from typing import Any, Final
 
 from prometheus_client.core import CounterMetricFamily, Metric
 
-from a2c_server._logs import log
+from a2c_server._observe._logs import log
 
 __all__ = ["RefusalLog", "address_of"]
 

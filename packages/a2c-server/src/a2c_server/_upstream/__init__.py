@@ -20,7 +20,7 @@ the pins together.
   transport; ``tests/test_server_floods_guard.py`` pins it), and emptying its queue.
 * :mod:`._socketio`: :class:`ServerShim`, whose overrides of ``AsyncServer``'s private
   dispatch steps call hooks (``screen_client_event``, ``over_limit``, ``admit_session``...)
-  that :class:`a2c_server._sio.SmcpSocketServer` implements; the compact packet class;
+  that :class:`a2c_server._relay._sio.SmcpSocketServer` implements; the compact packet class;
   the client manager's undocumented state.
 * :mod:`._redis` (needs the ``redis`` extra, so it is imported by the multi-node modules,
   not here): :class:`RedisManagerShim` over ``AsyncRedisManager``'s private steps, and the

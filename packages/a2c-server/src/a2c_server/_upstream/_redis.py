@@ -5,11 +5,12 @@ why :mod:`a2c_server._upstream` does not import it: the multi-node modules do.
 
 :class:`RedisManagerShim` overrides the private steps of ``socketio.AsyncRedisManager``
 (``_publish``, ``_listen``, ``_handle_emit``, ``_redis_connect``) and calls hooks that
-:class:`a2c_server._multinode._RedisManager` implements; it also reads the manager's
+:class:`a2c_server._cluster._multinode._RedisManager` implements; it also reads the manager's
 undocumented ``pubsub``, ``redis``, ``thread`` and ``callbacks`` and sets ``host_id``.
 
 The functions at the end are redis-py's connection internals the publisher
-(:mod:`a2c_server._publish`) and the registry lookups (:mod:`a2c_server._mux`) write
+(:mod:`a2c_server._cluster._publish`) and the registry lookups (:mod:`a2c_server._cluster._mux`)
+write
 with: the stream reader and writer, ``pack_commands``, a connection made from a pool's
 class and settings (``connection_class``, ``connection_kwargs``) without being one of its
 connections.

@@ -1,0 +1,281 @@
+"""The Agent's requests to Computers: ``client:get_*``, ``client:tool_call`` and its cancel."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+from a2c_agent._core import _req_id
+from a2c_agent._exceptions import (
+    AckTimeoutError,
+    InvalidResponseError,
+    ToolCallTimeoutError,
+)
+from a2c_agent._rules import (
+    decode_ack,
+    tools_from_ret,
+)
+from a2c_agent._session._lifecycle import require_connected
+from a2c_agent._types import AgentTool, ResourcePage, result_error_code
+from a2c_protocol import (
+    A2CResource,
+    AgentCallData,
+    CallToolResult,
+    ComputerConfigView,
+    Event,
+    GetComputerConfigReq,
+    GetDeskTopReq,
+    GetDeskTopRet,
+    GetResourcesReq,
+    GetResourcesRet,
+    GetToolsReq,
+    GetToolsRet,
+    InvalidPayloadError,
+    RemoteError,
+    RequestTimeoutError,
+    ToolCallReq,
+    WindowURI,
+    from_wire,
+    to_wire,
+)
+
+from ._blobdrain import drain_result
+from ._blobpull import BlobData
+from ._facades import FacadesMixin
+from ._otel import call_span
+from ._progress import ProgressCallback
+
+
+class RequestsMixin(FacadesMixin):
+    """The ``client:get_*`` requests, tool calls and their cancellation."""
+
+    # ----------------------------------------------------------------- client:get_*
+
+    async def get_tools(self, computer: str) -> list[AgentTool]:
+        """The tools of ``computer`` with their ``a2c_tool_meta`` parsed into ToolMeta."""
+        ret = await self._ask(
+            Event.GET_TOOLS,
+            GetToolsReq(agent=self._name, req_id=_req_id(), computer=computer),
+            GetToolsRet,
+        )
+        return list(tools_from_ret(computer, ret))
+
+    async def get_config(self, computer: str) -> ComputerConfigView:
+        """The MCP server configuration of ``computer`` (placeholders unresolved); from our
+        Computer also each MCP server's state (``server_states``, None from others)."""
+        return await self._ask(
+            Event.GET_CONFIG,
+            GetComputerConfigReq(agent=self._name, req_id=_req_id(), computer=computer),
+            ComputerConfigView,
+        )
+
+    async def get_desktop(
+        self, computer: str, size: int | None = None, window: WindowURI | str | None = None
+    ) -> list[str]:
+        """The rendered desktop of ``computer`` (one string per window).
+
+        ``size`` caps the number of entries (``None``: all; ``<= 0``: none, per protocol).
+
+        ``window`` restricts it to one window; a string is parsed strictly, so a query or
+        fragment raises :class:`~a2c_protocol.InvalidWindowURIError` before anything is
+        sent.
+        """
+        window_text: str | None = None
+        if isinstance(window, WindowURI):
+            window_text = str(window)
+        elif window is not None:
+            WindowURI.parse(window)  # strict: raises on a query or fragment
+            window_text = window
+        if size is not None and (isinstance(size, bool) or not isinstance(size, int)):
+            raise ValueError(f"size must be an integer or None, got {size!r}")
+        ret = await self._ask(
+            Event.GET_DESKTOP,
+            GetDeskTopReq(
+                agent=self._name,
+                req_id=_req_id(),
+                computer=computer,
+                desktop_size=size,
+                window=window_text,
+            ),
+            GetDeskTopRet,
+        )
+        return list(ret.desktops)
+
+    async def get_resources(
+        self, computer: str, mcp_server: str, cursor: str | None = None
+    ) -> ResourcePage:
+        """One page of ``mcp_server``'s resources on ``computer``.
+
+        Raises :class:`McpServerNotFoundError` (4014) for an unknown server and
+        :class:`CapabilityNotSupportedError` (4015, with ``capability``) when it lacks
+        resources.
+        """
+        ret = await self._ask(
+            Event.GET_RESOURCES,
+            GetResourcesReq(
+                agent=self._name,
+                req_id=_req_id(),
+                computer=computer,
+                mcp_server=mcp_server,
+                cursor=cursor,
+            ),
+            GetResourcesRet,
+        )
+        try:
+            resources = tuple(from_wire(A2CResource, item) for item in ret.resources)
+        except InvalidPayloadError as exc:
+            raise InvalidResponseError("resource", exc.errors) from exc
+        return ResourcePage(resources=resources, next_cursor=ret.next_cursor or None)
+
+    async def iter_resources(self, computer: str, mcp_server: str) -> AsyncIterator[A2CResource]:
+        """Every resource of ``mcp_server``, following ``next_cursor`` page by page."""
+        cursor: str | None = None
+        seen: set[str] = set()
+        while True:
+            page = await self.get_resources(computer, mcp_server, cursor)
+            for resource in page.resources:
+                yield resource
+            if page.next_cursor is None:
+                return
+            if page.next_cursor in seen:
+                raise InvalidResponseError(
+                    f"resource paging: cursor {page.next_cursor!r} repeated (server loops)"
+                )
+            seen.add(page.next_cursor)
+            cursor = page.next_cursor
+
+    # ------------------------------------------------------------------ tool calls
+
+    async def call_tool(
+        self,
+        computer: str,
+        tool_name: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        timeout: float = 60.0,
+        req_id: str | None = None,
+        drain_blobs: bool | None = None,
+        on_progress: ProgressCallback | None = None,
+        timeout_resets_on_progress: bool = False,
+    ) -> CallToolResult:
+        """Call ``tool_name`` on ``computer`` and return its ``CallToolResult``.
+
+        Content items whose bytes travel by blob handle (``_meta.a2c_blob_handle``) are
+        pulled and restored before returning (the ``a2c_*`` keys stay), unless
+        ``drain_blobs`` (default: the agent's setting) is False; see :meth:`read_blob`.
+
+        Tool failures are results (``is_error``; read them with :func:`result_error_code`,
+        :func:`tool_authorization` or :func:`raise_for_tool_error`); they are never retried.
+        Protocol failures raise the typed :class:`RemoteError` (404 unknown Computer, 4103,
+        4104, 403, 408, 400 …).
+
+        ``timeout`` (seconds) is sent to the Computer (rounded up to whole seconds). If no
+        answer arrives within ``timeout`` plus the agent's grace period, the agent sends
+        ``server:tool_call_cancel`` for this call's ``req_id`` and raises
+        :class:`ToolCallTimeoutError`. A 408 from the Server is answered with the same
+        cancel before :class:`RequestTimeoutError` is raised.
+
+        ``req_id`` defaults to a fresh UUID; pass your own to be able to cancel the call
+        from elsewhere with :meth:`cancel_tool_call` (cancelling the awaiting task does the
+        same).
+
+        ``on_progress`` (an extension, see docs/compatibility.md) asks for the MCP server's
+        progress reports: each arrives as a :class:`~a2c_protocol.ToolCallProgress` (at most
+        about 10 per second; a plain or a coroutine function). Without it nothing changes on
+        the wire. With ``timeout_resets_on_progress`` each report restarts ``timeout`` here;
+        the Server and the Computer restart their waits on progress in any case (the Server
+        up to its ``--max-tool-timeout``).
+        """
+        with call_span(self._office, computer, tool_name) as span:
+            try:
+                result = await self._call_tool(
+                    computer, tool_name, params, timeout=timeout, req_id=req_id,
+                    drain_blobs=drain_blobs, on_progress=on_progress,
+                    timeout_resets_on_progress=timeout_resets_on_progress,
+                    trace=span.carrier(),
+                )  # fmt: skip
+            except RemoteError as exc:
+                span.outcome("error", exc.code)
+                raise
+            except ToolCallTimeoutError:
+                span.outcome("timeout")
+                raise
+            code = result_error_code(result)
+            span.outcome("error" if result.is_error else "ok", code)
+            return result
+
+    async def _call_tool(
+        self,
+        computer: str,
+        tool_name: str,
+        params: Mapping[str, Any] | None,
+        *,
+        timeout: float,
+        req_id: str | None,
+        drain_blobs: bool | None,
+        on_progress: ProgressCallback | None,
+        timeout_resets_on_progress: bool,
+        trace: dict[str, str] | None,
+    ) -> CallToolResult:
+        if timeout <= 0:
+            raise ValueError("timeout must be positive")
+        if req_id is not None and not (isinstance(req_id, str) and req_id):
+            raise ValueError("req_id must be a non-empty string")
+        req_id = req_id or _req_id()
+        request = ToolCallReq(
+            agent=self._name,
+            req_id=req_id,
+            computer=computer,
+            tool_name=tool_name,
+            params=dict(params or {}),
+            timeout=max(1, math.ceil(timeout)),
+            a2c_progress=True if on_progress is not None else None,
+            a2c_trace=trace,
+        )
+        progress = (
+            contextlib.nullcontext(None)
+            if on_progress is None
+            else self._progress.waiting(
+                req_id,
+                computer,
+                on_progress,
+                timeout_resets_on_progress,
+                timeout + self._tool_call_grace,
+            )
+        )
+        with self._calls.tracking(req_id), progress as bind:
+            try:
+                args = await self._request(
+                    Event.TOOL_CALL, request, timeout=timeout + self._tool_call_grace, bind=bind
+                )
+            except AckTimeoutError:
+                await self._cancel_once(req_id)
+                raise ToolCallTimeoutError(
+                    computer, tool_name, req_id, timeout, timeout + self._tool_call_grace
+                ) from None
+            except asyncio.CancelledError:
+                await asyncio.shield(self._cancel_once(req_id))
+                raise
+        try:
+            result = decode_ack(Event.TOOL_CALL, CallToolResult, args)
+        except RequestTimeoutError:
+            await self._cancel_once(req_id)
+            raise
+        if not (self._drain_blobs if drain_blobs is None else drain_blobs):
+            return result
+
+        async def pull(handle: str, limit: int | None) -> BlobData:
+            return await self.read_blob(computer, handle, max_bytes=limit)
+
+        return await drain_result(result, pull, max_bytes=self._max_drained_bytes)
+
+    async def cancel_tool_call(self, req_id: str) -> None:
+        """Send ``server:tool_call_cancel`` for ``req_id`` (best effort, no answer)."""
+        require_connected(self._state)
+        self._calls.claim(req_id)  # sent now: leaving will not send it again
+        await self._emit(
+            Event.TOOL_CALL_CANCEL, to_wire(AgentCallData(agent=self._name, req_id=req_id))
+        )

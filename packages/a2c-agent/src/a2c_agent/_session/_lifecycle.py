@@ -1,0 +1,104 @@
+"""The agent's connection lifecycle as one transition table (no I/O).
+
+Rules:
+
+* An agent is opened once: ``IDLE → CONNECTING → CONNECTED``; a failed first connect goes
+  straight to ``CLOSED`` (the caller gets the exception; nothing retries it).
+* A connection that drops while ``CONNECTED`` goes to ``RECONNECTING`` when reconnects are
+  enabled, else to ``CLOSED``. ``RECONNECTING → CONNECTED`` after the transport is back and
+  the office re-joined.
+* A refusal carrying the Server's flat ErrorPayload (a version refusal 4008 / close 4900,
+  a refused token 401, ...) seen while reconnecting ends the agent
+  (``RECONNECTING → CLOSED``): such a refusal is never retried.
+* ``close`` is allowed from every state and is idempotent; ``CLOSED`` is final.
+* Requests are allowed only while ``CONNECTED``.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Final
+
+from a2c_agent._exceptions import AgentConnectionError, AgentStateError
+
+__all__ = ["AgentState", "Transition", "next_state", "require_connected"]
+
+
+class AgentState(Enum):
+    """Where an :class:`~a2c_agent.AsyncAgent` is in its life."""
+
+    IDLE = "idle"
+    CONNECTING = "connecting"
+    CONNECTED = "connected"
+    RECONNECTING = "reconnecting"
+    CLOSING = "closing"
+    CLOSED = "closed"
+
+
+class Transition(Enum):
+    """What happened to the connection."""
+
+    OPEN = "open"
+    CONNECTED = "connected"
+    CONNECT_FAILED = "connect_failed"
+    LOST = "lost"
+    GIVE_UP = "give_up"
+    CLOSE = "close"
+    CLOSED = "closed"
+
+
+_S = AgentState
+_T = Transition
+
+_TABLE: Final[dict[tuple[AgentState, Transition], AgentState]] = {
+    (_S.IDLE, _T.OPEN): _S.CONNECTING,
+    (_S.CONNECTING, _T.CONNECTED): _S.CONNECTED,
+    (_S.CONNECTING, _T.CONNECT_FAILED): _S.CLOSED,
+    (_S.CONNECTED, _T.LOST): _S.RECONNECTING,
+    (_S.RECONNECTING, _T.CONNECTED): _S.CONNECTED,
+    (_S.RECONNECTING, _T.GIVE_UP): _S.CLOSED,
+    # A loss reported again while already reconnecting changes nothing.
+    (_S.RECONNECTING, _T.LOST): _S.RECONNECTING,
+    (_S.IDLE, _T.CLOSE): _S.CLOSED,
+    (_S.CONNECTING, _T.CLOSE): _S.CLOSING,
+    (_S.CONNECTED, _T.CLOSE): _S.CLOSING,
+    (_S.RECONNECTING, _T.CLOSE): _S.CLOSING,
+    (_S.CLOSING, _T.CLOSE): _S.CLOSING,
+    (_S.CLOSING, _T.CLOSED): _S.CLOSED,
+    # While closing, the transport's own disconnect report is expected and harmless.
+    (_S.CLOSING, _T.LOST): _S.CLOSING,
+    (_S.CLOSING, _T.CONNECTED): _S.CLOSING,
+    (_S.CLOSING, _T.CONNECT_FAILED): _S.CLOSING,
+    (_S.CLOSING, _T.GIVE_UP): _S.CLOSING,
+    (_S.CLOSED, _T.CLOSE): _S.CLOSED,
+    (_S.CLOSED, _T.CLOSED): _S.CLOSED,
+    (_S.CLOSED, _T.LOST): _S.CLOSED,
+}
+
+
+def next_state(state: AgentState, transition: Transition, *, reconnect: bool = True) -> AgentState:
+    """The state after ``transition``; raises :class:`AgentStateError` for an illegal move.
+
+    ``reconnect=False`` turns a lost connection into the end of the agent.
+    """
+    if transition is Transition.LOST and state is AgentState.CONNECTED and not reconnect:
+        return AgentState.CLOSED
+    try:
+        return _TABLE[(state, transition)]
+    except KeyError:
+        if state is AgentState.CLOSED:
+            raise AgentStateError("the agent is closed; create a new one") from None
+        raise AgentStateError(
+            f"cannot {transition.value} while the agent is {state.value}"
+        ) from None
+
+
+def require_connected(state: AgentState) -> None:
+    """Raise unless requests may be sent in ``state``."""
+    if state is AgentState.CONNECTED:
+        return
+    if state is AgentState.RECONNECTING:
+        raise AgentConnectionError("the connection is down; the agent is reconnecting")
+    if state is AgentState.IDLE:
+        raise AgentStateError("the agent is not connected; use 'async with AsyncAgent(...)'")
+    raise AgentStateError(f"the agent is {state.value}; no requests can be sent")

@@ -1,0 +1,354 @@
+"""The Agent's Socket.IO link: connect, close, refusal diagnosis and reconnection.
+
+Pure decisions live in :mod:`a2c_agent._session._connection` and
+:mod:`a2c_agent._session._lifecycle`;
+this module only drives python-socketio with them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import aiohttp
+import httpx
+import socketio
+
+from a2c_agent._exceptions import (
+    AckTimeoutError,
+    AgentConnectionError,
+    AgentStateError,
+    ConnectionLostError,
+)
+from a2c_agent._upstream import namespace_refused
+from a2c_protocol import (
+    NAMESPACE,
+    WS_CLOSE_VERSION_REJECTED,
+    A2CError,
+    Event,
+    EventKind,
+    ExtensionEvent,
+    ProtocolVersionError,
+    RemoteError,
+    reconnect_delays,
+    remote_error_of,
+    retry_line,
+    version_rejected_by_close,
+    with_version_query,
+)
+from a2c_protocol._lines import LINE_VERSIONS
+
+from ._connection import (
+    connect_error_text,
+    handshake_probe_url,
+    handshake_refusal,
+    refusal_is_final,
+    resolve_auth,
+)
+from ._lifecycle import AgentState, Transition
+from ._membership import MembershipMixin
+
+logger = logging.getLogger("a2c_agent")
+
+_NOTIFY_EVENTS = tuple(e for e in Event if e.value.startswith(EventKind.NOTIFY.value + ":"))
+
+
+def _close_code_recorder(record: Callable[[int], None]) -> type[aiohttp.ClientWebSocketResponse]:
+    """A WebSocket response class that reports the close code the server sent.
+
+    python-engineio does not surface close codes (a close during the handshake shows up as
+    a bare TypeError), yet close 4900 must be told apart from other failures (R4).
+    """
+
+    class _Recorder(aiohttp.ClientWebSocketResponse):
+        async def receive(self, timeout: float | None = None) -> Any:
+            message = await super().receive(timeout)
+            if message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED) and isinstance(
+                message.data, int
+            ):
+                record(message.data)
+            elif self.close_code is not None:
+                record(self.close_code)
+            return message
+
+    return _Recorder
+
+
+class LinkMixin(MembershipMixin):
+    """The Socket.IO link: open, close, diagnose refusals, reconnect and re-join."""
+
+    async def open(self) -> None:
+        """Connect to the Server (``async with`` calls this). Raises on refusal.
+
+        Raises :class:`ProtocolVersionError` when the Server refuses our protocol version
+        (after disconnecting; never retried), another :class:`RemoteError` for other
+        handshake refusals, :class:`AgentConnectionError` when the Server is unreachable.
+        """
+        self._transition(Transition.OPEN)
+        self._emit_lock = asyncio.Lock()
+        self._sio = self._make_client()
+        try:
+            await self._open_transport()
+        except BaseException:
+            if self._state is AgentState.CONNECTING:
+                self._transition(Transition.CONNECT_FAILED)
+            raise
+        if self._state is AgentState.CONNECTING:
+            await self._mark_connected()
+
+    async def close(self) -> None:
+        """Disconnect and stop every background task; idempotent.
+
+        Tool calls still in flight are cancelled first (``server:tool_call_cancel``, while
+        the agent is still in its office), and the office is left before disconnecting,
+        so no tool keeps running for a caller that is gone. ``async with`` calls this
+        however the block ends (an exception, a cancelled task, Ctrl-C).
+        """
+        if self._state is AgentState.CLOSED:
+            return
+        try:
+            if self._state is AgentState.CONNECTED and self._office is not None:
+                await self._depart()
+        finally:  # interrupted or not, the agent ends closed
+            await self._close_now()
+
+    async def _close_now(self) -> None:
+        if self._state is AgentState.CLOSED:
+            return
+        self._transition(Transition.CLOSE)
+        current = asyncio.current_task()
+        if self._reconnect_task is not None and self._reconnect_task is not current:
+            self._reconnect_task.cancel()
+            await asyncio.gather(self._reconnect_task, return_exceptions=True)
+        self._reconnect_task = None
+        for task in list(self._tasks):
+            if task is not current:
+                task.cancel()
+        await asyncio.gather(*(t for t in self._tasks if t is not current), return_exceptions=True)
+        if self._sio is not None:
+            await self._safe_disconnect()
+        self._fail_pending(AgentStateError("the agent was closed"))
+        for stream in list(self._streams):
+            stream.close()
+        self._office = None
+        self._cache.clear()
+        self._skills.clear()
+        self._transition(Transition.CLOSED)
+
+    def _make_client(self) -> socketio.AsyncClient:
+        def record(code: int) -> None:
+            self._close_code = code
+
+        recorder = _close_code_recorder(record)
+        sio = socketio.AsyncClient(
+            reconnection=False,  # the agent reconnects itself so it can re-join and refresh
+            handle_sigint=False,
+            request_timeout=self._connect_timeout,  # Engine.IO handshake/POST wait
+            http_session=lambda: aiohttp.ClientSession(ws_response_class=recorder),
+            # The Server bounds every message (--max-message-bytes); aiohttp's own 4 MiB
+            # default would drop the link of a deployment that raised that limit.
+            websocket_extra_options={"max_msg_size": 0},
+        )
+        sio.on("connect", self._on_connect, namespace=NAMESPACE)
+        sio.on("connect_error", self._on_connect_error, namespace=NAMESPACE)
+        sio.on("disconnect", self._on_disconnect, namespace=NAMESPACE)
+        for event in _NOTIFY_EVENTS:
+            sio.on(event.value, self._notify_handler(event), namespace=NAMESPACE)
+        sio.on(ExtensionEvent.NOTIFY_TOOL_CALL_PROGRESS.value, self._on_progress,
+               namespace=NAMESPACE)  # fmt: skip
+        sio.on(ExtensionEvent.NOTIFY_SESSION_EXPIRED.value, self._on_session_expired,
+               namespace=NAMESPACE)  # fmt: skip
+        return sio
+
+    async def _auth(self) -> dict[str, Any]:
+        return await resolve_auth(self._auth_source)
+
+    # ---------------------------------------------------------------- connecting
+
+    async def _open_transport(self) -> None:
+        sio = self._client()
+        self._connect_error = None
+        self._close_code = None
+        try:
+            await sio.connect(
+                self._url,
+                auth=await self._auth(),
+                transports=list(self._transports),
+                namespaces=[NAMESPACE],
+                socketio_path=self._socketio_path,
+                wait_timeout=self._connect_timeout,
+            )
+        except Exception as exc:  # the library fails with several types; map them all here
+            refused_namespace = namespace_refused(sio)
+            # C6: disconnect explicitly before raising, never rely on library defaults.
+            await self._safe_disconnect()
+            error = await self._diagnose(exc, refused_namespace)
+            line = None
+            if isinstance(error, ProtocolVersionError) and not self._line_pinned:
+                line = retry_line(error, LINE_VERSIONS[self._line])
+            if line is not None:
+                logger.info("the server refused protocol %s and accepts %s: speaking %s",
+                            LINE_VERSIONS[self._line], LINE_VERSIONS[line], line)  # fmt: skip
+                self._line, self._line_pinned = line, True  # once: never back and forth
+                self._url = with_version_query(self._server_url, LINE_VERSIONS[line])
+                self._sio = self._make_client()
+                await self._open_transport()
+                return
+            if isinstance(error, ProtocolVersionError):
+                logger.error(
+                    "a2c protocol version refused: this SDK speaks %s, the server runs %s "
+                    "(accepts %s..%s); not retrying",
+                    LINE_VERSIONS[self._line],
+                    error.server_version or "?",
+                    error.min_supported or "?",
+                    error.max_supported or "?",
+                )
+            raise error from exc
+
+    async def _diagnose(self, exc: Exception, refused_namespace: bool) -> A2CError:
+        """The typed error for a failed connect (one plain GET for refused handshakes)."""
+        captured = self._connect_error
+        if refused_namespace:
+            # The transport was accepted; the Server's connect handler refused us.
+            return _error_from_refusal(captured) or AgentConnectionError(
+                f"the server refused the connection: {captured or exc}"
+            )
+        probe = handshake_probe_url(self._url, self._socketio_path)
+        try:
+            async with httpx.AsyncClient(timeout=self._connect_timeout) as http:
+                response = await http.get(probe)
+        except httpx.HTTPError as http_exc:
+            if self._close_code == WS_CLOSE_VERSION_REJECTED:
+                return version_rejected_by_close()
+            fallback = _error_from_refusal(captured)
+            return fallback or AgentConnectionError(
+                f"cannot connect to {self._server_url}: {connect_error_text(exc)} "
+                f"({type(http_exc).__name__} on the handshake probe)"
+            )
+        error = handshake_refusal(response.status_code, dict(response.headers), response.content)
+        if self._close_code == WS_CLOSE_VERSION_REJECTED and not isinstance(
+            error, ProtocolVersionError
+        ):
+            # R4: the polling retry yielded no 4008 body; raise anyway, carrying 4900.
+            return version_rejected_by_close()
+        if error is not None:
+            return error
+        return _error_from_refusal(captured) or AgentConnectionError(
+            f"cannot connect to {self._server_url}: {connect_error_text(exc)}"
+        )
+
+    async def _safe_disconnect(self) -> None:
+        sio = self._sio
+        if sio is None:
+            return
+        try:
+            await sio.disconnect()
+        except Exception:  # pragma: no cover - best effort on an already broken transport
+            logger.debug("disconnect failed", exc_info=True)
+
+    async def _mark_connected(self) -> None:
+        self._transition(Transition.CONNECTED)
+        sio = self._sio
+        if sio is not None and not sio.connected:
+            # The link dropped between the handshake and now; its disconnect event was
+            # ignored because we were not CONNECTED yet, so handle the loss here.
+            await self._on_disconnect("lost while connecting")
+
+    async def _on_connect(self) -> None:
+        logger.info("agent %s connected to %s", self._name, self._server_url)
+
+    async def _on_connect_error(self, data: object = None) -> None:
+        self._connect_error = data
+
+    async def _on_session_expired(self, data: object = None) -> None:
+        # The Server says why it is about to cut us (an extension, docs/compatibility.md).
+        said = data.get("reason") if isinstance(data, dict) else None
+        self._cut_reason = said[:200] if isinstance(said, str) and said else "token expired"
+
+    async def _on_disconnect(self, reason: object = None) -> None:
+        told, self._cut_reason = self._cut_reason, None
+        self._last_cut = told  # read by `a2c-agent watch` to say why it reconnects
+        if told is not None:
+            logger.info("agent %s disconnected by the Server: %s", self._name, told)
+            lost = ConnectionLostError(f"disconnected by the Server: {told}")
+        else:
+            logger.info("agent %s disconnected (%s)", self._name, reason)
+            lost = ConnectionLostError(f"connection lost ({reason})")
+        self._fail_pending(lost)
+        if self._state is not AgentState.CONNECTED:
+            return
+        self._transition(Transition.LOST)
+        state = self._now()
+        if state is AgentState.RECONNECTING and self._reconnect_task is None:
+            self._reconnect_task = asyncio.ensure_future(self._reconnect_loop())
+        elif state is AgentState.CLOSED:
+            self._office = None
+            self._drop_all_tools()
+
+    async def _reconnect_loop(self) -> None:
+        delays = reconnect_delays(initial=self._reconnect_delay, maximum=self._reconnect_max_delay)
+        try:
+            while self._now() is AgentState.RECONNECTING:
+                await asyncio.sleep(next(delays))
+                if self._now() is not AgentState.RECONNECTING:
+                    return
+                try:
+                    await self._open_transport()
+                except RemoteError as exc:
+                    # The Server's verdict on this client (a refused token, a refused
+                    # version): asking again cannot change its mind.
+                    if not refusal_is_final(exc):
+                        logger.info("reconnect attempt failed: %s", exc)
+                        continue
+                    if not isinstance(exc, ProtocolVersionError):  # that one is logged already
+                        logger.error("the server refused to reconnect; giving up: %s", exc)
+                    self._last_error = exc
+                    self._office = None
+                    self._drop_all_tools()
+                    self._transition(Transition.GIVE_UP)
+                    for stream in list(self._streams):
+                        stream.close()
+                    return
+                except A2CError as exc:
+                    logger.info("reconnect attempt failed: %s", exc)
+                    continue
+                if await self._after_reconnect():
+                    await self._mark_connected()
+                    return
+        finally:
+            if self._reconnect_task is asyncio.current_task():
+                self._reconnect_task = None
+
+    async def _after_reconnect(self) -> bool:
+        """Re-join the office and refresh the cache; False if the link dropped again."""
+        office = self._office
+        if office is None:
+            return True
+        try:
+            await self._join(office)
+        except (ConnectionLostError, AckTimeoutError) as exc:
+            logger.info("re-join of %r interrupted: %s", office, exc)
+            await self._safe_disconnect()
+            return False
+        except A2CError as exc:
+            logger.warning("could not re-join office %r after reconnecting: %s", office, exc)
+            self._office = None
+            self._drop_all_tools()
+            return True
+        if self._tool_cache_enabled:
+            await self._refresh_all_tools()
+        return True
+
+
+def _error_from_refusal(data: object) -> RemoteError | None:
+    """A typed error from a ``connect_error`` payload, when it holds a flat ErrorPayload.
+
+    python-socketio wraps a server's refusal as ``{"message": ..., "data": ...}``.
+    """
+    for candidate in (data, data.get("data") if isinstance(data, dict) else None):
+        error = remote_error_of(candidate)
+        if error is not None:
+            return error
+    return None

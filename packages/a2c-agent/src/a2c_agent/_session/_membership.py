@@ -1,0 +1,97 @@
+"""Office membership of the Agent: join, leave (cancelling calls first), list."""
+
+from __future__ import annotations
+
+import logging
+
+from a2c_agent._core import _req_id
+from a2c_agent._events import EventsMixin
+from a2c_agent._exceptions import (
+    AgentStateError,
+)
+from a2c_agent._rpc._inflight import depart
+from a2c_agent._rules import (
+    decode_office_ack,
+)
+from a2c_protocol import (
+    A2CError,
+    EnterOfficeReq,
+    Event,
+    LeaveOfficeReq,
+    ListRoomReq,
+    ListRoomRet,
+    Role,
+    SessionInfo,
+)
+
+from ._lifecycle import require_connected
+
+logger = logging.getLogger("a2c_agent")
+
+#: The longest close() waits for the Server to acknowledge the leave after cancelling.
+_DEPART_TIMEOUT = 5.0
+
+
+class MembershipMixin(EventsMixin):
+    """Joining, leaving and listing an office."""
+
+    async def join_office(self, office_id: str) -> None:
+        """Join ``office_id``; raises :class:`JoinOfficeError` on ``[false, reason]``.
+
+        With the tool cache on, the tools of every Computer already in the office are
+        fetched before this returns (failures are logged, not raised).
+        """
+        require_connected(self._state)
+        if self._office is not None and self._office != office_id:
+            await self.leave_office()
+        await self._join(office_id)
+        if self._tool_cache_enabled:
+            await self._refresh_all_tools()
+
+    async def leave_office(self) -> None:
+        """Leave the current office; raises :class:`LeaveOfficeError` if refused."""
+        require_connected(self._state)
+        office = self._office
+        if office is None:
+            raise AgentStateError("the agent is not in an office")
+        for req_id in self._calls.claim_all():  # cancelled while still in the office
+            await self._send_cancel(req_id)
+        args = await self._request(Event.LEAVE_OFFICE, LeaveOfficeReq(office_id=office))
+        self._calls.take_unflushed()  # the leave's ack: the Server has seen those cancels
+        decode_office_ack(Event.LEAVE_OFFICE, office, args)
+        self._office = None
+        self._drop_all_tools()
+
+    async def list_room(self, office_id: str | None = None) -> list[SessionInfo]:
+        """The members of ``office_id`` (default: the agent's office)."""
+        office = office_id or self._office
+        if office is None:
+            raise AgentStateError("join an office first, or pass office_id")
+        ret = await self._ask(
+            Event.LIST_ROOM,
+            ListRoomReq(agent=self._name, req_id=_req_id(), office_id=office),
+            ListRoomRet,
+        )
+        return list(ret.sessions)
+
+    async def _depart(self) -> None:
+        """Cancel the calls in flight, then leave the office (bounded, never raises)."""
+        office = self._office
+
+        async def leave() -> None:
+            wait = min(self._request_timeout, _DEPART_TIMEOUT)
+            try:
+                args = await self._request(
+                    Event.LEAVE_OFFICE, LeaveOfficeReq(office_id=office or ""), timeout=wait
+                )
+                decode_office_ack(Event.LEAVE_OFFICE, office or "", args)
+            except A2CError as exc:
+                logger.info("leaving office %r before closing failed: %s", office, exc)
+
+        await depart(self._calls, self._send_cancel, leave)
+
+    async def _join(self, office_id: str) -> None:
+        request = EnterOfficeReq(role=Role.AGENT, name=self._name, office_id=office_id)
+        args = await self._request(Event.JOIN_OFFICE, request)
+        decode_office_ack(Event.JOIN_OFFICE, office_id, args)
+        self._office = office_id

@@ -1,0 +1,111 @@
+"""Office membership over ``/smcp``: join, leave and list an office.
+
+The rules (who may sit where, which names are taken) are :mod:`a2c_server._state._offices` and
+:mod:`a2c_server._state._access`; this part decodes the requests, asks them, and performs the
+effects (Socket.IO rooms, the ``notify:*`` broadcasts). It changes when what a join or a
+leave does on the wire changes, not when routing or notifications do.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from a2c_protocol import (
+    NAMESPACE,
+    EnterOfficeReq,
+    Event,
+    InvalidPayloadError,
+    LeaveOfficeReq,
+    ListRoomReq,
+    ListRoomRet,
+    SessionInfo,
+    from_wire,
+    to_wire,
+)
+from a2c_server._observe._logs import log
+from a2c_server._state._access import FORBIDDEN_JOIN
+from a2c_server._state._offices import MembershipOutcome
+from a2c_server._state._rules import JoinRefusal, check_list_room
+
+from ._namespace_core import _JOIN_FAILED, NamespaceCore, _log
+
+__all__ = ["MembershipMixin"]
+
+
+class MembershipMixin(NamespaceCore):
+    """``server:join_office``, ``server:leave_office`` and ``server:list_room``."""
+
+    async def _on_join(self, sid: str, data: Any) -> tuple[bool, str | None]:
+        try:
+            req = from_wire(EnterOfficeReq, data)
+        except InvalidPayloadError as exc:
+            self._metrics.join(self._metrics.role_of(sid), JoinRefusal.INVALID_PAYLOAD)
+            return (False, str(exc))
+        forbidden = await self._access.authorize_join(sid, req)
+        if forbidden is not None:
+            self._metrics.join(req.role, FORBIDDEN_JOIN)
+            log(_log, logging.WARNING, "join refused", sid=sid, name=req.name,
+                office=req.office_id, refusal=FORBIDDEN_JOIN, reason=forbidden)  # fmt: skip
+            return (False, forbidden)
+        outcome = await self._offices.join(sid, req)
+        self._access.joined(sid, req, outcome.ok, outcome.reason)
+        self._metrics.join(req.role, outcome.refusal)  # None exactly when it was accepted
+        if outcome.ok:
+            self._metrics.settled(sid, req.role)  # a role-less connect has its role now
+        if not outcome.ok:
+            log(_log, logging.INFO, "join refused", sid=sid, name=req.name,
+                office=req.office_id, refusal=outcome.refusal, reason=outcome.reason)  # fmt: skip
+            return outcome.ack
+        try:
+            await self._apply(sid, outcome)
+        except Exception:
+            _log.exception("join effects failed sid=%s office=%s", sid, req.office_id)
+            await self._offices.rollback(sid, outcome)
+            await self._sio.leave_room(sid, req.office_id, namespace=NAMESPACE)
+            return _JOIN_FAILED
+        log(_log, logging.INFO, "joined", sid=sid, name=req.name, office=req.office_id,
+            role=req.role.value)  # fmt: skip
+        return outcome.ack
+
+    async def _apply(self, sid: str, outcome: MembershipOutcome) -> None:
+        await self._broadcast(outcome.before_leave)
+        if outcome.left_office is not None:
+            await self._sio.leave_room(sid, outcome.left_office, namespace=NAMESPACE)
+        if outcome.entered_office is not None:
+            await self._sio.enter_room(sid, outcome.entered_office, namespace=NAMESPACE)
+        await self._broadcast(outcome.after_enter)
+
+    async def _on_leave(self, sid: str, data: Any) -> tuple[bool, str | None]:
+        try:
+            req = from_wire(LeaveOfficeReq, data)
+        except InvalidPayloadError as exc:
+            return (False, str(exc))
+        outcome = await self._offices.leave(sid, req.office_id)
+        if outcome.ok:
+            await self._cancel_abandoned(sid)
+            await self._apply(sid, outcome)
+            log(_log, logging.INFO, "left", sid=sid, office=req.office_id)
+        return outcome.ack
+
+    async def _on_list_room(self, sid: str, data: Any) -> dict[str, Any]:
+        try:
+            req = from_wire(ListRoomReq, data)
+        except InvalidPayloadError as exc:
+            return to_wire(exc.to_payload())  # type: ignore[no-any-return]
+        sender = await self._store.get(sid)
+        refusal = check_list_room(sender, Event.LIST_ROOM.value, req.agent, req.office_id)
+        if refusal is not None:
+            return self._refuse(refusal, sid, Event.LIST_ROOM, req.req_id, sender)
+        sessions = [
+            SessionInfo(
+                sid=m.sid,
+                name=m.name,
+                role=m.role,
+                office_id=m.office_id,
+                a2c_version=m.a2c_version,
+            )
+            for m in await self._store.office_members(req.office_id)
+            if m.name is not None and m.office_id is not None and m.role is not None
+        ]
+        return to_wire(ListRoomRet(sessions=sessions, req_id=req.req_id))  # type: ignore[no-any-return]

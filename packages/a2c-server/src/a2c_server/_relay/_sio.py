@@ -1,0 +1,368 @@
+"""The Socket.IO server the namespace runs on: python-socketio with the dispatch guarded.
+
+python-socketio hands a client's EVENT packet to whatever handler carries the event's
+name, and the lifecycle handlers are registered under the names ``connect`` and
+``disconnect``. A client could therefore *send* an event named ``connect`` and re-run
+admission with an environ and auth of its own making, or send ``disconnect`` and be removed
+from the registry while its transport and its room membership stay (a ghost). This module
+closes that at the one place every client event passes: :meth:`SmcpSocketServer.screen_client_event`
+screens the packet before dispatch, so reserved and malformed event names never reach a
+handler. Lifecycle handlers additionally ask :func:`is_connecting` /
+:func:`is_disconnecting` whether python-socketio itself is running the lifecycle.
+
+The private steps of python-socketio this hooks into are overridden in the fence
+(:class:`a2c_server._upstream.ServerShim`); this module implements the hooks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Collection
+from typing import Any, Final
+
+import attrs
+import socketio
+
+from a2c_protocol import ErrorCode, ErrorPayload, InvalidPayloadError, to_wire
+from a2c_server._floods._inbound import CUT, InboundBudget, InboundStats
+from a2c_server._floods._outbox import DEFAULT_MAX_QUEUED_OUTPUT_BYTES, OutputBudget
+from a2c_server._floods._refusals import RefusalLog
+from a2c_server._floods._trim import HeapTrimmer
+from a2c_server._observe._noise import NoiseLog, library_logger
+from a2c_server._state._limits import DEFAULT_MAX_ID_LENGTH, payload_problems
+from a2c_server._upstream import (
+    ServerShim,
+    abort_session,
+    forget_callback,
+    is_disconnecting,
+    queued_bytes,
+    wait_drained,
+)
+
+__all__ = [
+    "RESERVED_EVENTS",
+    "Limits",
+    "SmcpSocketServer",
+    "ack_value",
+    "is_connecting",
+    "is_disconnecting",
+    "screen_event",
+]
+
+_log = logging.getLogger("a2c_server.guard")
+
+#: Event names Socket.IO reserves for its own lifecycle; a client may never send them.
+RESERVED_EVENTS: Final = frozenset(
+    {"connect", "connect_error", "disconnect", "disconnecting", "newListener", "removeListener"}
+)
+_SHOWN: Final = 64  # how much of a client-chosen name a log line repeats
+
+
+@attrs.frozen(kw_only=True)
+class Limits:
+    """Per-client bounds the Socket.IO layer enforces (see ServerSettings for each)."""
+
+    max_id_length: int = DEFAULT_MAX_ID_LENGTH
+    max_outgoing_bytes: int = 16_000_000
+    max_queued_output_bytes: int = DEFAULT_MAX_QUEUED_OUTPUT_BYTES
+    max_inbound_per_second: float = 10_000.0
+    inbound_burst: int = 20_000
+    admission_timeout: float = 10.0
+    max_unadmitted_per_address: int = 64
+
+
+def screen_event(data: Any) -> tuple[str, ErrorPayload] | None:
+    """Why a client EVENT packet's ``data`` must not be dispatched (None: dispatch it).
+
+    Returns the log kind and the flat error the client gets. Unknown names are not refused
+    here: the namespace's catch-all handler answers them.
+    """
+    name = data[0] if isinstance(data, list) and data else None
+    if not isinstance(name, str):
+        return "malformed event", ErrorPayload(
+            code=ErrorCode.BAD_REQUEST, message="Event packet without an event name"
+        )
+    if name in RESERVED_EVENTS:
+        return "reserved event", ErrorPayload(
+            code=ErrorCode.BAD_REQUEST,
+            message=f"Event name {name!r} is reserved for the connection lifecycle",
+        )
+    return None
+
+
+def is_connecting(sio: socketio.AsyncServer, sid: str, namespace: str) -> bool:
+    """Whether python-socketio is admitting ``sid`` right now (its CONNECT is pending)."""
+    return bool(sio.manager.is_pre_connected(sid, namespace))
+
+
+class SmcpSocketServer(ServerShim):
+    """``socketio.AsyncServer`` with the dispatch screened and per-client resources bounded.
+
+    * Client events are screened before dispatch (:func:`screen_event`, then the size
+      limits of :mod:`a2c_server._state._limits`); a refused packet gets one rate-limited WARNING
+      (never a traceback) and, when the client asked for an acknowledgement, a flat
+      ErrorPayload ack instead of silence (``(False, reason)`` for ``tuple_ack_events``).
+    * Packets the library cannot decode become a WARNING instead of an ERROR traceback.
+    * Each client's outgoing queue is bounded: past ``max_outgoing_bytes`` waiting to be
+      sent, the client is dropped with a logged reason.
+    * An Engine.IO session must be admitted to a namespace within ``admission_timeout``
+      seconds, and one address may hold at most ``max_unadmitted_per_address`` sessions
+      that are not admitted yet (a new one closes the oldest); a refused CONNECT closes
+      the transport.
+    * :meth:`call` and :meth:`ask` release their ack callback when they stop waiting.
+    """
+
+    def __init__(
+        self,
+        *args: Any,
+        limits: Limits | None = None,
+        tuple_ack_events: Collection[str] = (),
+        noise: NoiseLog | None = None,
+        **kwargs: Any,
+    ) -> None:
+        noise = noise or NoiseLog(_log)
+        kwargs.setdefault("logger", library_logger("python-socketio", noise))
+        kwargs.setdefault("engineio_logger", library_logger("python-engineio", noise))
+        super().__init__(*args, **kwargs)
+        self.noise = noise
+        self.limits = limits or Limits()
+        self._tuple_acks = frozenset(tuple_ack_events)
+        self._pending: dict[str, tuple[str, asyncio.TimerHandle]] = {}  # eio_sid → (addr, timer)
+        self._dropping: set[str] = set()
+        self.output_budget = OutputBudget(self.limits.max_queued_output_bytes)
+        self.output_budget.after_drop = HeapTrimmer().schedule
+        #: connection refusals, logged once per cause and address per interval
+        self.refusals = RefusalLog(logging.getLogger("a2c_server.namespace"))
+        self.inbound_stats = InboundStats()
+        self.inbound_stats.notify = self._inbound_refused
+        self.inbound_budget = self._new_inbound_budget
+
+    def _new_inbound_budget(self) -> InboundBudget:
+        return InboundBudget(self.limits.max_inbound_per_second, self.limits.inbound_burst,
+                             time.monotonic(), self.inbound_stats)  # fmt: skip
+
+    def _inbound_refused(self, eio_sid: str, verdict: int) -> None:
+        if verdict == CUT:
+            self.noise.warning("inbound cut", "client disconnected: sustained traffic over its "
+                               "inbound budget", eio_sid=eio_sid,
+                               limit=self.limits.max_inbound_per_second)  # fmt: skip
+        else:
+            self.noise.warning("inbound budget", "packets dropped undecoded: session over its "
+                               "inbound budget", eio_sid=eio_sid,
+                               limit=self.limits.max_inbound_per_second)  # fmt: skip
+
+    # ------------------------------------------------------------- client events
+
+    async def screen_client_event(self, eio_sid: str, namespace: str, id: Any, data: Any) -> bool:
+        """Whether a client's EVENT packet goes on to its handler (refusals answered here)."""
+        sid = self.manager.sid_from_eio_sid(eio_sid, namespace)
+        if sid is None or not self.manager.is_connected(sid, namespace):
+            self.noise.warning(
+                "event before connect", "event refused: not connected to the namespace",
+                eio_sid=eio_sid, namespace=namespace[:_SHOWN],
+            )  # fmt: skip
+            return False
+        refused = screen_event(data)
+        if refused is None:
+            problems = payload_problems(data[1:], max_id_length=self.limits.max_id_length)
+            if problems:
+                error = InvalidPayloadError(str(data[0]), problems).to_payload()
+                refused = ("payload too large", error)
+        if refused is None:
+            return True
+        kind, error = refused
+        self.noise.warning(kind, "event refused", sid=sid, reason=error.message)
+        if id is not None:
+            name = data[0] if isinstance(data, list) and data else None
+            answer = [False, error.message] if name in self._tuple_acks else [to_wire(error)]
+            await self.send_ack(eio_sid, namespace, id, answer)
+        return False
+
+    def undecodable_packet(self, eio_sid: str, exc: Exception) -> None:
+        # The packet could not be decoded (too deep, a huge integer, a bad type byte):
+        # there is no event and no ack id to answer, only the line below.
+        self.noise.warning(
+            "undecodable packet", "packet refused: python-socketio cannot decode it",
+            eio_sid=eio_sid, error=type(exc).__name__,
+        )  # fmt: skip
+
+    # --------------------------------------------------------- outgoing queue
+
+    def over_limit(self, eio_sid: str) -> bool:
+        """Whether ``eio_sid`` is being dropped, starting the drop when it just went over."""
+        if eio_sid in self._dropping:
+            return True
+        held = queued_bytes(self, eio_sid)
+        budget = self.output_budget
+        if held > self.limits.max_outgoing_bytes:
+            cause, limit = "client_limit", self.limits.max_outgoing_bytes
+        elif budget.exhausted_by(held):
+            cause, limit = "process_budget", budget.limit
+        else:
+            return False
+        self._dropping.add(eio_sid)
+        budget.dropped(cause)
+        self.noise.warning(
+            "slow consumer", "client dropped: outgoing queue over its limit",
+            eio_sid=eio_sid, cause=cause, queued=held, limit=limit,
+        )  # fmt: skip
+        self.start_background_task(self.close_transport, eio_sid)
+        return True
+
+    async def close_transport(self, eio_sid: str) -> None:
+        """Close an Engine.IO session now, without waiting for its queue to drain."""
+        await abort_session(self, eio_sid)
+
+    # ---------------------------------------------------------------- admission
+
+    def admit_session(self, eio_sid: str, environ: Any) -> bool:
+        address = _address(environ)
+        waiting = [sid for sid, (addr, _) in self._pending.items() if addr == address]
+        if len(waiting) >= self.limits.max_unadmitted_per_address:
+            # Never refuse the newcomer: many clients may share this address (a NAT, a
+            # proxy) and a prompt one must not pay for abandoned handshakes. The oldest
+            # unadmitted session of the address goes instead, so the cap still bounds them.
+            oldest = waiting[0]
+            _, timer = self._pending.pop(oldest)
+            timer.cancel()
+            self.refusals.refused(
+                "unadmitted_evicted", "connection closed: too many unadmitted sessions from "
+                "this address, the oldest goes", address, eio_sid=oldest,
+                limit=self.limits.max_unadmitted_per_address,
+            )  # fmt: skip
+            self.start_background_task(self.close_transport, oldest)
+        return True
+
+    def session_opened(self, eio_sid: str, environ: Any) -> None:
+        timer = asyncio.get_running_loop().call_later(
+            self.limits.admission_timeout, self._admission_expired, eio_sid
+        )
+        self._pending[eio_sid] = (_address(environ), timer)
+
+    def _admission_expired(self, eio_sid: str) -> None:
+        if self._pending.pop(eio_sid, None) is None:
+            return
+        self.noise.warning(
+            "admission timeout", "connection closed: not admitted in time",
+            eio_sid=eio_sid, timeout=self.limits.admission_timeout,
+        )  # fmt: skip
+        self.start_background_task(self.close_transport, eio_sid)
+
+    def connect_handled(self, eio_sid: str, namespace: str) -> None:
+        sid = self.manager.sid_from_eio_sid(eio_sid, namespace)
+        if sid is not None and self.manager.is_connected(sid, namespace):
+            admitted = self._pending.pop(eio_sid, None)
+            if admitted is not None:
+                admitted[1].cancel()
+            return
+        # Refused (bad namespace, version, role or token): the client has its
+        # connect_error; keeping the transport would only hold memory and a descriptor.
+        self.start_background_task(self._close_after_flush, eio_sid)
+
+    async def _close_after_flush(self, eio_sid: str) -> None:
+        # Let the client fetch the CONNECT_ERROR already queued (a polling client reads it
+        # with its next GET), then close; a client that never reads gets closed anyway.
+        if await wait_drained(self, eio_sid, self.limits.admission_timeout):
+            await self.close_transport(eio_sid)
+
+    def session_closing(self, eio_sid: str) -> None:
+        pending = self._pending.pop(eio_sid, None)
+        if pending is not None:
+            pending[1].cancel()
+        self._dropping.discard(eio_sid)
+
+    # --------------------------------------------------------------------- calls
+
+    async def call(
+        self,
+        event: str,
+        data: Any = None,
+        to: str | None = None,
+        sid: str | None = None,
+        namespace: str | None = None,
+        timeout: float = 60,
+        ignore_queue: bool = False,
+    ) -> Any:
+        """``AsyncServer.call`` that forgets its ack callback when it stops waiting.
+
+        python-socketio keeps the callback registered until the client disconnects, so
+        every timed-out forward would pin memory for the life of the Computer.
+        """
+        target = to or sid
+        if target is None:
+            raise ValueError("call() needs a target sid")
+        args = await self.ask(event, data, to=target, namespace=namespace, timeout=timeout,
+                              ignore_queue=ignore_queue)  # fmt: skip
+        if args is None:  # pragma: no cover - without stop futures only the ack ends it
+            raise socketio.exceptions.TimeoutError()
+        return ack_value(args)
+
+    async def ask(
+        self,
+        event: str,
+        data: Any,
+        *,
+        to: str,
+        namespace: str | None,
+        timeout: float,
+        stop: Collection[asyncio.Future[Any]] = (),
+        ignore_queue: bool = False,
+    ) -> tuple[Any, ...] | None:
+        """Emit ``event`` to ``to`` and wait for its ack: the ack's arguments, or None.
+
+        None means one of the ``stop`` futures finished first (the caller looks at which);
+        past ``timeout`` seconds it raises ``socketio.exceptions.TimeoutError``. Either
+        way the ack callback is forgotten. One future and one timer per call: the relay's
+        hot path, where ``call()`` inside a task would cost two tasks and a wait set.
+        """
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[tuple[Any, ...] | None] = loop.create_future()
+        timed_out = False
+
+        def on_ack(*args: Any) -> None:
+            if not waiter.done():
+                waiter.set_result(args)
+
+        def wake(_: object = None) -> None:
+            if not waiter.done():
+                waiter.set_result(None)
+
+        def expire() -> None:
+            nonlocal timed_out
+            timed_out = True
+            wake()
+
+        await self.emit(event, data=data, room=to, namespace=namespace,
+                        callback=on_ack, ignore_queue=ignore_queue)  # fmt: skip
+        timer = loop.call_later(timeout, expire)
+        for future in stop:
+            future.add_done_callback(wake)
+        try:
+            args = await waiter
+        except BaseException:
+            forget_callback(self, to, on_ack)
+            raise
+        finally:
+            timer.cancel()
+            for future in stop:
+                future.remove_done_callback(wake)
+        if args is None:
+            forget_callback(self, to, on_ack)
+            if timed_out:
+                raise socketio.exceptions.TimeoutError()
+        return args
+
+
+def ack_value(args: tuple[Any, ...]) -> Any:
+    """What an ack's arguments stand for, as ``AsyncServer.call`` returns them."""
+    return args if len(args) > 1 else args[0] if args else None
+
+
+def _address(environ: Any) -> str:
+    scope = environ.get("asgi.scope") if isinstance(environ, dict) else None
+    client = scope.get("client") if isinstance(scope, dict) else None
+    if client:
+        return str(client[0])
+    return str(environ.get("REMOTE_ADDR", "?")) if isinstance(environ, dict) else "?"
