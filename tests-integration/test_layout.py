@@ -1,9 +1,11 @@
-"""The layout of the three role packages: no import circle, no module too big to read.
+"""The layout of the four packages: no import circle, no module too big, no folder too long.
 
 A circle (``_computer`` <-> ``_reload`` was one, ``_auth`` / ``_auth._jwt`` / ``_settings`` in
 the Server another) means neither module can be read, tested or moved without the other.
 Imports under ``if TYPE_CHECKING:`` count too. A module over 450 lines holds more than one
-reason to change (issue 25 split the ones that did).
+reason to change (issue 25 split the ones that did). A folder of more than 15 modules is a
+corridor a reader has to walk name by name: a new capability goes into a room (a subpackage
+whose ``__init__`` says what it is for), issue 39 made the rooms.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from a2c_testkit.import_graph import find_cycles, import_graph
 
 ROLE_PACKAGES = ("a2c_agent", "a2c_computer", "a2c_server")
 MAX_MODULE_LINES = 450
+MAX_MODULES_PER_FOLDER = 15
+NOT_COUNTED = frozenset({"__init__.py", "__main__.py", "_version.py"})
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -38,11 +42,32 @@ def oversized(src: Path) -> dict[str, int]:
     return {name: n for name, n in sizes.items() if n > MAX_MODULE_LINES}
 
 
+def sources(package: str) -> Path:
+    dist = "a2c-protocol-core" if package == "a2c_protocol" else package.replace("_", "-")
+    src = ROOT / "packages" / dist / "src" / package
+    assert (src / "_version.py").is_file()  # the path names the package's sources
+    return src
+
+
 @pytest.mark.parametrize("package", ROLE_PACKAGES)
 def test_no_module_over_450_lines(package: str) -> None:
-    src = ROOT / "packages" / package.replace("_", "-") / "src" / package
-    assert (src / "_version.py").is_file()  # the path names the package's sources
-    assert oversized(src) == {}
+    assert oversized(sources(package)) == {}
+
+
+def crowded(src: Path) -> dict[str, int]:
+    """``folder -> module count`` of every folder under ``src`` (itself included) over the bound."""
+    counts = {
+        str(folder.relative_to(src)): sum(
+            1 for p in folder.glob("*.py") if p.name not in NOT_COUNTED
+        )
+        for folder in sorted({src, *(p.parent for p in src.rglob("*.py"))})
+    }
+    return {name: n for name, n in counts.items() if n > MAX_MODULES_PER_FOLDER}
+
+
+@pytest.mark.parametrize("package", [*ROLE_PACKAGES, "a2c_protocol"])
+def test_no_folder_over_15_modules(package: str) -> None:
+    assert crowded(sources(package)) == {}
 
 
 def test_the_graph_sees_a_circle(tmp_path: Path) -> None:
@@ -67,3 +92,13 @@ def test_the_size_check_sees_a_big_module(tmp_path: Path) -> None:
     (tmp_path / "_fits.py").write_text("x = 1\n" * MAX_MODULE_LINES)
     (tmp_path / "_sub" / "_big.py").write_text("x = 1\n" * (MAX_MODULE_LINES + 1))
     assert oversized(tmp_path) == {"_sub/_big.py": MAX_MODULE_LINES + 1}
+
+
+def test_the_folder_check_sees_a_crowded_room(tmp_path: Path) -> None:
+    # The check itself can fail: a room with one module too many; __init__/_version not counted.
+    (tmp_path / "_room").mkdir()
+    for name in ("__init__", "__main__", "_version", *(f"_m{i}" for i in range(15))):
+        (tmp_path / f"{name}.py").write_text("")
+        (tmp_path / "_room" / f"{name}.py").write_text("")
+    (tmp_path / "_room" / "_one_more.py").write_text("")
+    assert crowded(tmp_path) == {"_room": MAX_MODULES_PER_FOLDER + 1}
