@@ -1,41 +1,11 @@
-"""The exception tree of ``a2c_protocol``; every error the core raises is an ``A2CError``.
-
-::
-
-    A2CError
-    ├── InvalidPayloadError           a payload failed validation (carries every field error)
-    ├── InvalidWindowURIError         a string is not a valid window:// URI
-    ├── InvalidPriorityError          a priority is outside the allowed range or type
-    ├── RemoteError                   a flat ErrorPayload received from a peer
-    │   ├── BadRequestError (400)  UnauthorizedError (401)  ForbiddenError (403)
-    │   ├── NotFoundError (404)  RequestTimeoutError (408)  InternalError (500)
-    │   ├── ProtocolVersionError (4008, or WebSocket close 4900)
-    │   ├── McpServerNotFoundError (4014)
-    │   │   └── SkillNotFoundError (4014 with details.name: an unknown skill)
-    │   ├── CapabilityNotSupportedError (4015)
-    │   ├── InvalidSkillNameError (4016)  SkillResourceError (4017, .reason)
-    │   ├── BlobNotAccessibleError (4018, .reason)
-    │   ├── BlobWriteError (4019, .reason)
-    │   └── RoomFullError (4101)  RoomNotFoundError (4102)  NotInOfficeError (4103)
-    │       CrossOfficeError (4104)
-    └── ToolError                     a CallToolResult with isError (code from meta.error_code)
-        ├── ToolNotFoundError (4001)  ToolDisabledError (4002)  ToolExecutionError (4003)
-        ├── ToolTimeoutError (4004)  ToolConfirmationRequiredError (4005)
-        └── ToolAuthorizationError
-            ├── ToolAuthorizationRequiredError (4006)
-            └── ToolAuthorizationFailedError (4007)
-
-Conversions both ways: ``error_from_payload(payload)`` and ``RemoteError.to_payload()``;
-``tool_error_from_result(result)`` and ``ToolError.result``.
-"""
+"""Errors a peer answered: a flat ErrorPayload, one class per code, and back again."""
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from ._codes import WS_CLOSE_VERSION_REJECTED, ErrorCode
-from ._models import (
-    CallToolResult,
+from a2c_protocol._codes import WS_CLOSE_VERSION_REJECTED, ErrorCode
+from a2c_protocol._models import (
     CapabilityNotSupportedPayload,
     ErrorPayload,
     JsonObject,
@@ -43,21 +13,18 @@ from ._models import (
     VersionMismatchPayload,
 )
 
+from ._base import A2CError
+
 __all__ = [
-    "A2CError",
     "AnyErrorPayload",
     "BadRequestError",
     "BlobNotAccessibleError",
     "BlobWriteError",
     "CapabilityNotSupportedError",
     "CrossOfficeError",
-    "FieldError",
     "ForbiddenError",
     "InternalError",
-    "InvalidPayloadError",
-    "InvalidPriorityError",
     "InvalidSkillNameError",
-    "InvalidWindowURIError",
     "McpServerNotFoundError",
     "NotFoundError",
     "NotInOfficeError",
@@ -68,76 +35,13 @@ __all__ = [
     "RoomNotFoundError",
     "SkillNotFoundError",
     "SkillResourceError",
-    "ToolAuthorizationError",
-    "ToolAuthorizationFailedError",
-    "ToolAuthorizationRequiredError",
-    "ToolConfirmationRequiredError",
-    "ToolDisabledError",
-    "ToolError",
-    "ToolExecutionError",
-    "ToolNotFoundError",
-    "ToolTimeoutError",
     "UnauthorizedError",
     "error_from_payload",
-    "tool_error_from_result",
 ]
 
 AnyErrorPayload = (
     ErrorPayload | VersionMismatchPayload | McpServerNotFoundPayload | CapabilityNotSupportedPayload
 )
-
-
-class A2CError(Exception):
-    """Root of every exception raised by the A2C-SMCP packages."""
-
-
-class FieldError(tuple[str, str]):
-    """``(path, problem)``: one validation failure, e.g. ``("$.timeout", "expected int")``."""
-
-    __slots__ = ()
-
-    def __new__(cls, path: str, problem: str) -> FieldError:
-        return super().__new__(cls, (path, problem))
-
-    @property
-    def path(self) -> str:
-        return self[0]
-
-    @property
-    def problem(self) -> str:
-        return self[1]
-
-    def __str__(self) -> str:
-        field = self.path.rsplit(".", 1)[-1].split("[", 1)[0].lstrip("$") or "payload"
-        return f"{field}: {self.problem} @ {self.path}"
-
-
-class InvalidPayloadError(A2CError, ValueError):
-    """A payload does not match its model. ``errors`` lists every field that failed."""
-
-    def __init__(self, model: str, errors: list[FieldError]) -> None:
-        self.model = model
-        self.errors = errors
-        super().__init__(f"invalid {model}: " + "; ".join(str(e) for e in errors))
-
-    def to_payload(self) -> ErrorPayload:
-        """The flat 400 ErrorPayload a role answers with."""
-        return ErrorPayload(
-            code=ErrorCode.BAD_REQUEST,
-            message=str(self),
-            details={"errors": [{"path": e.path, "problem": e.problem} for e in self.errors]},
-        )
-
-
-class InvalidWindowURIError(A2CError, ValueError):
-    """A string is not a valid ``window://`` URI; the message names the rule broken."""
-
-
-class InvalidPriorityError(A2CError, ValueError):
-    """A window priority is not a number in the allowed range."""
-
-
-# ------------------------------------------------------------------ remote errors
 
 
 class RemoteError(A2CError):
@@ -476,106 +380,3 @@ def error_from_payload(payload: AnyErrorPayload) -> RemoteError:
         )
     cls = _REMOTE_BY_CODE.get(payload.code, RemoteError)
     return cls(payload.message, code=payload.code, details=payload.details)
-
-
-# -------------------------------------------------------------------- tool errors
-
-
-class ToolError(A2CError):
-    """A tool-level failure: a ``CallToolResult`` with ``isError: true``.
-
-    ``code`` is ``meta.error_code`` (None when the Computer gave none); ``result`` is the
-    whole result, so nothing is lost.
-    """
-
-    code_value: ClassVar[int | None] = None
-
-    def __init__(self, result: CallToolResult) -> None:
-        self.result = result
-        meta = result.meta or {}
-        code = meta.get("error_code")
-        self.code: int | None = code if isinstance(code, int) else self.code_value
-        mcp_server = meta.get("mcp_server")
-        self.mcp_server: str | None = mcp_server if isinstance(mcp_server, str) else None
-        self.message = _result_text(result) or "tool call failed"
-        prefix = f"[{self.code}] " if self.code is not None else ""
-        super().__init__(prefix + self.message)
-
-
-def _result_text(result: CallToolResult) -> str:
-    texts = [
-        block["text"]
-        for block in result.content
-        if block.get("type") == "text" and isinstance(block.get("text"), str)
-    ]
-    return "\n".join(texts)
-
-
-class ToolNotFoundError(ToolError):
-    code_value = ErrorCode.TOOL_NOT_FOUND
-
-
-class ToolDisabledError(ToolError):
-    code_value = ErrorCode.TOOL_DISABLED
-
-
-class ToolExecutionError(ToolError):
-    code_value = ErrorCode.TOOL_EXECUTION_FAILED
-
-
-class ToolTimeoutError(ToolError):
-    code_value = ErrorCode.TOOL_TIMEOUT
-
-
-class ToolConfirmationRequiredError(ToolError):
-    code_value = ErrorCode.TOOL_REQUIRES_CONFIRMATION
-
-
-class ToolAuthorizationError(ToolError):
-    """4006/4007: upstream authorization; ``auth_hint`` is safe to show to a user."""
-
-    def __init__(self, result: CallToolResult) -> None:
-        super().__init__(result)
-        hint: Any = (result.meta or {}).get("auth_hint")
-        self.auth_hint: dict[str, str] = (
-            {k: v for k, v in hint.items() if k in ("action", "message") and isinstance(v, str)}
-            if isinstance(hint, dict)
-            else {}
-        )
-
-    @property
-    def hint_message(self) -> str | None:
-        """The user-readable sentence of ``auth_hint``, if the Computer gave one."""
-        return self.auth_hint.get("message")
-
-
-class ToolAuthorizationRequiredError(ToolAuthorizationError):
-    code_value = ErrorCode.TOOL_AUTHORIZATION_REQUIRED
-
-
-class ToolAuthorizationFailedError(ToolAuthorizationError):
-    code_value = ErrorCode.TOOL_AUTHORIZATION_FAILED
-
-
-_TOOL_BY_CODE: dict[int, type[ToolError]] = {
-    cls.code_value: cls
-    for cls in (
-        ToolNotFoundError,
-        ToolDisabledError,
-        ToolExecutionError,
-        ToolTimeoutError,
-        ToolConfirmationRequiredError,
-        ToolAuthorizationRequiredError,
-        ToolAuthorizationFailedError,
-    )
-    if cls.code_value is not None
-}
-
-
-def tool_error_from_result(result: CallToolResult) -> ToolError | None:
-    """The typed exception for a failed tool result, or None when it succeeded."""
-    if not result.is_error:
-        return None
-    code = (result.meta or {}).get("error_code")
-    cls = _TOOL_BY_CODE.get(code, ToolError) if isinstance(code, int) else ToolError
-    return cls(result)
