@@ -118,6 +118,7 @@ async def test_one_trace_covers_agent_server_nodes_computer_and_mcp(
             want = {
                 ("agent", "a2c.tool_call"),
                 ("node-A", "a2c.server.forward"),
+                ("node-A", "a2c.server.call_computer"),
                 ("node-B", "a2c.server.relay"),
                 ("computer", "a2c.computer.tool_call"),
                 ("computer", "mcp.tools/call"),
@@ -134,6 +135,8 @@ async def test_one_trace_covers_agent_server_nodes_computer_and_mcp(
             assert inner["a2c.mcp_server"] == "progress" and inner["a2c.tool"] == "steps"
             assert inner["a2c.office"] == OFFICE and inner["a2c.outcome"] == "ok"
             assert spans[("node-A", "a2c.server.forward")]["a2c.office"] == OFFICE
+            hop = spans[("node-A", "a2c.server.call_computer")]
+            assert hop["a2c.computer"] == "box" and hop["a2c.outcome"] == "ok"
             assert spans[("agent", "a2c.tool_call")]["a2c.computer"] == "box"
             flat = json.dumps([attrs for *_, attrs in got.spans])
             assert "delay" not in flat and "progress_token" not in flat

@@ -82,7 +82,9 @@ async def test_server_audit_calls_to_the_log(tmp_path: Path) -> None:
         logs = process.logs()
     # Asked for explicitly: written even though the log level hides the rest of INFO.
     calls = [line for line in logs.splitlines() if PER_CALL in line]
-    assert len(calls) == 2 and all(CALLS_LOGGER in line and "computer=pc" in line for line in calls)
+    assert len(calls) == 2 and all(
+        CALLS_LOGGER in line and "computer=pc" in line and "tool=t" in line for line in calls
+    )
     assert "event=join" not in logs
 
 

@@ -68,6 +68,7 @@ class Audit:
         peer: str | None = None,
         request: str | None = None,
         computer: str | None = None,
+        tool: str | None = None,
     ) -> None:
         """One decision; ``outcome`` is a short fixed word (``ok``, ``refused``…)."""
         key = (event.value, outcome)
@@ -78,5 +79,5 @@ class Audit:
         # A forwarded call's record is only ever asked for with --audit-calls: its own sink.
         logger = _calls_log if event is AuditEvent.ROUTE and outcome == "ok" else _log
         log(logger, logging.INFO, "audit", event=event.value, outcome=outcome, subject=subject,
-            role=role, name=name, office=office, request=request, computer=computer, sid=sid,
-            peer=peer, reason=reason)  # fmt: skip
+            role=role, name=name, office=office, request=request, computer=computer, tool=tool,
+            sid=sid, peer=peer, reason=reason)  # fmt: skip

@@ -4,10 +4,11 @@ Off unless :func:`configure_from_env` turned it on at start-up (the extra is ins
 the standard ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set); while off, the relay's hot path only
 reads :data:`STATE.active`. When on, a ``client:tool_call`` whose request carries W3C
 trace context (the ``a2c_trace`` extension field) gets a span on each node it crosses:
-``a2c.server.forward`` on the Agent's node, ``a2c.server.relay`` on the Computer's node
-when that is another one; each replaces ``a2c_trace`` with its own context, so the
-Computer's span is its child. Attributes: office, tool, Computer, node, outcome/code;
-never arguments or results.
+``a2c.server.forward`` on the Agent's node with its CLIENT child
+``a2c.server.call_computer`` (the hop to the Computer), ``a2c.server.relay`` on the
+Computer's node when that is another one; each replaces ``a2c_trace`` with its own
+context, so the Computer's span is a child of the hop. Attributes: office, tool,
+Computer, node, outcome/code; never arguments or results.
 """
 
 from __future__ import annotations
@@ -46,26 +47,33 @@ def shutdown() -> None:
 
 
 class ForwardSpan:
-    """The outcome side of a forward span."""
+    """The outcome side of a forward span (and of its CLIENT span towards the Computer)."""
 
-    def __init__(self, span: Any) -> None:
+    def __init__(self, span: Any, hop: Any = None) -> None:
         self._span = span
+        self._hop = hop
 
     def answered(self, answer: Any) -> None:
-        from opentelemetry.trace import Status, StatusCode
+        for span in (self._span, self._hop):
+            if span is not None:
+                _outcome(span, answer)
 
-        code = None
-        if isinstance(answer, dict):
-            if isinstance(answer.get("code"), int) and "isError" not in answer:
-                code = answer["code"]  # a flat ErrorPayload: the relay itself failed
-            elif answer.get("isError"):
-                meta = answer.get("meta") or answer.get("_meta") or {}
-                code = meta.get("error_code") if isinstance(meta, dict) else None
-                code = code if isinstance(code, int) else 0
-        self._span.set_attribute("a2c.outcome", "ok" if code is None else "error")
-        if code is not None:
-            self._span.set_attribute("a2c.error_code", code)
-            self._span.set_status(Status(StatusCode.ERROR))
+
+def _outcome(span: Any, answer: Any) -> None:
+    from opentelemetry.trace import Status, StatusCode
+
+    code = None
+    if isinstance(answer, dict):
+        if isinstance(answer.get("code"), int) and "isError" not in answer:
+            code = answer["code"]  # a flat ErrorPayload: the relay itself failed
+        elif answer.get("isError"):
+            meta = answer.get("meta") or answer.get("_meta") or {}
+            code = meta.get("error_code") if isinstance(meta, dict) else None
+            code = code if isinstance(code, int) else 0
+    span.set_attribute("a2c.outcome", "ok" if code is None else "error")
+    if code is not None:
+        span.set_attribute("a2c.error_code", code)
+        span.set_status(Status(StatusCode.ERROR))
 
 
 def _parent(carrier: Any) -> Any:
@@ -101,10 +109,17 @@ def forward_span(
         attributes["a2c.node"] = STATE.node
     tracer = trace.get_tracer("a2c_server")
     parent = _parent(data.get(TRACE_KEY))
-    with tracer.start_as_current_span(
-        "a2c.server.forward", context=parent, kind=SpanKind.SERVER, attributes=attributes
-    ) as span:
-        yield {**data, TRACE_KEY: _carrier()}, ForwardSpan(span)
+    with (
+        tracer.start_as_current_span(
+            "a2c.server.forward", context=parent, kind=SpanKind.SERVER, attributes=attributes
+        ) as span,
+        # The hop to the Computer (or to its node) is a request of ours: a CLIENT span, so
+        # trace views show the Server calling the Computer, whose span is its child.
+        tracer.start_as_current_span(
+            "a2c.server.call_computer", kind=SpanKind.CLIENT, attributes=attributes
+        ) as hop,
+    ):
+        yield {**data, TRACE_KEY: _carrier()}, ForwardSpan(span, hop)
 
 
 def relay_span(data: Any) -> Any:

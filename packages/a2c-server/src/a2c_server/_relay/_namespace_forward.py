@@ -99,7 +99,8 @@ class ForwardingMixin(NamespaceCore):
                 if refusal is None:  # pragma: no cover - check_route refuses a missing target
                     return _internal_error()
                 self._metrics.route(event.value, RouteOutcome.REFUSED)
-                self._access.routed(sid, event, sender, computer, refusal.message)
+                self._access.routed(sid, event, sender, computer, refusal.message,
+                                    _tool_of(data))  # fmt: skip
                 return self._refuse(refusal, sid, event, req_id, sender)
             if event is Event.PUT_BLOB and sender is not None:
                 refusal = upload_refusal(sender, target)
@@ -107,7 +108,7 @@ class ForwardingMixin(NamespaceCore):
                     self._metrics.route(event.value, RouteOutcome.REFUSED)
                     return self._refuse(refusal, sid, event, req_id, sender)
             if self._settings.audit_calls is not None and is_tool_call:
-                self._access.routed(sid, event, sender, computer, None)
+                self._access.routed(sid, event, sender, computer, None, _tool_of(data))
             log(_log, logging.DEBUG, "forwarding", sid=sid, event=event.value, req_id=req_id,
                 name=agent, office=target.office_id, computer=computer)  # fmt: skip
             # Extension keys never have the plain shape: only a decoded request can ask.
@@ -280,3 +281,9 @@ class ForwardingMixin(NamespaceCore):
             {"computer_name": computer, "reason": "computer_disconnected",
              **delivered_details(disrupted, sent)},
         )  # fmt: skip
+
+
+def _tool_of(data: Any) -> str | None:
+    """The tool a request names, for the audit record (read only where one is written)."""
+    tool = data.get("tool_name") if isinstance(data, dict) else None
+    return tool if isinstance(tool, str) else None

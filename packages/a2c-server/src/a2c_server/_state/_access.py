@@ -135,11 +135,17 @@ class Access:
                            name=req.name, office=req.office_id, reason=reason)  # fmt: skip
 
     def routed(
-        self, sid: str, event: Event, sender: Member | None, computer: str, refused: str | None
+        self,
+        sid: str,
+        event: Event,
+        sender: Member | None,
+        computer: str,
+        refused: str | None,
+        tool: str | None = None,
     ) -> None:
         """Audit a forwarded ``client:tool_call`` or a refused ``client:*`` request.
 
-        Names who asked which Computer, never the tool's arguments.
+        Names who asked which Computer for which tool, never the tool's arguments.
         """
         identity = self._identities.get(sid)
         self._audit.record(AuditEvent.ROUTE, "ok" if refused is None else "refused", sid=sid,
@@ -147,7 +153,8 @@ class Access:
                            role=sender.role.value if sender and sender.role else None,
                            name=sender.name if sender else None,
                            office=sender.office_id if sender else None,
-                           request=event.value, computer=computer, reason=refused)  # fmt: skip
+                           request=event.value, computer=computer, tool=tool,
+                           reason=refused)  # fmt: skip
 
     async def forget(self, sid: str) -> None:
         """The session is gone (or its admission failed): drop it from every count."""
