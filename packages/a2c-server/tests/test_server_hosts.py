@@ -47,3 +47,18 @@ async def test_a_server_with_a_token_is_unchanged() -> None:
         url = f"{srv.url.rstrip('/')}/healthz"
         answer = await http.get(url, headers={"Host": "evil.example"})
         assert answer.status_code == 200
+
+
+async def test_a_rebinding_websocket_is_closed_before_accept() -> None:
+    import aiohttp
+
+    async with running_server() as srv, aiohttp.ClientSession() as http:
+        base = srv.url.rstrip("/").replace("http://", "ws://")
+        url = f"{base}/{srv.socketio_path.strip('/')}/?EIO=4&transport=websocket"
+        url += f"&a2c_version={PROTOCOL_VERSION}"
+        with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+            await http.ws_connect(url, headers={"Host": "evil.example"})
+        assert refused.value.status == 403
+        port = base.rsplit(":", 1)[1]
+        ws = await http.ws_connect(url, headers={"Host": f"localhost:{port}"})
+        await ws.close()
