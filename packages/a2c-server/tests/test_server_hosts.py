@@ -62,3 +62,14 @@ async def test_a_rebinding_websocket_is_closed_before_accept() -> None:
         port = base.rsplit(":", 1)[1]
         ws = await http.ws_connect(url, headers={"Host": f"localhost:{port}"})
         await ws.close()
+
+
+async def test_the_console_is_guarded_alike() -> None:
+    settings = ServerSettings(console=True)
+    async with running_server(settings) as srv, httpx.AsyncClient(timeout=30) as http:
+        base = srv.url.rstrip("/")
+        port = base.rsplit(":", 1)[1]
+        evil = await http.get(f"{base}/console/", headers={"Host": "evil.example"})
+        assert evil.status_code == 421
+        local = await http.get(f"{base}/console/", headers={"Host": f"localhost:{port}"})
+        assert local.status_code == 200
