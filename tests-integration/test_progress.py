@@ -159,23 +159,35 @@ async def test_progress_goes_to_the_calling_agent_only(procs: Any, tmp_path: Pat
                 agent.call_tool(
                     "box",
                     "steps",
-                    {"count": 6, "delay": 0.5},
+                    {"count": 12, "delay": 0.5},
                     timeout=30,
                     req_id="call-1",
                     on_progress=seen.append,
                 )
             )
             await eventually(lambda: seen, what="first progress report")
-            # Forged reports for planner's running call: from a Computer of the office that
-            # does not run it, and from a Computer of another office.
+            first = seen[-1].progress
+            # Forged reports for planner's running call, from a Computer of the office that
+            # does not run it and from a Computer of another office. Each is IN order (above
+            # every real value, sent while the call runs), so only the sender checks can
+            # drop it: the stale-report rule never gets to.
             for forger in (spy, intruder):
                 await forger.emit(ExtensionEvent.TOOL_CALL_PROGRESS.value, {
                     "agent": "planner", "req_id": "call-1", "computer": "box",
-                    "progress": 0.5, "message": "forged",
+                    "progress": 1000, "message": "forged",
                 })  # fmt: skip
+            # A later report reached the Agent: the forged ones were handled while the call
+            # was still waiting (both go through node B, sent before that report). A forged
+            # report let through would also show as no later report: our Agent drops a
+            # report naming another Computer, and the Server then drops every real one as
+            # older than 1000.
+            await eventually(lambda: any(r.progress > first + 1 for r in seen), timeout=30,
+                             what="a later real report (none: a forged one got through?)")  # fmt: skip
+            assert not call.done()
             result = await call
             assert not result.is_error, result_text(result)
             assert "forged" not in {r.message for r in seen}
+            assert all(r.progress < 1000 for r in seen)
             assert [r.progress for r in seen] == sorted({r.progress for r in seen})
         finally:
             await agent.__aexit__(None, None, None)

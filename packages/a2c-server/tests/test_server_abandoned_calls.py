@@ -87,3 +87,30 @@ async def test_a_call_its_agent_cancelled_is_not_cancelled_again(server: Running
         )
         first.cancel()
         second.cancel()
+
+
+async def test_an_answered_call_is_not_cancelled_when_its_agent_leaves(
+    server: RunningServer,
+) -> None:
+    """Issue 35 item 12: a call stops being tracked once answered (mutation-checked)."""
+    async with AsyncExitStack() as stack:
+        alice, c1 = await _office(stack, server)
+        held = c1.sio.handlers["/smcp"][Event.TOOL_CALL.value]
+
+        async def answer_done_hold_rest(data: Any) -> Any:
+            if data["req_id"] == "r-done":
+                return {"content": [], "isError": False}
+            return await held(data)
+
+        c1.sio.on(Event.TOOL_CALL.value, answer_done_hold_rest, namespace="/smcp")
+        assert await alice.call(Event.TOOL_CALL, _call("r-done"), timeout=60) == {
+            "content": [], "isError": False,
+        }  # fmt: skip
+        call = await _start(alice, c1, "r-held")
+        assert await alice.call(Event.LEAVE_OFFICE, {"office_id": "o1"}) == (True, None)
+        # Had r-done stayed tracked, its cancel (registered first) would come first.
+        assert await c1.next_notification(Event.NOTIFY_TOOL_CALL_CANCEL) == (
+            Event.NOTIFY_TOOL_CALL_CANCEL,
+            {"agent": "alice", "req_id": "r-held", "a2c_cancel_reason": "agent_gone"},
+        )
+        call.cancel()

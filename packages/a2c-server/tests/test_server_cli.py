@@ -78,6 +78,7 @@ def test_server_cli_env_vars_and_flag_precedence() -> None:
     assert set(ENV_VARS) == {
         "host", "port", "socketio_path", "protocol_version", "protocols", "auth_token",
         "max_message_bytes", "max_tool_timeout", "tool_call_buffer", "forward_timeout",
+        "allowed_hosts",
         "ping_interval", "ping_timeout", "cors_allowed_origins", "log_level", "log_format",
         "log_protocol", "shutdown_grace",
         "redis_url", "redis_prefix", "node_id", "node_ttl", "registry_timeout",

@@ -92,3 +92,27 @@ async def test_progress_restarts_the_wait_but_never_past_max_tool_timeout() -> N
         assert isinstance(answer, dict) and answer["code"] == 408, answer
         # Alive well past timeout + buffer (1.2 s), ended at --max-tool-timeout + buffer.
         assert 3.0 <= elapsed < 10, elapsed
+
+
+async def test_an_older_report_than_one_sent_is_dropped() -> None:
+    """Issue 35 item 12: the stale-report rule, mutation-checked (MCP progress only grows)."""
+    async with running_server() as server, contextlib.AsyncExitStack() as stack:
+        agent = await stack.enter_async_context(connect_raw(server, "agent"))
+        assert await agent.join("agent", "ag", "o1") == (True, None)
+        box = await stack.enter_async_context(connect_raw(server, "computer"))
+        assert await box.join("computer", "box", "o1") == (True, None)
+        got = _record(agent)
+
+        async def on_call(data: Any) -> Any:
+            report = {"agent": "ag", "req_id": data["req_id"], "computer": "box"}
+            await box.emit(REPORT, {**report, "progress": 3})
+            await eventually(lambda: len(got) >= 1, what="the first report", timeout=30)
+            await box.emit(REPORT, {**report, "progress": 2})
+            await asyncio.sleep(0.3)  # past the gate's 0.1 s: a held report would go out now
+            await box.emit(REPORT, {**report, "progress": 4})
+            await eventually(lambda: got[-1]["progress"] == 4, what="the last report", timeout=30)
+            return REPLY
+
+        box.sio.on("client:tool_call", on_call, namespace=NAMESPACE)
+        assert await agent.call("client:tool_call", _call("r1", a2c_progress=True)) == REPLY
+        assert [g["progress"] for g in got] == [3, 4]

@@ -22,6 +22,7 @@ from a2c_protocol import NAMESPACE, Event
 from ._auth import AllowAllAuth, AuthProvider, JwtAuth, SharedTokenAuth, is_loopback_host
 from ._cluster._consistency import registry_mismatches
 from ._edge._gate import Receive, Scope, Send, VersionGate, first_query_value, mount_matches
+from ._edge._hosts import HostGuard
 from ._edge._open_requests import OpenRequests
 from ._edge._oversize import OversizeWatch
 from ._edge._polling import PostScreen
@@ -98,6 +99,7 @@ class A2CServerApp:
         self.node_id = node_id
         self.multinode = multinode
         self.requests = OpenRequests()
+        self.host_guard: HostGuard | None = None  # DNS rebinding (tokenless loopback only)
         self._gate = VersionGate(
             watched,
             server_version=settings.served_versions,
@@ -118,6 +120,8 @@ class A2CServerApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope.get("type") == "lifespan":
             await self._lifespan(receive, send)
+        elif self.host_guard is not None and await self.host_guard.screen(scope, receive, send):
+            return
         else:
             await self.requests.serve(self._route, scope, receive, send)
 
@@ -353,7 +357,10 @@ def create_app(
 
         console = create_console(sio=sio, store=state, metrics=metrics, settings=settings,
                                  node_id=node_id, namespace=namespace, drain=drain)  # fmt: skip
-    return A2CServerApp(
+    app = A2CServerApp(
         settings=settings, sio=sio, store=state, metrics=metrics, drain=drain,
         node_id=node_id, multinode=multinode, console=console,
     )  # fmt: skip
+    if isinstance(provider, AllowAllAuth) and is_loopback_host(settings.host):
+        app.host_guard = HostGuard(settings.allowed_hosts)
+    return app

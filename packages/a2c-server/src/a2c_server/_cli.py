@@ -57,6 +57,10 @@ ENV_VARS: Final[Mapping[str, tuple[str, Callable[[str], Any]]]] = {
         "A2C_SERVER_CORS_ORIGINS",
         lambda text: tuple(o.strip() for o in text.split(",") if o.strip()),
     ),
+    "allowed_hosts": (
+        "A2C_SERVER_ALLOWED_HOSTS",
+        lambda text: tuple(o.strip() for o in text.split(",") if o.strip()),
+    ),
     "log_level": ("A2C_SERVER_LOG_LEVEL", str),
     "log_format": ("A2C_SERVER_LOG_FORMAT", str),
     "log_protocol": ("A2C_SERVER_LOG_PROTOCOL", lambda text: text.strip().lower() in _TRUE),
@@ -183,6 +187,9 @@ def _parser() -> argparse.ArgumentParser:
     opt("--ping-timeout", "ping_timeout", float, "Engine.IO ping timeout (s)")
     opt("--cors-origins", "cors_allowed_origins", ENV_VARS["cors_allowed_origins"][1],
         "comma-separated browser origins allowed (default: same origin only)")  # fmt: skip
+    opt("--allowed-hosts", "allowed_hosts", ENV_VARS["allowed_hosts"][1],
+        "comma-separated extra Host names a tokenless loopback Server answers "
+        "(a reverse proxy's); others get 421 (DNS rebinding)")  # fmt: skip
     opt("--log-level", "log_level", str, "DEBUG, INFO, WARNING or ERROR")
     opt("--log-format", "log_format", str, "text or json (one JSON object per line)")
     p.add_argument(

@@ -187,6 +187,7 @@ class ServerSettings:
     ping_interval: float = attrs.field(default=25.0, validator=_positive)
     ping_timeout: float = attrs.field(default=20.0, validator=_positive)
     cors_allowed_origins: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    allowed_hosts: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     log_level: str = attrs.field(default="INFO", converter=_log_level)
     log_format: str = attrs.field(default="text", converter=_log_format)
     log_protocol: bool = False

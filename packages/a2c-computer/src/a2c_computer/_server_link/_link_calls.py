@@ -5,6 +5,9 @@ Rules (issue 24):
 * C1 a ``notify:tool_call_cancel`` cancels with reason ``agent_requested``, unless it
   carries our Server's extension key ``a2c_cancel_reason: "agent_gone"`` (the Server
   cancels for an Agent that left or disconnected); no other value is taken from the wire;
+* C4 a ``notify:tool_call_cancel`` cancels only a call that came over this link from the
+  Agent it names (the Server stamps that name; its own ``agent_gone`` cancel names the
+  call's Agent too): another Agent's cancel, or one naming a call made locally, is ignored;
 * C3 a ``notify:leave_office`` naming an Agent cancels the calls that Agent made over this
   link (reason ``agent_gone``): it covers what the Server cannot do itself (a Server node
   that died with the Agent's connection, a Server without rule A1); with ours the Server
@@ -56,6 +59,10 @@ class LinkCalls:
             yield
         finally:
             self._running.pop(req_id, None)
+
+    def caller(self, req_id: str) -> str | None:
+        """C4: the Agent that made call ``req_id`` over this link, None if none did."""
+        return self._running.get(req_id)
 
     def agent_left(self, agent: str) -> int:
         """C3: cancel the calls ``agent`` made over this link; returns how many."""

@@ -276,6 +276,13 @@ class LinkHandlers:
         if self.allowed_agents is not None and not self.allowed_agents.allows(req.agent):
             logger.warning("ignoring a tool_call_cancel from Agent %r: not allowed", req.agent)
             return
+        caller = self._calls.caller(req.req_id)
+        if caller != req.agent:  # C4: only the calling Agent (or the Server for it) cancels
+            logger.info(
+                "ignoring a tool_call_cancel of %s from Agent %r: %s", req.req_id, req.agent,
+                "no such call over this link" if caller is None else "another Agent's call",
+            )  # fmt: skip
+            return
         reason = notice_reason(data)
         if self._core.cancel(req.req_id, reason=reason):
             logger.info("cancelling tool call %s of %s (reason %s)", req.req_id, req.agent, reason)
