@@ -131,14 +131,28 @@ async def test_after_a_redis_restart_a_fresh_cross_node_call_runs_once(
         # No call before the fresh one: wait until both nodes listen on pub/sub again.
         await eventually(lambda: _both_nodes_listen(redis), timeout=120, what="re-subscribed")
 
-        # Longer than the watch's poll: a stale epoch answered 503 after 0.5 s here.
+        # Longer than the watch's poll: a stale epoch answered 503 after 0.5 s here. Until the
+        # registry has been back for --node-ttl a node answers 503 "not sent" (delivered:
+        # false), which a client may retry: only a call that was sent may never be repeated.
         marker = tmp_path / "fresh.marker"
-        call = asyncio.create_task(slow(agent, 2, marker))
+        call = asyncio.create_task(_slow_once_served(agent, 2, marker))
         await eventually(lambda: started(marker), what="the fresh call started on box")
         marker.unlink()
         result = await asyncio.wait_for(call, 60)
         assert not result.is_error and result_text(result) == "slept"
         assert not marker.exists(), "the tool ran a second time"
+
+
+async def _slow_once_served(agent: AsyncAgent, seconds: float, marker: Path) -> CallToolResult:
+    for _ in range(120):
+        try:
+            return await slow(agent, seconds, marker)
+        except RemoteError as exc:
+            if exc.code != 503 or (exc.details or {}).get("delivered") is not False:
+                raise
+            assert not await started(marker), "a call answered 'not sent' ran"
+        await asyncio.sleep(0.5)
+    raise AssertionError("the registry never served the call")
 
 
 async def _redis_is(server: ServerProcess, state: str) -> bool:

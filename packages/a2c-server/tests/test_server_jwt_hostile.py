@@ -147,11 +147,13 @@ async def server_with(source: str, family: str) -> Any:
 
 
 def assert_one_warning_each(caplog: pytest.LogCaptureFixture, refusals: int) -> None:
+    """No ERROR, no traceback, and at most one WARNING per refusal: repeated refusals of one
+    cause from one address are folded into one line per interval (docs/operations.md)."""
     errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert not errors, [r.getMessage() for r in errors]
     assert not any(r.exc_info for r in caplog.records)
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
-    assert len(warnings) == refusals, [r.getMessage() for r in warnings]
+    assert 0 < len(warnings) <= refusals, [r.getMessage() for r in warnings]
     assert all("authentication failed" in r.getMessage() for r in warnings)
 
 

@@ -13,7 +13,7 @@ import json
 import socket
 from typing import Any
 
-from a2c_protocol import NAMESPACE, PROTOCOL_VERSION
+from a2c_protocol import NAMESPACE, PROTOCOL_VERSION, Event
 
 __all__ = ["RawWs", "server_connections", "server_rss"]
 
@@ -111,7 +111,7 @@ class RawWs:
         return ack_id
 
     async def join(self, role: str, name: str, office: str) -> str:
-        ack_id = self.emit("server:join_office",
+        ack_id = self.emit(Event.JOIN_OFFICE.value,
                            {"role": role, "name": name, "office_id": office})  # fmt: skip
         return await self.recv_until(f"43{NAMESPACE},{ack_id}")
 
