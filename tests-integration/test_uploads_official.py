@@ -23,16 +23,14 @@ from a2c_testkit.triangle import computer_process, eventually, server_process, w
 
 MB = 1024 * 1024
 
-# The official Agent, used as its README shows; ``role`` is added to its auth data because
-# this Server still wants it at connect (role-less connects are issue 34's).
+# The official Agent, used as its README shows (its default auth provider sends no role).
 OFFICIAL_PUT = """
 import asyncio, sys
 from a2c_smcp.agent.auth import DefaultAgentAuthProvider
 from a2c_smcp.agent.client import AsyncSMCPAgentClient
 
 async def main(url, office, computer, path):
-    auth = DefaultAgentAuthProvider(agent_id="official", office_id=office,
-                                    auth_data={"role": "agent"})
+    auth = DefaultAgentAuthProvider(agent_id="official", office_id=office)
     client = AsyncSMCPAgentClient(auth_provider=auth)
     await client.connect_to_server(url)
     await client.join_office(office, "official", namespace="/smcp")
@@ -67,7 +65,7 @@ async def main(url, office, settings):
                         flag_settings_path=pathlib.Path(settings))
     async with computer:
         client = SMCPComputerClient(computer=computer)
-        await client.connect(url, auth={"role": "computer"}, namespaces=["/smcp"])
+        await client.connect(url, namespaces=["/smcp"])
         await client.join_office(office)
         print("JOINED", computer.landing_root, flush=True)
         await asyncio.Event().wait()
@@ -151,3 +149,31 @@ async def test_our_agent_uploads_to_the_official_0_4_2_computer(
     assert Path(landed.landing_path).parent == landing.resolve()
     assert Path(landed.landing_path).read_bytes() == data
     assert landed.sha256 == hashlib.sha256(data).hexdigest()
+
+
+async def test_the_official_0_4_2_agent_uploads_to_the_official_0_4_2_computer(
+    procs: Any, tmp_path: Path, official_042: Path
+) -> None:
+    """Both ends official, our Server between them (issue 34): put_blob is relayed like every
+    client:* request, chunk by chunk, and lands byte-identical."""
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    settings = tmp_path / "settings.json"
+    settings.write_text(json.dumps({"landingRoot": str(landing)}))
+    source = tmp_path / "file.bin"
+    source.write_bytes(os.urandom(MB + 7))
+    async with server_process(procs.log_dir, track=procs.track) as server:
+        official = start_official(official_042, OFFICIAL_COMPUTER, server.url, "o1",
+                                  str(settings), log_path=procs.log_dir / "official-computer.log")  # fmt: skip
+        try:
+            await eventually(lambda: "JOINED" in official.output(), timeout=180,
+                             what="official computer joined")  # fmt: skip
+            run = await asyncio.to_thread(
+                run_official, official_042, OFFICIAL_PUT, server.url, "o1", "offbox",
+                str(source), timeout=300,
+            )  # fmt: skip
+        finally:
+            official.stop()
+    landed = Path(run.check().split("LANDED ", 1)[1].split()[0])
+    assert landed.parent == landing.resolve()
+    assert landed.read_bytes() == source.read_bytes()
