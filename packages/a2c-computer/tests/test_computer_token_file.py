@@ -4,10 +4,15 @@ Computer outlives the expiry of each short-lived token that another process rene
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import signal
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
+
+import attrs
 
 from a2c_protocol import Event
 from a2c_server import JwksKeys, JwtAuth, ServerSettings
@@ -30,7 +35,18 @@ async def cli(*args: str) -> tuple[int, str]:
     return proc.returncode, err.decode()
 
 
-async def test_computer_token_file_is_read_again_after_the_token_expired(tmp_path: Path) -> None:
+@attrs.frozen
+class _Office:
+    issuer: Any
+    agent: Any
+    proc: asyncio.subprocess.Process
+    token_file: Path
+
+
+@contextlib.asynccontextmanager
+async def _computer_with_a_token_file(tmp_path: Path) -> AsyncIterator[_Office]:
+    """A JWT Server (no clock-skew leeway), alice's Agent in the office, and ``a2c-computer
+    run --token-file`` started with a token that expires soon; SIGTERM at the end."""
     config = tmp_path / "computer.json"
     config.write_text(json.dumps({"servers": {}}))
     token_file = tmp_path / "token"
@@ -51,28 +67,37 @@ async def test_computer_token_file_is_read_again_after_the_token_expired(tmp_pat
                 sys.executable, "-m", "a2c_computer._cli", "run", "--config", str(config),
                 "--server", srv.url, "--office", OFFICE, "--name", "alice-pc",
                 "--token-file", str(token_file), "--socketio-path", srv.socketio_path,
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
                 stdin=asyncio.subprocess.DEVNULL,
             )  # fmt: skip
             try:
-                _, first = await agent.next_notification(Event.NOTIFY_ENTER_OFFICE, timeout=60)
-                assert isinstance(first, dict) and first["computer"] == "alice-pc"
-                # The renewer writes a fresh token; the old one expires and the Server
-                # disconnects the Computer, which comes back with the file's new token.
-                token_file.write_text(issuer.token("alice", PC, lifetime=600) + "\n")
-                _, left = await agent.next_notification(Event.NOTIFY_LEAVE_OFFICE, timeout=60)
-                assert isinstance(left, dict) and left["computer"] == "alice-pc"
-                _, back = await agent.next_notification(Event.NOTIFY_ENTER_OFFICE, timeout=60)
-                assert isinstance(back, dict) and back["computer"] == "alice-pc"
+                yield _Office(issuer, agent, proc, token_file)
             finally:
-                proc.send_signal(signal.SIGTERM)
-                _, err = await asyncio.wait_for(proc.communicate(), 60)
-            text = err.decode()
-            assert "Traceback" not in text
-            assert token_file.read_text().strip() not in text  # the token never in the logs
-            # The Server said why (notify:a2c_session_expired): no bare "connection lost".
-            assert "disconnected by the Server: token expired; reconnecting" in text, text
-            assert "disconnected from the Server" not in text, text
+                if proc.returncode is None:
+                    proc.send_signal(signal.SIGTERM)
+
+
+async def _membership(office: _Office, event: Event) -> None:
+    _, note = await office.agent.next_notification(event, timeout=60)
+    assert isinstance(note, dict) and note["computer"] == "alice-pc"
+
+
+async def test_computer_token_file_is_read_again_after_the_token_expired(tmp_path: Path) -> None:
+    async with _computer_with_a_token_file(tmp_path) as office:
+        await _membership(office, Event.NOTIFY_ENTER_OFFICE)
+        # The renewer writes a fresh token; the old one expires and the Server
+        # disconnects the Computer, which comes back with the file's new token.
+        office.token_file.write_text(office.issuer.token("alice", PC, lifetime=600) + "\n")
+        await _membership(office, Event.NOTIFY_LEAVE_OFFICE)
+        await _membership(office, Event.NOTIFY_ENTER_OFFICE)
+        office.proc.send_signal(signal.SIGTERM)
+        _, err = await asyncio.wait_for(office.proc.communicate(), 60)
+    text = err.decode()
+    assert "Traceback" not in text
+    assert office.token_file.read_text().strip() not in text  # the token never in the logs
+    # The Server said why (notify:a2c_session_expired): no bare "connection lost".
+    assert "disconnected by the Server: token expired; reconnecting" in text, text
+    assert "disconnected from the Server" not in text, text
 
 
 async def _stderr_until(stream: asyncio.StreamReader, needle: str, seen: list[str]) -> None:
@@ -89,47 +114,22 @@ async def test_computer_waits_out_a_token_renewed_late(tmp_path: Path) -> None:
     """The renewer is late: the first reconnects are refused with 401 (token expired). The
     Computer keeps trying, reading the file each time, and comes back once it is renewed
     (it used to give up for good at the first refusal)."""
-    config = tmp_path / "computer.json"
-    config.write_text(json.dumps({"servers": {}}))
-    token_file = tmp_path / "token"
-    with running_issuer() as issuer:
-        auth = JwtAuth(
-            issuer=issuer.issuer, audience=issuer.audience,
-            jwks=JwksKeys(issuer.url, min_refresh=0.2), leeway=0,
-        )  # fmt: skip
-        async with (
-            running_server(ServerSettings(), auth=auth) as srv,
-            connect_raw(srv, "agent", auth={"token": issuer.token("alice", AGENT)}) as agent,
-        ):
-            assert await agent.join("agent", "alice-agent", OFFICE) == (True, None)
-            token_file.write_text(issuer.token("alice", PC, lifetime=20))
-            proc = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "a2c_computer._cli", "run", "--config", str(config),
-                "--server", srv.url, "--office", OFFICE, "--name", "alice-pc",
-                "--token-file", str(token_file), "--socketio-path", srv.socketio_path,
-                stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
-                stdin=asyncio.subprocess.DEVNULL,
-            )  # fmt: skip
-            assert proc.stderr is not None
-            seen: list[str] = []
-            try:
-                _, first = await agent.next_notification(Event.NOTIFY_ENTER_OFFICE, timeout=60)
-                assert isinstance(first, dict) and first["computer"] == "alice-pc"
-                _, left = await agent.next_notification(Event.NOTIFY_LEAVE_OFFICE, timeout=60)
-                assert isinstance(left, dict) and left["computer"] == "alice-pc"
-                # The file still holds the expired token: the Server refuses the reconnect.
-                await asyncio.wait_for(_stderr_until(proc.stderr, "reconnect refused", seen), 60)
-                assert "token expired" in seen[-1] and "giving up" not in "".join(seen)
-                token_file.write_text(issuer.token("alice", PC, lifetime=600) + "\n")
-                _, back = await agent.next_notification(Event.NOTIFY_ENTER_OFFICE, timeout=60)
-                assert isinstance(back, dict) and back["computer"] == "alice-pc"
-            finally:
-                proc.send_signal(signal.SIGTERM)
-                _, err = await asyncio.wait_for(proc.communicate(), 60)
-            text = "".join(seen) + err.decode()
-            assert "Traceback" not in text
-            # One line for the refusal it waited out, however many attempts were refused.
-            assert text.count("reconnect refused") == 1, text
+    seen: list[str] = []
+    async with _computer_with_a_token_file(tmp_path) as office:
+        assert office.proc.stderr is not None
+        await _membership(office, Event.NOTIFY_ENTER_OFFICE)
+        await _membership(office, Event.NOTIFY_LEAVE_OFFICE)
+        # The file still holds the expired token: the Server refuses the reconnect.
+        await asyncio.wait_for(_stderr_until(office.proc.stderr, "reconnect refused", seen), 60)
+        assert "token expired" in seen[-1] and "giving up" not in "".join(seen)
+        office.token_file.write_text(office.issuer.token("alice", PC, lifetime=600) + "\n")
+        await _membership(office, Event.NOTIFY_ENTER_OFFICE)
+        office.proc.send_signal(signal.SIGTERM)
+        _, err = await asyncio.wait_for(office.proc.communicate(), 60)
+    text = "".join(seen) + err.decode()
+    assert "Traceback" not in text
+    # One line for the refusal it waited out, however many attempts were refused.
+    assert text.count("reconnect refused") == 1, text
 
 
 async def test_computer_token_file_usage_errors(tmp_path: Path) -> None:
