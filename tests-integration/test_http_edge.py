@@ -268,13 +268,14 @@ async def test_sigterm_with_stuck_requests_answers_them_and_logs_one_line(procs:
         live = await polling_session(http, server)
         path = polling_url(server, live).split(str(server.port), 1)[1]
         unfinished_body = await raw_request(
-            server, f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n4".encode()
+            server,
+            f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n4".encode(),
         )
         refused_unfinished = await raw_request(
-            server, b"POST /socket.io/?EIO=4&transport=polling HTTP/1.1\r\nHost: x\r\n"
+            server, b"POST /socket.io/?EIO=4&transport=polling HTTP/1.1\r\nHost: 127.0.0.1\r\n"
             b"Content-Length: 100\r\n\r\n4",
         )  # fmt: skip
-        half_headers = await raw_request(server, b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+        half_headers = await raw_request(server, b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")
         half_open, ws_writer = await raw_websocket(server)
         ws_writer.write(frame(b'40/smcp,{"role":"agent"}'))  # then it never reads again
         await ws_writer.drain()

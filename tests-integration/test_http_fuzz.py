@@ -307,17 +307,17 @@ async def polling_sid(port: int) -> str | None:
     try:
         base = "/socket.io/?EIO=4&transport=polling"
         await client.send(f"GET {base}&a2c_version={PROTOCOL_VERSION} HTTP/1.1\r\n"
-                          f"Host: x\r\n\r\n".encode())  # fmt: skip
+                          f"Host: 127.0.0.1\r\n\r\n".encode())  # fmt: skip
         status, head = await client.head()
         if status != "http 200":
             return None
         sid: str = json.loads((await client.body(head))[1:])["sid"]
         connect = b'40/smcp,{"role":"agent"}'
-        await client.send(f"POST {base}&sid={sid} HTTP/1.1\r\nHost: x\r\n"
+        await client.send(f"POST {base}&sid={sid} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                           f"Content-Length: {len(connect)}\r\n\r\n".encode() + connect)  # fmt: skip
         status, head = await client.head()
         await client.body(head)
-        await client.send(f"GET {base}&sid={sid} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+        await client.send(f"GET {base}&sid={sid} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
         status, head = await client.head()
         await client.body(head)
         return sid
@@ -355,16 +355,16 @@ async def polling_case(port: int, rng: random.Random) -> str:
     try:
         body = packet_body(rng)
         if rng.random() < 0.2:
-            request = (f"POST {base} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+            request = (f"POST {base} HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"
                        .encode() + b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body))  # fmt: skip
         else:
-            request = (f"POST {base} HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n\r\n"
+            request = (f"POST {base} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {len(body)}\r\n\r\n"
                        .encode() + body)  # fmt: skip
         if rng.random() < 0.2:
             # A GET waiting on the session while the POST arrives on another connection.
             waiting = await Client.open(port)
             try:
-                await waiting.send(f"GET {base} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+                await waiting.send(f"GET {base} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
                 await client.send(request)
                 first = await client.status()
                 return f"{first} (+GET {await waiting.status()})"
@@ -383,7 +383,7 @@ async def websocket_case(port: int, rng: random.Random) -> str:
     if sid is not None:
         target += f"&sid={sid}"
     key = base64.b64encode(os.urandom(16)).decode()
-    lines = ["Host: x", "Upgrade: websocket", "Connection: Upgrade",
+    lines = ["Host: 127.0.0.1", "Upgrade: websocket", "Connection: Upgrade",
              f"Sec-WebSocket-Key: {key}", "Sec-WebSocket-Version: 13"]  # fmt: skip
     if rng.random() < 0.08:
         lines.remove(rng.choice(lines[1:]))
@@ -450,7 +450,7 @@ async def test_http_and_engineio_fuzz(caplog: pytest.LogCaptureFixture) -> None:
         assert sid is not None
         client = await Client.open(srv.port)
         await client.send(f"POST /socket.io/?EIO=4&transport=polling&sid={sid} HTTP/1.1\r\n"
-                          f"Host: x\r\nContent-Length: 1\r\n\r\n1".encode())  # fmt: skip
+                          f"Host: 127.0.0.1\r\nContent-Length: 1\r\n\r\n1".encode())  # fmt: skip
         assert await client.status() == "http 200"
         client.close()
         await eventually(lambda: not srv.app.sio.eio.sockets, what="the first session closed")
