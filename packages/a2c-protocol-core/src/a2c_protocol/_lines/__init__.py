@@ -13,11 +13,9 @@ Versions (``_versions``)
 
 Relay points (``_relay``)
     ``needs_translation(agent, computer) -> bool``;
-    ``translate_request(event, payload, *, agent, computer) -> payload | Refusal``;
-    ``translate_answer(event, answer, *, agent, computer) -> answer``;
-    ``Refusal.payload`` is the flat ErrorPayload to answer at once (nothing is refused
-    today: ``client:put_blob`` has one shape on both lines, and the Server decides who takes
-    uploads); ``PUT_BLOB_EVENT``.
+    ``translate_request(event, payload, *, agent, computer) -> payload``;
+    ``translate_answer(event, answer, *, agent, computer) -> answer``
+    (``client:put_blob`` has one shape on both lines; the Server decides who takes uploads).
 
 Shapes (``_shapes``), each one direction, for code that holds a single part
     ``tools_04_to_02`` / ``tools_02_to_04`` (a ``tools`` list), ``tool_name_04_to_02``,
@@ -32,7 +30,7 @@ and window hosts keep their values; 0.2 tools shown to 0.4 join the synthetic bu
 ``LEGACY_BUNDLE`` (``a2c-0-2__<tool>``). Lossy: 0.4 PickString labels (0.2 sees values).
 """
 
-from ._relay import PUT_BLOB_EVENT, Refusal, needs_translation, translate_answer, translate_request
+from ._relay import needs_translation, translate_answer, translate_request
 from ._shapes import (
     BUNDLE_SEPARATOR,
     LEGACY_BUNDLE,
@@ -65,9 +63,7 @@ __all__ = [
     "LINE_0_2",
     "LINE_0_4",
     "LINE_VERSIONS",
-    "PUT_BLOB_EVENT",
     "Line",
-    "Refusal",
     "accepted_ranges",
     "config_02_to_04",
     "config_04_to_02",

@@ -8,9 +8,7 @@ Notifications, join/leave/list_room and auth are the same on both lines.
 
 from __future__ import annotations
 
-from typing import Any, Final
-
-import attrs
+from typing import Any
 
 from a2c_protocol._events import Event
 
@@ -18,24 +16,10 @@ from . import _shapes
 from ._versions import LINE_0_2, LINE_0_4, Line
 
 __all__ = [
-    "PUT_BLOB_EVENT",
-    "Refusal",
     "needs_translation",
     "translate_answer",
     "translate_request",
 ]
-
-#: The 0.4 upload event: the same shape on both lines, so it is never translated. Whether a
-#: party takes uploads (a 0.4 session, or a 0.2 one announcing the extension) is the
-#: Server's rule, not a translation (see docs/compatibility.md).
-PUT_BLOB_EVENT: Final = Event.PUT_BLOB.value
-
-
-@attrs.frozen
-class Refusal:
-    """A request that cannot be translated: answer the Agent ``payload`` (a flat ErrorPayload)."""
-
-    payload: dict[str, Any]
 
 
 def needs_translation(agent: Line, computer: Line) -> bool:
@@ -44,11 +28,10 @@ def needs_translation(agent: Line, computer: Line) -> bool:
 
 
 def translate_request(event: str, payload: Any, *, agent: Line, computer: Line) -> Any:
-    """An Agent's ``client:*`` request in the Computer's shapes, or a :class:`Refusal`.
+    """An Agent's ``client:*`` request in the Computer's shapes.
 
-    Nothing is refused today (``client:put_blob`` is the same on both lines and its
-    admission is the Server's upload rule); :class:`Refusal` stays for a request that
-    cannot be carried across.
+    ``client:put_blob`` has one shape on both lines and passes unchanged: who may take an
+    upload is the Server's rule (a 0.2 party may announce the extension), not a translation.
     """
     if agent == computer:
         return payload

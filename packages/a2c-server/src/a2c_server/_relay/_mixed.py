@@ -4,22 +4,17 @@ The forwarder asks :func:`mixed` once per request (two string splits); only when
 parties are on different protocol lines does the request take :func:`translated`, which
 puts the request into the Computer's shapes and the answer into the Agent's with the pure
 functions of :mod:`a2c_protocol._lines`. A pure office's relay never comes here, so its
-bytes and cost are unchanged. A request that cannot be translated (``client:put_blob`` to
-a 0.2 Computer) is answered at once with the refusal's flat ErrorPayload.
+bytes and cost are unchanged.
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from a2c_protocol._lines import Line, Refusal, line_of, translate_answer, translate_request
-from a2c_server._observe._logs import log
+from a2c_protocol._lines import Line, line_of, translate_answer, translate_request
 
 __all__ = ["line_label", "mixed", "translated"]
-
-_log = logging.getLogger("a2c_server.mixed")
 
 
 def mixed(agent_version: str, computer_version: str) -> bool:
@@ -39,8 +34,6 @@ async def translated(
     agent_version: str,
     computer_version: str,
     call: Callable[[Any], Awaitable[Any]],
-    on_refusal: Callable[[], None],
-    sid: str,
 ) -> Any:
     """Relay ``data`` through ``call`` (which asks the Computer), translating both ways."""
     agent: Line | None = line_of(agent_version)
@@ -49,11 +42,5 @@ async def translated(
         # A version outside the known lines (a pinned deployment): relay as before.
         return await call(data)
     request = translate_request(event, data, agent=agent, computer=computer)
-    if isinstance(request, Refusal):
-        on_refusal()
-        log(_log, logging.INFO, "request not translatable, refused", sid=sid, event=event,
-            agent_protocol=agent, computer_protocol=computer,
-            code=request.payload.get("code"))  # fmt: skip
-        return request.payload
     answer = await call(request)
     return translate_answer(event, answer, agent=agent, computer=computer)

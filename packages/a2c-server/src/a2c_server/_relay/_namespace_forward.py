@@ -175,8 +175,7 @@ class ForwardingMixin(NamespaceCore):
         self._metrics.translated(event.value, sender.a2c_version, target.a2c_version)
         return await translated(
             event.value, data, agent_version=sender.a2c_version,
-            computer_version=target.a2c_version, call=call, sid=sid,
-            on_refusal=lambda: self._metrics.route(event.value, RouteOutcome.REFUSED),
+            computer_version=target.a2c_version, call=call,
         )  # fmt: skip
 
     async def _call(
