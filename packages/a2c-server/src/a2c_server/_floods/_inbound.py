@@ -39,11 +39,13 @@ _PAUSE: Final = 1.0  # refusals this far apart are separate episodes, not one ab
 class InboundStats:
     """Process-wide counts for ``/metrics``."""
 
-    __slots__ = ("cut", "dropped", "notify")
+    __slots__ = ("cut", "dropped", "notify", "stale_acks")
 
     def __init__(self) -> None:
         self.dropped = 0
         self.cut = 0
+        #: acks refused from their head: no call of the session waits for that id
+        self.stale_acks = 0
         #: told ``(eio_sid, DROP | CUT)`` of each refusal (the Server logs, rate-limited)
         self.notify: Callable[[str, int], None] | None = None
 
@@ -57,6 +59,11 @@ class InboundStats:
             "a2c_server_inbound_disconnects",
             "Sessions disconnected for sustained traffic over their inbound budget",
             value=self.cut,
+        )
+        yield CounterMetricFamily(
+            "a2c_server_stale_acks_refused",
+            "Acknowledgements dropped undecoded because no call of their session waits for the id",
+            value=self.stale_acks,
         )
 
 

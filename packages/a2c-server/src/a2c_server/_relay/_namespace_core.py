@@ -28,6 +28,7 @@ from a2c_server._observe._audit import Audit
 from a2c_server._observe._logs import log
 from a2c_server._observe._metrics import ServerMetrics
 from a2c_server._relay._expiry import A2C_SESSION_EXPIRED, ExpiryWindow, expired_notice
+from a2c_server._relay._notices import CoalescedNotices
 from a2c_server._settings import ServerSettings
 from a2c_server._state._access import Access
 from a2c_server._state._offices import Broadcast, Offices
@@ -98,6 +99,8 @@ class NamespaceCore:
             self._calls.busy, settings.max_tool_timeout + settings.tool_call_buffer
         )
         self._progress = ProgressRoutes(sio, self._store)
+        # server:update_* relayed at most once per interval per sender (issue 42).
+        self._notices = CoalescedNotices(settings.notice_interval, self._notice)
         #: Set by the console while someone watches it; None costs one attribute check.
         self.observer: CallObserver | None = None
 
@@ -122,6 +125,11 @@ class NamespaceCore:
     async def leave_room(self, sid: str, office_id: str) -> None:
         """Take a session hosted here out of an office's room."""
         await self._sio.leave_room(sid, office_id, namespace=NAMESPACE)
+
+    async def _notice(self, event: str, notice: Any, office_id: str, skip_sid: str) -> None:
+        await self._sio.emit(event, notice, room=office_id, skip_sid=skip_sid, namespace=NAMESPACE)
+        if self.observer is not None:
+            self.observer.office_event(office_id, event, notice)
 
     async def _broadcast(self, broadcasts: tuple[Broadcast, ...]) -> None:
         for b in broadcasts:

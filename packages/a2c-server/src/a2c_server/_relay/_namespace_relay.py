@@ -12,7 +12,15 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from a2c_protocol import EVENTS, NAMESPACE, Event, InvalidPayloadError, from_wire, to_wire
+from a2c_protocol import (
+    EVENTS,
+    NAMESPACE,
+    UPDATE_EVENTS,
+    Event,
+    InvalidPayloadError,
+    from_wire,
+    to_wire,
+)
 from a2c_server._observe._logs import log
 from a2c_server._state._rules import Member, Refusal, check_cancel, check_update
 
@@ -56,6 +64,9 @@ class RelayMixin(NamespaceCore):
                     self._refuse(refusal, sid, event, getattr(req, "req_id", None), sender)
                 return
             notice = payload(req, sender, notify_model)
+            if event in UPDATE_EVENTS:
+                await self._notices.send(sid, notify, notice, sender.office_id)
+                return
             await self._sio.emit(
                 notify.value, notice, room=sender.office_id, skip_sid=sid, namespace=NAMESPACE
             )

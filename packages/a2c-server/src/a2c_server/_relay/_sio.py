@@ -180,6 +180,13 @@ class SmcpSocketServer(ServerShim):
             await self.send_ack(eio_sid, namespace, id, answer)
         return False
 
+    def stale_ack(self, eio_sid: str) -> bool:
+        # Forged, duplicated or too late (the call timed out): nobody waits for it.
+        self.inbound_stats.stale_acks += 1
+        self.noise.warning("stale ack", "acks dropped undecoded: no call waits for the id",
+                           eio_sid=eio_sid)  # fmt: skip
+        return True
+
     def undecodable_packet(self, eio_sid: str, exc: Exception) -> None:
         # The packet could not be decoded (too deep, a huge integer, a bad type byte):
         # there is no event and no ack id to answer, only the line below.

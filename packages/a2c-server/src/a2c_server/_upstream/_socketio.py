@@ -26,11 +26,15 @@ from ._engineio import make_lean, socket_of, wake_after_client_close
 __all__ = [
     "CompactPacket",
     "ServerShim",
+    "ack_pending",
     "forget_callback",
     "is_disconnecting",
     "not_handled",
     "rooms_of",
 ]
+
+_ACK = str(sio_packet.ACK)
+_MAX_ID_DIGITS = 19  # python-socketio's ids count up from 1; longer is never pending
 
 #: What python-socketio may raise decoding a packet (too deep, a huge integer, a bad type byte).
 UNDECODABLE = (ValueError, TypeError, KeyError, IndexError, RecursionError)
@@ -52,6 +56,8 @@ class ServerShim(socketio.AsyncServer):  # type: ignore[misc]
     * ``connect_handled(eio_sid, namespace)``: after a CONNECT packet was handled,
       admitted or refused.
     * ``session_closing(eio_sid)``: an Engine.IO session ends (before upstream's teardown).
+    * ``stale_ack(eio_sid) -> bool``: an ACK packet whose id is not pending for the session
+      (read from the raw text, before decoding); True drops it undecoded.
     """
 
     #: The process's queued-output budget, handed to each new Engine.IO socket.
@@ -82,6 +88,9 @@ class ServerShim(socketio.AsyncServer):  # type: ignore[misc]
     def session_closing(self, eio_sid: str) -> None:
         pass
 
+    def stale_ack(self, eio_sid: str) -> bool:
+        return False
+
     async def send_ack(self, eio_sid: str, namespace: str, id: Any, data: list[Any]) -> None:
         """Acknowledge a client's event ``id`` with ``data`` (the outgoing limit applies)."""
         pkt = self.packet_class(sio_packet.ACK, namespace=namespace, id=id, data=data)
@@ -95,6 +104,11 @@ class ServerShim(socketio.AsyncServer):  # type: ignore[misc]
             await super()._handle_event(eio_sid, namespace, id, data)
 
     async def _handle_eio_message(self, eio_sid: str, data: Any) -> None:
+        # An ack is decoded only to be looked up; one for an id nobody waits for (forged,
+        # late, a flood) is refused from its head, before its payload costs a decode.
+        if (isinstance(data, str) and data[:1] == _ACK and eio_sid not in self._binary_packet
+                and not ack_pending(self, eio_sid, data) and self.stale_ack(eio_sid)):  # fmt: skip
+            return
         try:
             await super()._handle_eio_message(eio_sid, data)
         except UNDECODABLE as exc:
@@ -188,6 +202,28 @@ def forget_callback(sio: socketio.AsyncServer, sid: str, callback: Callable[...,
     for ack_id, registered in list(callbacks.items()):
         if registered is callback:
             del callbacks[ack_id]
+
+
+def ack_pending(sio: socketio.AsyncServer, eio_sid: str, text: str) -> bool:
+    """Whether the ACK packet ``text`` (undecoded) answers an id ``eio_sid`` has pending.
+
+    Reads the head as python-socketio's ``Packet.decode`` does: type, ``/namespace,``
+    (a query after ``?`` ignored), then the id's digits.
+    """
+    start, namespace = 1, "/"
+    if text.startswith("/", 1):
+        comma = text.find(",", 1)
+        if comma < 0:
+            return False
+        namespace, start = text[1:comma].split("?", 1)[0], comma + 1
+    end = start
+    while end < len(text) and end - start <= _MAX_ID_DIGITS and "0" <= text[end] <= "9":
+        end += 1
+    if end == start or end - start > _MAX_ID_DIGITS:
+        return False
+    sid = sio.manager.sid_from_eio_sid(eio_sid, namespace)
+    pending: dict[int, Any] = sio.manager.callbacks.get(sid) or {} if sid is not None else {}
+    return int(text[start:end]) in pending
 
 
 def rooms_of(sio: socketio.AsyncServer, namespace: str) -> dict[Any, dict[str, Any]]:
