@@ -126,3 +126,43 @@ async def test_acks_nobody_waits_for_are_refused_before_decoding(procs: Any) -> 
         finally:
             await caller.disconnect()
             box.close()
+
+
+FORGED = (
+    '43/smcp,{n}[{{"forged":true}}]',
+    '42/smcp,["server:tool_call_progress",{{"req_id":"r{n}","progress":1}}]',
+    '42/smcp,["notify:update_tool_list",{{"computer":"x{n}"}}]',
+    '42/smcp,["server:update_tool_list",{{"computer":"box-v"}}]',
+    '42/smcp,["client:no_such_event",{{"n":{n}}}]',
+)
+
+
+async def test_a_refused_flood_is_cut_at_the_default_budget(procs: Any) -> None:
+    # Default settings: a flooder the Server reads below --max-inbound-per-second is still
+    # cut, because each packet it refuses costs the session more than one packet.
+    async with (
+        server_process(procs.log_dir, track=procs.track) as server,
+        httpx.AsyncClient(timeout=30) as http,
+    ):
+        flooder = await RawWs.open(server.port, rcvbuf=None)
+        assert (await flooder.connect("computer")).startswith("40/smcp,")
+        assert "true" in await flooder.join("computer", "mallory", "office-m")
+        closed = asyncio.create_task(flooder.closed_by_server(120))
+        sent = 0
+        try:
+            while not closed.done() and sent < 5_000_000:
+                for _ in range(200):
+                    flooder.send(FORGED[sent % len(FORGED)].format(n=sent))
+                    sent += 1
+                await flooder.drain()
+        except (ConnectionError, OSError):
+            pass
+        try:
+            assert await closed, "the flooder was never cut"
+            metrics = (await http.get(f"{server.url}/metrics")).text
+            assert counter(metrics, "a2c_server_inbound_disconnects_total") == 1
+            log = server.process.logs()
+            assert "client disconnected: sustained traffic over its inbound budget" in log
+            assert "Traceback" not in log
+        finally:
+            flooder.close()

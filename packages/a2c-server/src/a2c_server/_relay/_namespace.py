@@ -78,7 +78,8 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin):
                 continue  # notify:* are only ever sent by the Server
             sio.on(event.value, handler, namespace=NAMESPACE)
         self._progress.register()
-        sio.on("*", UnknownEvents(not_handled(sio)).handle, namespace=NAMESPACE)
+        unknown = UnknownEvents(not_handled(sio), getattr(sio, "penalize", None))
+        sio.on("*", unknown.handle, namespace=NAMESPACE)
 
     def _guard(self, event: Event, handler: Handler, on_error: Callable[[], Any]) -> Any:
         async def guarded(sid: str, *args: Any) -> Any:

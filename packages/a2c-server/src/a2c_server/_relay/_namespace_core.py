@@ -24,6 +24,7 @@ from a2c_server._auth import AuthProvider
 from a2c_server._cluster._remote import RemoteWatch
 from a2c_server._console._observer import CallObserver
 from a2c_server._edge._shutdown import Drain
+from a2c_server._floods._inbound import COALESCED_COST
 from a2c_server._observe._audit import Audit
 from a2c_server._observe._logs import log
 from a2c_server._observe._metrics import ServerMetrics
@@ -100,7 +101,9 @@ class NamespaceCore:
         )
         self._progress = ProgressRoutes(sio, self._store)
         # server:update_* relayed at most once per interval per sender (issue 42).
-        self._notices = CoalescedNotices(settings.notice_interval, self._notice)
+        penalize = getattr(sio, "penalize", None)
+        coalesced = None if penalize is None else lambda s: penalize(COALESCED_COST, sid=s)
+        self._notices = CoalescedNotices(settings.notice_interval, self._notice, coalesced)
         #: Set by the console while someone watches it; None costs one attribute check.
         self.observer: CallObserver | None = None
 
@@ -153,6 +156,9 @@ class NamespaceCore:
             "office": sender.office_id if sender else None,
             "code": refusal.code, "reason": refusal.message,
         }  # fmt: skip
+        penalize = getattr(self._sio, "penalize", None)  # a refusal costs its sender (floods)
+        if penalize is not None:
+            penalize(sid=sid)
         if refusal.security:  # a WARNING: once per code and session per interval (floods)
             self._sio.refusals.refused(f"request_{refusal.code}", "request refused", None,
                                        key=sid, **fields)  # fmt: skip

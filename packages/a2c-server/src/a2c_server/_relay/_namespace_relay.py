@@ -56,6 +56,7 @@ class RelayMixin(NamespaceCore):
             except InvalidPayloadError as exc:
                 log(_log, logging.INFO, "invalid payload dropped", sid=sid, event=event.value,
                     reason=exc)  # fmt: skip
+                self._penalize(sid)
                 return
             sender = await self._store.get(sid)
             refusal = check(sender, event.value, req)
@@ -74,6 +75,11 @@ class RelayMixin(NamespaceCore):
                 self.observer.office_event(sender.office_id, notify.value, notice)
 
         return on_event
+
+    def _penalize(self, sid: str, cost: float | None = None) -> None:
+        penalize = getattr(self._sio, "penalize", None)  # the inbound budget (floods)
+        if penalize is not None:
+            penalize(sid=sid) if cost is None else penalize(cost, sid=sid)
 
     def _updater(self, event: Event) -> Handler:
         return self._relay(

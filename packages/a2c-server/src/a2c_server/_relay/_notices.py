@@ -29,9 +29,11 @@ Emit = Callable[[str, Any, str, str], Awaitable[None]]  # (notify event, notice,
 class CoalescedNotices:
     """Broadcasts ``notify:update_*`` for a sender at most once per ``interval`` seconds."""
 
-    def __init__(self, interval: float, emit: Emit) -> None:
+    def __init__(self, interval: float, emit: Emit,
+                 coalesced: Callable[[str], None] | None = None) -> None:  # fmt: skip
         self._rule = NoticeCoalescer(interval)
         self._emit = emit
+        self._coalesced = coalesced  # told the sender of each notice replaced unsent
         self._timers: dict[tuple[str, str], asyncio.TimerHandle] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._offers = 0
@@ -49,6 +51,8 @@ class CoalescedNotices:
         elif due >= 0:
             loop = asyncio.get_running_loop()
             self._timers[key] = loop.call_at(loop.time() + max(0.0, due - now), self._fire, key)
+        elif self._coalesced is not None:
+            self._coalesced(sid)
 
     def forget(self, sid: str) -> None:
         """``sid`` left: what it still held is stale (its office hears it leave)."""

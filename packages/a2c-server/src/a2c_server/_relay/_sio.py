@@ -25,8 +25,8 @@ from typing import Any, Final
 import attrs
 import socketio
 
-from a2c_protocol import ErrorCode, ErrorPayload, InvalidPayloadError, to_wire
-from a2c_server._floods._inbound import CUT, InboundBudget, InboundStats
+from a2c_protocol import NAMESPACE, ErrorCode, ErrorPayload, InvalidPayloadError, to_wire
+from a2c_server._floods._inbound import CUT, REFUSED_COST, InboundBudget, InboundStats
 from a2c_server._floods._outbox import DEFAULT_MAX_QUEUED_OUTPUT_BYTES, OutputBudget
 from a2c_server._floods._refusals import RefusalLog
 from a2c_server._floods._trim import HeapTrimmer
@@ -36,6 +36,7 @@ from a2c_server._upstream import (
     ServerShim,
     abort_session,
     forget_callback,
+    inbound_of,
     is_disconnecting,
     queued_bytes,
     wait_drained,
@@ -153,6 +154,13 @@ class SmcpSocketServer(ServerShim):
                                "inbound budget", eio_sid=eio_sid,
                                limit=self.limits.max_inbound_per_second)  # fmt: skip
 
+    def penalize(self, cost: float = REFUSED_COST, *, eio_sid: str | None = None,
+                 sid: str | None = None) -> None:  # fmt: skip
+        """Charge a session's inbound budget for a packet refused after it was read."""
+        budget = inbound_of(self, eio_sid, sid, NAMESPACE)
+        if budget is not None:
+            budget.charge(cost, time.monotonic())
+
     # ------------------------------------------------------------- client events
 
     async def screen_client_event(self, eio_sid: str, namespace: str, id: Any, data: Any) -> bool:
@@ -163,6 +171,7 @@ class SmcpSocketServer(ServerShim):
                 "event before connect", "event refused: not connected to the namespace",
                 eio_sid=eio_sid, namespace=namespace[:_SHOWN],
             )  # fmt: skip
+            self.penalize(eio_sid=eio_sid)
             return False
         refused = screen_event(data)
         if refused is None:
@@ -173,6 +182,7 @@ class SmcpSocketServer(ServerShim):
         if refused is None:
             return True
         kind, error = refused
+        self.penalize(eio_sid=eio_sid)
         self.noise.warning(kind, "event refused", sid=sid, reason=error.message)
         if id is not None:
             name = data[0] if isinstance(data, list) and data else None
@@ -183,6 +193,7 @@ class SmcpSocketServer(ServerShim):
     def stale_ack(self, eio_sid: str) -> bool:
         # Forged, duplicated or too late (the call timed out): nobody waits for it.
         self.inbound_stats.stale_acks += 1
+        self.penalize(eio_sid=eio_sid)
         self.noise.warning("stale ack", "acks dropped undecoded: no call waits for the id",
                            eio_sid=eio_sid)  # fmt: skip
         return True
@@ -190,6 +201,7 @@ class SmcpSocketServer(ServerShim):
     def undecodable_packet(self, eio_sid: str, exc: Exception) -> None:
         # The packet could not be decoded (too deep, a huge integer, a bad type byte):
         # there is no event and no ack id to answer, only the line below.
+        self.penalize(eio_sid=eio_sid)
         self.noise.warning(
             "undecodable packet", "packet refused: python-socketio cannot decode it",
             eio_sid=eio_sid, error=type(exc).__name__,
