@@ -3,9 +3,11 @@
 * A Computer flooding its own office with ``server:update_tool_list`` costs each member
   at most one ``notify:update_tool_list`` per ``--notice-interval``, and the last one
   still arrives after the flood.
-* An acknowledgement for an id the Server does not wait for is refused from its head,
-  before decoding: a broken payload behind it is never seen by the decoder, while the
-  acks of real calls still reach their callers.
+* An acknowledgement for an id the Server does not wait for, and an event whose name no
+  handler takes (``notify:*`` from a client), are refused from their head, before
+  decoding: a broken payload behind them is never seen by the decoder, while the acks of
+  real calls still reach their callers.
+* A flooder of refused packets is cut at the default budget.
 
 Bounds are counted, not timed: every notice the member got was sent between the
 flooder's first packet and the member's last receipt, at least an interval apart.
@@ -82,7 +84,7 @@ async def test_a_notice_flood_costs_its_office_one_notice_per_interval(procs: An
             flooder.close()
 
 
-async def test_acks_nobody_waits_for_are_refused_before_decoding(procs: Any) -> None:
+async def test_acks_and_events_nobody_takes_are_refused_before_decoding(procs: Any) -> None:
     async with (
         server_process(procs.log_dir, track=procs.track) as server,
         httpx.AsyncClient(timeout=30) as http,
@@ -97,6 +99,9 @@ async def test_acks_nobody_waits_for_are_refused_before_decoding(procs: Any) -> 
                 box.send(f'43/smcp,{1000 + n}[{{"forged":')
             box.send('43/smcp,99999999999999999999999[{"forged":true}]')
             box.send('43/smcp?x=1,5[{"forged":true}]')
+            # Names no handler takes (a client may not send notify:*): dropped from the head.
+            for n in range(20):
+                box.send(f'42/smcp,["notify:update_tool_list",{{"computer":{n}')
             await box.drain()
             # A real call still gets its answer through the same path.
             call = asyncio.create_task(caller.call("client:tool_call", {
@@ -119,9 +124,12 @@ async def test_acks_nobody_waits_for_are_refused_before_decoding(procs: Any) -> 
 
             # Same connection, so all of them were handled before the real ack above.
             assert await refused() == 52
+            text = (await http.get(f"{server.url}/metrics")).text
+            assert counter(text, "a2c_server_unhandled_events_refused_total") == 20
             log = server.process.logs()
             assert "cannot decode" not in log
             assert "acks dropped undecoded: no call waits for the id" in log
+            assert "events dropped undecoded: no handler for the name" in log
             assert "Traceback" not in log
         finally:
             await caller.disconnect()

@@ -58,13 +58,15 @@ _PAUSE: Final = 1.0  # refusals this far apart are separate episodes, not one ab
 class InboundStats:
     """Process-wide counts for ``/metrics``."""
 
-    __slots__ = ("cut", "dropped", "notify", "stale_acks")
+    __slots__ = ("cut", "dropped", "notify", "stale_acks", "unhandled")
 
     def __init__(self) -> None:
         self.dropped = 0
         self.cut = 0
         #: acks refused from their head: no call of the session waits for that id
         self.stale_acks = 0
+        #: events dropped from their head: no handler for the name, none to answer
+        self.unhandled = 0
         #: told ``(eio_sid, DROP | CUT)`` of each refusal (the Server logs, rate-limited)
         self.notify: Callable[[str, int], None] | None = None
 
@@ -83,6 +85,12 @@ class InboundStats:
             "a2c_server_stale_acks_refused",
             "Acknowledgements dropped undecoded because no call of their session waits for the id",
             value=self.stale_acks,
+        )
+        yield CounterMetricFamily(
+            "a2c_server_unhandled_events_refused",
+            "Events dropped undecoded because no handler takes their name (notify:* from a "
+            "client, made-up names)",
+            value=self.unhandled,
         )
 
 

@@ -58,6 +58,7 @@ _log = logging.getLogger("a2c_server.guard")
 RESERVED_EVENTS: Final = frozenset(
     {"connect", "connect_error", "disconnect", "disconnecting", "newListener", "removeListener"}
 )
+_ANSWERED: Final = ("client:", "server:")  # unknown ones get a flat 400 (_unknown.py)
 _SHOWN: Final = 64  # how much of a client-chosen name a log line repeats
 
 
@@ -189,6 +190,18 @@ class SmcpSocketServer(ServerShim):
             answer = [False, error.message] if name in self._tuple_acks else [to_wire(error)]
             await self.send_ack(eio_sid, namespace, id, answer)
         return False
+
+    def unhandled_event(self, eio_sid: str, namespace: str, name: str) -> bool:
+        # Names the catch-all must answer (client:*/server:* requests) or refuse by name
+        # (reserved) are decoded; any other name nobody handles (notify:* from a client,
+        # made-up names) would only be ignored after a full decode: dropped from its head.
+        if name.startswith(_ANSWERED) or name in RESERVED_EVENTS:
+            return False
+        self.inbound_stats.unhandled += 1
+        self.penalize(eio_sid=eio_sid)
+        self.noise.warning("unhandled event", "events dropped undecoded: no handler for the "
+                           "name", eio_sid=eio_sid, event=name[:_SHOWN])  # fmt: skip
+        return True
 
     def stale_ack(self, eio_sid: str) -> bool:
         # Forged, duplicated or too late (the call timed out): nobody waits for it.
