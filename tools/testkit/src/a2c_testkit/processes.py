@@ -38,8 +38,9 @@ def bin_path(command: str) -> str:
 
 
 # What a one-role install lacks and the workspace venv holds (see _lean/sitecustomize.py):
-# the Computer and the Agent need neither; the Server needs redis for --redis.
-_ABSENT = {"a2c-computer": "trio,redis", "a2c-agent": "trio,redis", "a2c-server": "trio"}
+# the Computer and the Agent need neither; the Server needs redis for --redis and no aiohttp
+# (python-socketio's client side looks for it).
+_ABSENT = {"a2c-computer": "trio,redis", "a2c-agent": "trio,redis", "a2c-server": "trio,aiohttp"}
 _LEAN = Path(__file__).resolve().parent / "_lean"
 
 
