@@ -30,6 +30,7 @@ from socketio.async_pubsub_manager import AsyncPubSubManager
 
 from a2c_server import _upstream
 from a2c_server._cluster._multinode import _RedisManager
+from a2c_server._cluster._resp import pack_commands
 from a2c_server._relay._sio import SmcpSocketServer
 from a2c_server._upstream import _engineio, _redis, _socketio
 from a2c_server._upstream._engineio import LeanSocket
@@ -338,13 +339,10 @@ def test_redis_manager_attributes_the_shim_reads() -> None:
 
 
 def test_redis_connection_internals_are_where_the_fence_reads_them() -> None:
-    why = "PUBLISH batches and registry lookups cannot be written without an await"
     assert params(RedisConnection.read_response)[:3] == ["self", "disable_decoding", "timeout"]
     assert "push_request" in params(RedisConnection.read_response), (
         "read_response lost push_request: over RESP3 the listener would skip every message"
     )
-    pack = getattr(RedisConnection, "pack_commands", None)
-    assert pack is not None and params(pack) == ["self", "commands"], why
     assert "check_health" in params(RedisConnection.send_packed_command), (
         "send_packed_command lost check_health: a PING would go out on a CLIENT REPLY OFF link"
     )
@@ -377,10 +375,10 @@ async def test_redis_connection_stream_reader_and_writer_on_a_real_connection(
             "Connection._reader is gone: the publisher cannot see Redis close its connection"
         )
         assert not _redis.closed_by_peer(conn)
-        _redis.write_commands(conn, [("PING",), ("ECHO", "fence")])
+        _redis.write_packed(conn, pack_commands([("PING",), ("ECHO", "fence")]))
         assert await conn.read_response() in (b"PONG", "PONG")
         assert await conn.read_response() in (b"fence", "fence"), (
-            "pack_commands no longer packs a batch the connection answers in order"
+            "a batch written to the connection's stream writer is not answered in order"
         )
         _redis.abort_connection(conn)
         await asyncio.sleep(0)

@@ -11,9 +11,9 @@ undocumented ``pubsub``, ``redis``, ``thread`` and ``callbacks`` and sets ``host
 The functions at the end are redis-py's connection internals the publisher
 (:mod:`a2c_server._cluster._publish`) and the registry lookups (:mod:`a2c_server._cluster._mux`)
 write
-with: the stream reader and writer, ``pack_commands``, a connection made from a pool's
-class and settings (``connection_class``, ``connection_kwargs``) without being one of its
-connections.
+with: the stream reader and writer, a connection made from a pool's class and settings
+(``connection_class``, ``connection_kwargs``) without being one of its connections. What
+they write is packed by :mod:`a2c_server._cluster._resp` (RESP is Redis's documented format).
 """
 
 from __future__ import annotations
@@ -33,9 +33,8 @@ __all__ = [
     "closed_by_peer",
     "connection_writer",
     "fresh_connection",
-    "pack_commands",
     "pool_option",
-    "write_commands",
+    "write_packed",
 ]
 
 
@@ -204,15 +203,9 @@ def connection_writer(conn: Any) -> asyncio.StreamWriter | None:
     return writer
 
 
-def pack_commands(conn: Any, commands: list[tuple[Any, ...]]) -> list[bytes]:
-    """The RESP bytes of ``commands``, as the connection would write them."""
-    packed: list[bytes] = conn.pack_commands(commands)
-    return packed
-
-
-def write_commands(conn: Any, commands: list[tuple[Any, ...]]) -> None:
-    """Hand ``commands`` to the connection's transport now (no await; it buffers the rest)."""
-    conn._writer.writelines(conn.pack_commands(commands))
+def write_packed(conn: Any, packed: bytes) -> None:
+    """Hand commands packed as RESP to the connection's transport now (no await)."""
+    conn._writer.write(packed)
 
 
 async def read_reply(conn: Any) -> Any:
