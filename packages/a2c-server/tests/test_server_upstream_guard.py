@@ -385,3 +385,45 @@ async def test_redis_connection_stream_reader_and_writer_on_a_real_connection(
     finally:
         await conn.disconnect()
         await pool.disconnect()
+
+
+@pytest.mark.parametrize("data", [[{"tool_name": "echo"}], [{"a": 1}, "two"], [], [None]], ids=repr)
+async def test_redis_manager_delivers_a_call_from_another_node_as_upstream_does(
+    data: list[Any],
+) -> None:
+    # RedisManagerShim._deliver_call replaces upstream's _handle_emit for a call to one
+    # sid of this node (no task and wait set per call): the packet the Computer gets, the
+    # ack registered for it and what that ack publishes back must stay upstream's.
+    manager = _RedisManager("redis://127.0.0.1:1/0", channel="d:socketio", node_id="node-b",
+                            locate={}.get, redis_options={})  # fmt: skip
+    sio = socketio.AsyncServer(client_manager=manager)
+    sid = await manager.pre_connect("eio-1", "/smcp")
+    await manager.connect(sid, "/smcp")
+    sent: list[tuple[str, str]] = []
+    published: list[dict[str, Any]] = []
+
+    async def send_packet(eio_sid: str, pkt: Any) -> None:
+        sent.append((eio_sid, pkt.encode()))
+
+    async def publish(message: dict[str, Any]) -> None:
+        published.append(message)
+
+    sio._send_packet = send_packet  # type: ignore[method-assign]
+    manager._publish = publish  # type: ignore[method-assign]
+    message = {"method": "emit", "event": "client:tool_call", "data": data,
+               "namespace": "/smcp", "room": sid, "callback": ["agent-sid", "/smcp", 7],
+               "host_id": "node-a"}  # fmt: skip
+    await AsyncPubSubManager._handle_emit(manager, dict(message))
+    await manager._handle_emit(dict(message))
+    assert [eio for eio, _ in sent] == ["eio-1", "eio-1"]
+    theirs, ours = (text for _, text in sent)
+    assert theirs.startswith("2/smcp,1[") and ours == "2/smcp,2" + theirs[len("2/smcp,1") :], (
+        "a call from another node reaches the Computer as a packet upstream would not send"
+    )
+    for ack in (1, 2):
+        await manager.trigger_callback(sid, ack, [{"content": []}])
+    upstream_ack, our_ack = published
+    assert our_ack == upstream_ack == {
+        "method": "callback", "host_id": "node-a", "sid": "agent-sid", "namespace": "/smcp",
+        "id": 7, "args": ({"content": []},),
+    }, "the Computer's ack goes back to the calling node differently than upstream's"  # fmt: skip
