@@ -77,7 +77,8 @@ SERVER_OVERRIDES = {
     "_handle_eio_connect": (["self", "eio_sid", "environ"],
                             "no admission timeout, no per-address limit, no lean WebSocket path"),
     "_handle_connect": (["self", "eio_sid", "namespace", "data"],
-                        "a refused CONNECT keeps its transport; admitted ones keep their timer"),
+                        "a refused CONNECT keeps its transport; admitted ones keep their timer; "
+                        "a wrong token builds a whole Socket.IO session to refuse it"),
     "_handle_eio_disconnect": (["self", "eio_sid", "reason"],
                                "admission timers leak; a polling client's disconnect hangs ~45 s"),
 }  # fmt: skip
@@ -138,6 +139,20 @@ def test_socketio_server_attributes_the_fence_reads() -> None:
     )
     for method in ("sid_from_eio_sid", "eio_sid_from_sid", "is_connected", "is_pre_connected"):
         assert callable(getattr(manager, method, None)), f"manager.{method} is gone"
+
+
+def test_socketio_connect_refusal_shape_the_early_refusal_copies() -> None:
+    # The early refusal (a wrong token) sends a CONNECT_ERROR itself, with the data upstream
+    # sends for a ConnectionRefusedError(message, payload), and reads the session's environ.
+    why = "a client refused early would see another connect_error than one refused in full"
+    source = inspect.getsource(socketio.AsyncServer._handle_connect)
+    assert "packet.CONNECT_ERROR, data=fail_reason" in source, why
+    assert "fail_reason = exc.error_args" in source, why
+    refused = socketio.exceptions.ConnectionRefusedError("m", {"code": 401})
+    assert refused.error_args == {"message": "m", "data": {"code": 401}}, why
+    assert isinstance(getattr(socketio.AsyncServer(), "environ", None), dict), (
+        "AsyncServer.environ is gone: the early refusal cannot see the peer"
+    )
 
 
 async def test_socketio_manager_state_has_the_shape_the_fence_walks() -> None:

@@ -19,13 +19,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from typing import Any, Final
 
 import attrs
 import socketio
 
-from a2c_protocol import ErrorCode, ErrorPayload, InvalidPayloadError, to_wire
+from a2c_protocol import NAMESPACE, ErrorCode, ErrorPayload, InvalidPayloadError, to_wire
 from a2c_server._floods._inbound import CUT, InboundBudget, InboundStats
 from a2c_server._floods._outbox import DEFAULT_MAX_QUEUED_OUTPUT_BYTES, OutputBudget
 from a2c_server._floods._refusals import RefusalLog
@@ -249,6 +249,16 @@ class SmcpSocketServer(ServerShim):
             eio_sid=eio_sid, timeout=self.limits.admission_timeout,
         )  # fmt: skip
         self.start_background_task(self.close_transport, eio_sid)
+
+    #: ``(eio_sid, environ, auth) -> connect_error data | None``, set by the namespace: a
+    #: CONNECT to it refused before any Socket.IO session exists (a wrong token, cheaply).
+    connect_screen: Callable[[str, Any, Any], Any] | None = None
+
+    def early_connect_refusal(self, eio_sid: str, namespace: str, environ: Any, auth: Any) -> Any:
+        screen = self.connect_screen
+        if screen is None or namespace != NAMESPACE or not isinstance(environ, dict):
+            return None
+        return screen(eio_sid, environ, auth)
 
     def connect_handled(self, eio_sid: str, namespace: str) -> None:
         sid = self.manager.sid_from_eio_sid(eio_sid, namespace)
