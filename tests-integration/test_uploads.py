@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from a2c_agent import AsyncAgent
+from a2c_agent import AsyncAgent, Landed, SyncAgent
 from a2c_protocol import NAMESPACE, BlobWriteError, Event
 from a2c_testkit.mcp_servers import stdio_server_config
 from a2c_testkit.processes import bin_path, spawn
@@ -82,6 +82,21 @@ async def test_a2c_agent_put_lands_a_byte_identical_file(procs: Any, tmp_path: P
         assert code == 0, err
         assert '"landing_path": "' + str(landing.resolve() / "file-2.bin") + '"' in out
         assert landed_files(landing) == ["file-2.bin", "file.bin"]
+        # SyncAgent, from plain blocking code (its own loop thread), with a progress callback.
+        sent: list[tuple[int, int]] = []
+
+        def blocking_upload() -> Landed:
+            with SyncAgent(url, name="sync-uploader") as agent:
+                agent.join_office(office)
+                landed: Landed = agent.put_blob(
+                    "box", source, name_hint="sync.bin", progress=lambda n, t: sent.append((n, t))
+                )
+                return landed
+
+        landed_sync = await asyncio.to_thread(blocking_upload)
+        assert landed_sync.landing_path == str(landing.resolve() / "sync.bin")
+        assert (landed_sync.total_size, sent[-1]) == (3 * MB + 17, (3 * MB + 17, 3 * MB + 17))
+        assert (landing / "sync.bin").read_bytes() == source.read_bytes()
 
 
 async def test_over_the_limit_is_refused_before_a_byte_lands(procs: Any, tmp_path: Path) -> None:

@@ -30,6 +30,7 @@ from socketio.async_pubsub_manager import AsyncPubSubManager
 
 from a2c_server import _upstream
 from a2c_server._cluster._multinode import _RedisManager
+from a2c_server._cluster._resp import pack_commands
 from a2c_server._relay._sio import SmcpSocketServer
 from a2c_server._upstream import _engineio, _redis, _socketio
 from a2c_server._upstream._engineio import LeanSocket
@@ -76,7 +77,8 @@ SERVER_OVERRIDES = {
     "_handle_eio_connect": (["self", "eio_sid", "environ"],
                             "no admission timeout, no per-address limit, no lean WebSocket path"),
     "_handle_connect": (["self", "eio_sid", "namespace", "data"],
-                        "a refused CONNECT keeps its transport; admitted ones keep their timer"),
+                        "a refused CONNECT keeps its transport; admitted ones keep their timer; "
+                        "a wrong token builds a whole Socket.IO session to refuse it"),
     "_handle_eio_disconnect": (["self", "eio_sid", "reason"],
                                "admission timers leak; a polling client's disconnect hangs ~45 s"),
 }  # fmt: skip
@@ -137,6 +139,20 @@ def test_socketio_server_attributes_the_fence_reads() -> None:
     )
     for method in ("sid_from_eio_sid", "eio_sid_from_sid", "is_connected", "is_pre_connected"):
         assert callable(getattr(manager, method, None)), f"manager.{method} is gone"
+
+
+def test_socketio_connect_refusal_shape_the_early_refusal_copies() -> None:
+    # The early refusal (a wrong token) sends a CONNECT_ERROR itself, with the data upstream
+    # sends for a ConnectionRefusedError(message, payload), and reads the session's environ.
+    why = "a client refused early would see another connect_error than one refused in full"
+    source = inspect.getsource(socketio.AsyncServer._handle_connect)
+    assert "packet.CONNECT_ERROR, data=fail_reason" in source, why
+    assert "fail_reason = exc.error_args" in source, why
+    refused = socketio.exceptions.ConnectionRefusedError("m", {"code": 401})
+    assert refused.error_args == {"message": "m", "data": {"code": 401}}, why
+    assert isinstance(getattr(socketio.AsyncServer(), "environ", None), dict), (
+        "AsyncServer.environ is gone: the early refusal cannot see the peer"
+    )
 
 
 async def test_socketio_manager_state_has_the_shape_the_fence_walks() -> None:
@@ -359,13 +375,10 @@ def test_redis_manager_attributes_the_shim_reads() -> None:
 
 
 def test_redis_connection_internals_are_where_the_fence_reads_them() -> None:
-    why = "PUBLISH batches and registry lookups cannot be written without an await"
     assert params(RedisConnection.read_response)[:3] == ["self", "disable_decoding", "timeout"]
     assert "push_request" in params(RedisConnection.read_response), (
         "read_response lost push_request: over RESP3 the listener would skip every message"
     )
-    pack = getattr(RedisConnection, "pack_commands", None)
-    assert pack is not None and params(pack) == ["self", "commands"], why
     assert "check_health" in params(RedisConnection.send_packed_command), (
         "send_packed_command lost check_health: a PING would go out on a CLIENT REPLY OFF link"
     )
@@ -398,13 +411,55 @@ async def test_redis_connection_stream_reader_and_writer_on_a_real_connection(
             "Connection._reader is gone: the publisher cannot see Redis close its connection"
         )
         assert not _redis.closed_by_peer(conn)
-        _redis.write_commands(conn, [("PING",), ("ECHO", "fence")])
+        _redis.write_packed(conn, pack_commands([("PING",), ("ECHO", "fence")]))
         assert await conn.read_response() in (b"PONG", "PONG")
         assert await conn.read_response() in (b"fence", "fence"), (
-            "pack_commands no longer packs a batch the connection answers in order"
+            "a batch written to the connection's stream writer is not answered in order"
         )
         _redis.abort_connection(conn)
         await asyncio.sleep(0)
     finally:
         await conn.disconnect()
         await pool.disconnect()
+
+
+@pytest.mark.parametrize("data", [[{"tool_name": "echo"}], [{"a": 1}, "two"], [], [None]], ids=repr)
+async def test_redis_manager_delivers_a_call_from_another_node_as_upstream_does(
+    data: list[Any],
+) -> None:
+    # RedisManagerShim._deliver_call replaces upstream's _handle_emit for a call to one
+    # sid of this node (no task and wait set per call): the packet the Computer gets, the
+    # ack registered for it and what that ack publishes back must stay upstream's.
+    manager = _RedisManager("redis://127.0.0.1:1/0", channel="d:socketio", node_id="node-b",
+                            locate={}.get, redis_options={})  # fmt: skip
+    sio = socketio.AsyncServer(client_manager=manager)
+    sid = await manager.pre_connect("eio-1", "/smcp")
+    await manager.connect(sid, "/smcp")
+    sent: list[tuple[str, str]] = []
+    published: list[dict[str, Any]] = []
+
+    async def send_packet(eio_sid: str, pkt: Any) -> None:
+        sent.append((eio_sid, pkt.encode()))
+
+    async def publish(message: dict[str, Any]) -> None:
+        published.append(message)
+
+    sio._send_packet = send_packet  # type: ignore[method-assign]
+    manager._publish = publish  # type: ignore[method-assign]
+    message = {"method": "emit", "event": "client:tool_call", "data": data,
+               "namespace": "/smcp", "room": sid, "callback": ["agent-sid", "/smcp", 7],
+               "host_id": "node-a"}  # fmt: skip
+    await AsyncPubSubManager._handle_emit(manager, dict(message))
+    await manager._handle_emit(dict(message))
+    assert [eio for eio, _ in sent] == ["eio-1", "eio-1"]
+    theirs, ours = (text for _, text in sent)
+    assert theirs.startswith("2/smcp,1[") and ours == "2/smcp,2" + theirs[len("2/smcp,1") :], (
+        "a call from another node reaches the Computer as a packet upstream would not send"
+    )
+    for ack in (1, 2):
+        await manager.trigger_callback(sid, ack, [{"content": []}])
+    upstream_ack, our_ack = published
+    assert our_ack == upstream_ack == {
+        "method": "callback", "host_id": "node-a", "sid": "agent-sid", "namespace": "/smcp",
+        "id": 7, "args": ({"content": []},),
+    }, "the Computer's ack goes back to the calling node differently than upstream's"  # fmt: skip

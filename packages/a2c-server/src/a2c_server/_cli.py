@@ -21,6 +21,7 @@ from ._app import create_app
 from ._auth import is_loopback_host, require_jwt_support
 from ._edge._shutdown import DrainingServer
 from ._exceptions import SettingsError, StoreUnavailableError
+from ._floods._heap import freeze_startup_heap
 from ._observe import _otel as otel
 from ._observe._logs import announce, configure_logging, uvicorn_log_level
 from ._runtime import runtime_stack
@@ -281,6 +282,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         # After the drain, a long-poll still open must not hold the exit up.
         timeout_graceful_shutdown=2,
     )
+    config.load()  # uvicorn's protocol modules, before the start-up heap is frozen
+    freeze_startup_heap()
     server = DrainingServer(
         config, drain=app.drain, grace=settings.shutdown_grace, after_drain=app.end_requests
     )

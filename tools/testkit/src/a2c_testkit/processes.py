@@ -37,6 +37,22 @@ def bin_path(command: str) -> str:
     return str(candidate)
 
 
+# What a one-role install lacks and the workspace venv holds (see _lean/sitecustomize.py):
+# the Computer and the Agent need neither; the Server needs redis for --redis and no aiohttp
+# (python-socketio's client side looks for it).
+_ABSENT = {"a2c-computer": "trio,redis", "a2c-agent": "trio,redis", "a2c-server": "trio,aiohttp"}
+_LEAN = Path(__file__).resolve().parent / "_lean"
+
+
+def _role_env(argv: Sequence[str]) -> dict[str, str]:
+    """PYTHONPATH and A2C_TESTKIT_ABSENT for a role's command, nothing for anything else."""
+    absent = _ABSENT.get(Path(argv[0]).name) if argv else None
+    if absent is None:
+        return {}
+    path = os.pathsep.join(p for p in (str(_LEAN), os.environ.get("PYTHONPATH", "")) if p)
+    return {"PYTHONPATH": path, "A2C_TESTKIT_ABSENT": absent}
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that was free a moment ago."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
@@ -121,7 +137,7 @@ async def spawn(
     """Start ``argv`` in a new process group; stop the group on exit, whatever happened."""
     log_dir.mkdir(parents=True, exist_ok=True)
     log_path = log_dir / f"{name}.log"
-    full_env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
+    full_env = {**os.environ, "PYTHONUNBUFFERED": "1", **_role_env(argv), **(env or {})}
     with log_path.open("ab") as log:
         popen = subprocess.Popen(
             list(argv),

@@ -257,7 +257,10 @@ class LinkMixin(MembershipMixin):
             await self._on_disconnect("lost while connecting")
 
     async def _on_connect(self) -> None:
-        logger.info("agent %s connected to %s", self._name, self._server_url)
+        # Names the protocol line on every connect, the default one included, so a log says
+        # which shapes the session speaks without knowing whether a 4008 fallback happened.
+        logger.info("agent %s connected to %s (protocol %s)", self._name, self._server_url,
+                    LINE_VERSIONS[self._line])  # fmt: skip
 
     async def _on_connect_error(self, data: object = None) -> None:
         self._connect_error = data

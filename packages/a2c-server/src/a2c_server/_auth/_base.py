@@ -127,16 +127,27 @@ class SharedTokenAuth:
         self._grant = _offices_grant(allow_offices)
 
     async def authenticate(self, request: AuthRequest) -> Identity:
-        offered = request.auth.get("token")
+        refusal = self.refusal_at_once(request.auth)
+        if refusal is not None:
+            raise refusal
+        return Identity(subject=f"token-{_role_label(request.role)}", grant=self._grant)
+
+    def refusal_at_once(self, auth: Mapping[str, Any]) -> AuthenticationError | None:
+        """Why ``auth`` is refused (no token, a wrong one), or None when it is accepted.
+
+        Synchronous and decided by ``auth`` alone, so the Server refuses such a connect
+        before it builds a Socket.IO session for it.
+        """
+        offered = auth.get("token")
         if not isinstance(offered, str) or not offered:
-            raise AuthenticationError("Authentication failed: auth.token is required")
+            return AuthenticationError("Authentication failed: auth.token is required")
         try:
             encoded = offered.encode()
         except UnicodeEncodeError:  # a lone surrogate: no token can be equal to it
-            raise AuthenticationError("Authentication failed: invalid token") from None
+            return AuthenticationError("Authentication failed: invalid token")
         if not hmac.compare_digest(encoded, self._token):
-            raise AuthenticationError("Authentication failed: invalid token")
-        return Identity(subject=f"token-{_role_label(request.role)}", grant=self._grant)
+            return AuthenticationError("Authentication failed: invalid token")
+        return None
 
     def __repr__(self) -> str:
         return "SharedTokenAuth(token=***)"

@@ -219,14 +219,25 @@ class JwtAuth:
             raise SettingsError(f"JWT public key {public_key_file!r}: {exc}") from exc
         return cls(issuer=issuer, audience=audience, public_key_pem=pem, leeway=leeway)
 
+    def refusal_at_once(self, auth: Mapping[str, Any]) -> AuthenticationError | None:
+        """The refusal of ``auth`` that needs no decoding (no token, an oversized one), or None.
+
+        The Server refuses such a connect before it builds a Socket.IO session for it.
+        """
+        token = auth.get("token")
+        if not isinstance(token, str) or not token:
+            return AuthenticationError("Authentication failed: auth.token is required")
+        if len(token) > _MAX_TOKEN:
+            return AuthenticationError(_INVALID)
+        return None
+
     async def authenticate(self, request: AuthRequest) -> Identity:
         import jwt
 
-        token = request.auth.get("token")
-        if not isinstance(token, str) or not token:
-            raise AuthenticationError("Authentication failed: auth.token is required")
-        if len(token) > _MAX_TOKEN:
-            raise AuthenticationError(_INVALID)
+        refusal = self.refusal_at_once(request.auth)
+        if refusal is not None:
+            raise refusal
+        token = request.auth["token"]
         try:
             header = jwt.get_unverified_header(token)
         except jwt.InvalidTokenError:

@@ -13,7 +13,8 @@ Failures end every waiting command at once with redis-py's own exception types (
 connection: ``ConnectionError``; no answer within ``timeout``: ``TimeoutError``), which
 the store turns into its 503; the next command opens a new connection. An error reply
 (``NOSCRIPT``, a wrong type) is that one command's answer and leaves the others alone.
-The connection's stream writer and ``pack_commands`` are redis-py internals, reached
+Commands are packed by :mod:`a2c_server._cluster._resp` (redis-py's general packer cost
+ten times as much); the connection's stream writer is a redis-py internal, reached
 through the fence (:mod:`a2c_server._upstream._redis`).
 """
 
@@ -33,8 +34,10 @@ from a2c_server._upstream._redis import (
     abort_connection,
     fresh_connection,
     read_reply,
-    write_commands,
+    write_packed,
 )
+
+from ._resp import Arg, pack_commands
 
 __all__ = ["Multiplexer"]
 
@@ -49,12 +52,12 @@ class Multiplexer:
         self._conn: Any = fresh_connection(pool, socket_timeout=None)
         self.timeout = timeout
         self._waiting: collections.deque[tuple[asyncio.Future[Any], float]] = collections.deque()
-        self._outbox: list[tuple[Any, ...]] = []
+        self._outbox: list[tuple[Arg, ...]] = []
         self._reader: asyncio.Task[None] | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._connecting: asyncio.Task[None] | None = None
 
-    async def execute(self, *args: Any) -> Any:
+    async def execute(self, *args: Arg) -> Any:
         """Send one command and return its reply (raising an error reply as redis-py does)."""
         if self._reader is None:
             await self._connect()
@@ -106,7 +109,7 @@ class Multiplexer:
             if not conn.is_connected:
                 raise RedisConnectionError("the registry connection closed")
             # A synchronous write: the transport buffers what the socket does not take.
-            write_commands(conn, commands)
+            write_packed(conn, pack_commands(commands))
         except Exception as exc:
             self._fail(exc)
 

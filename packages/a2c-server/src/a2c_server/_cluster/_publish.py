@@ -11,8 +11,10 @@ What the count was used for (is anyone listening on a node's channel?) comes fro
 :class:`Audience`. NUMSUB counts subscribers of that exact channel, so a monitoring
 ``PSUBSCRIBE`` can no longer make a dead node's channel look heard.
 
-The connection's stream reader and writer and ``pack_commands`` are redis-py internals,
-reached through the fence (:mod:`a2c_server._upstream._redis`).
+The PUBLISH commands are packed by :mod:`a2c_server._cluster._resp`, not by redis-py's
+general packer, which was the largest part of a publish's CPU. The connection's stream
+reader and writer are redis-py internals, reached through the fence
+(:mod:`a2c_server._upstream._redis`).
 """
 
 from __future__ import annotations
@@ -31,11 +33,15 @@ from a2c_server._upstream._redis import (
     closed_by_peer,
     connection_writer,
     fresh_connection,
-    pack_commands,
     send_packed,
 )
 
+from ._resp import pack_publish
+
 __all__ = ["Audience", "PublishTransport", "Publisher", "ReplylessPublish"]
+
+#: A message's text: a str is sent as UTF-8 (what redis-py's default encoder does).
+Payload = str | bytes
 
 _log = logging.getLogger("a2c_server.multinode")
 
@@ -71,7 +77,7 @@ class Audience:
 class PublishTransport(Protocol):
     """Writes PUBLISH commands in order, and counts a channel's subscribers."""
 
-    def write_now(self, batch: list[tuple[str, str]]) -> bool:
+    def write_now(self, batch: list[tuple[str, Payload]]) -> bool:
         """Write ``batch`` without waiting when the connection is open and keeping up.
 
         False means nothing was written: the batch takes :meth:`ready` and :meth:`send`.
@@ -80,7 +86,7 @@ class PublishTransport(Protocol):
     async def ready(self) -> None:
         """Connect if needed. Raising here means nothing of the next batch was written."""
 
-    async def send(self, batch: list[tuple[str, str]]) -> None:
+    async def send(self, batch: list[tuple[str, Payload]]) -> None:
         """Write ``batch`` (after :meth:`ready`). Raising here: part of it may have arrived."""
 
     async def subscribers(self, channel: str) -> int: ...
@@ -102,7 +108,7 @@ class ReplylessPublish:
         # The pool's class and settings (TLS, unix socket, auth), but not one of its connections.
         self._conn: Any = fresh_connection(self._pool)
 
-    def write_now(self, batch: list[tuple[str, str]]) -> bool:
+    def write_now(self, batch: list[tuple[str, Payload]]) -> bool:
         conn = self._conn
         writer = connection_writer(conn)
         if writer is None or not conn.is_connected or closed_by_peer(conn):
@@ -112,16 +118,16 @@ class ReplylessPublish:
             return False
         # The transport takes the bytes now (buffering what the socket does not): no
         # task, no await, where the awaited write was a task per batch.
-        writer.writelines(_pack(conn, batch))
+        writer.write(pack_publish(batch))
         return True
 
-    async def send(self, batch: list[tuple[str, str]]) -> None:
+    async def send(self, batch: list[tuple[str, Payload]]) -> None:
         conn = self._conn
         if not conn.is_connected:
             # redis-py would reconnect by itself, without CLIENT REPLY OFF, and the
             # replies would pile up unread.
             raise ConnectionError("the publishing connection closed before the write")
-        await send_packed(conn, _pack(conn, batch))
+        await send_packed(conn, [pack_publish(batch)])
 
     async def ready(self) -> None:
         conn = self._conn
@@ -139,10 +145,6 @@ class ReplylessPublish:
         await self._conn.disconnect()
         await self._client.aclose()
         await self._pool.disconnect()
-
-
-def _pack(conn: Any, batch: list[tuple[str, str]]) -> Any:
-    return pack_commands(conn, [("PUBLISH", channel, payload) for channel, payload in batch])
 
 
 _MIDWAY = (
@@ -173,10 +175,10 @@ class Publisher:
         self.transport = transport
         self.audience = audience or Audience()
         self.counts = counts if counts is not None else PubSubCounts()
-        self._queue: list[tuple[str, str]] = []
+        self._queue: list[tuple[str, Payload]] = []
         self._task: asyncio.Task[None] | None = None
 
-    def publish(self, channel: str, payload: str) -> None:
+    def publish(self, channel: str, payload: Payload) -> None:
         """Queue one PUBLISH; it leaves with the next flush."""
         if not self._queue and self._task is None:
             asyncio.get_running_loop().call_soon(self._flush)
@@ -231,7 +233,7 @@ class Publisher:
         finally:
             self._task = None
 
-    async def _send(self, batch: list[tuple[str, str]]) -> None:
+    async def _send(self, batch: list[tuple[str, Payload]]) -> None:
         for attempt in (1, 2):
             try:
                 await self.transport.ready()
@@ -268,7 +270,7 @@ class Publisher:
         await self.transport.aclose()
 
 
-def _report(level: int, message: str, batch: list[tuple[str, str]], exc: Exception) -> None:
+def _report(level: int, message: str, batch: list[tuple[str, Payload]], exc: Exception) -> None:
     """Log a publishing problem with the batch's size, its channels and the cause."""
     channels = ",".join(sorted({channel for channel, _ in batch}))
     log(_log, level, message, messages=len(batch), channel=channels, reason=cause(exc))

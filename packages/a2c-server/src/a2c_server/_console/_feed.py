@@ -20,6 +20,7 @@ from typing import Any, Final
 
 from a2c_protocol import Event
 from a2c_server._observe._metrics import ServerMetrics
+from a2c_server._observe._outcome import call_outcome
 
 from ._registry import Registry
 
@@ -63,21 +64,6 @@ class Viewer:
 
 def _sse(kind: str, document: Any) -> bytes:
     return f"event: {kind}\ndata: {json.dumps(document, separators=(',', ':'))}\n\n".encode()
-
-
-def _outcome(answer: Any) -> tuple[str, int | None]:
-    if answer is None:
-        return "no answer", None
-    if isinstance(answer, dict):
-        code = answer.get("code")
-        if isinstance(code, int) and isinstance(answer.get("message"), str):
-            return "error", code
-        if answer.get("isError") is True:
-            # A tool error's code (4001 unknown tool, 4004 timeout, ...) is in its meta.
-            meta = answer.get("meta") or answer.get("_meta")
-            code = meta.get("error_code") if isinstance(meta, dict) else None
-            return "tool error", code if isinstance(code, int) else None
-    return "ok", None
 
 
 class ConsoleFeed:
@@ -178,7 +164,7 @@ class ConsoleFeed:
         outcome: tuple[str, int | None] = ("failed", None)
         try:
             answer = await call
-            outcome = _outcome(answer)
+            outcome = call_outcome(answer)
             return answer
         finally:
             if self._inflight.pop(key, None) is not None:

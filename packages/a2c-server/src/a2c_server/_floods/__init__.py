@@ -2,6 +2,7 @@
 
 * :mod:`._outbox`: the per-process budget for queued output bytes.
 * :mod:`._trim`: the freed heap handed back to the OS after drops (glibc).
+* :mod:`._heap`: the start-up heap frozen, so full collections stay short under floods.
 * :mod:`._refusals`: refusals logged once per cause and address per interval, counted.
 * :mod:`._accesslog`: uvicorn's per-request INFO lines, held to one per kind and address.
 * :mod:`._inbound`: the per-connection budget on every packet a client sends.

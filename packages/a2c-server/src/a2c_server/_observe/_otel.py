@@ -19,6 +19,8 @@ from typing import Any
 
 from a2c_protocol import install_tracer_provider, shutdown_tracer_provider
 
+from ._outcome import call_outcome
+
 __all__ = ["STATE", "ForwardSpan", "configure_from_env", "forward_span", "relay_span"]
 
 TRACE_KEY = "a2c_trace"
@@ -62,18 +64,13 @@ class ForwardSpan:
 def _outcome(span: Any, answer: Any) -> None:
     from opentelemetry.trace import Status, StatusCode
 
-    code = None
-    if isinstance(answer, dict):
-        if isinstance(answer.get("code"), int) and "isError" not in answer:
-            code = answer["code"]  # a flat ErrorPayload: the relay itself failed
-        elif answer.get("isError"):
-            meta = answer.get("meta") or answer.get("_meta") or {}
-            code = meta.get("error_code") if isinstance(meta, dict) else None
-            code = code if isinstance(code, int) else 0
-    span.set_attribute("a2c.outcome", "ok" if code is None else "error")
-    if code is not None:
-        span.set_attribute("a2c.error_code", code)
-        span.set_status(Status(StatusCode.ERROR))
+    kind, code = call_outcome(answer)
+    if kind not in ("error", "tool error"):
+        span.set_attribute("a2c.outcome", "ok")
+        return
+    span.set_attribute("a2c.outcome", "error")
+    span.set_attribute("a2c.error_code", code if code is not None else 0)
+    span.set_status(Status(StatusCode.ERROR))
 
 
 def _parent(carrier: Any) -> Any:

@@ -42,6 +42,7 @@ from a2c_server._observe._logs import log
 from a2c_server._state._uploads import announced_extensions
 from a2c_server._upstream import not_handled, transport_alive
 
+from ._early import EarlyRefusalMixin
 from ._namespace_core import _JOIN_FAILED, Handler, _flat, _internal_error, _log
 from ._namespace_forward import ForwardingMixin
 from ._namespace_offices import MembershipMixin
@@ -55,12 +56,13 @@ _ROLES: Final = {role.value: role for role in Role}
 _NOT_AN_OBJECT: Final = object()  # an auth that is not a JSON object: a bad role too
 
 
-class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin):
+class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin, EarlyRefusalMixin):
     """Registers the handlers of namespace ``/smcp`` on ``sio``."""
 
     def register(self) -> None:
         sio = self._sio
         sio.on("connect", self._on_connect, namespace=NAMESPACE)
+        sio.connect_screen = self._early_screen()
         sio.on("disconnect", self._on_disconnect, namespace=NAMESPACE)
         for event in EVENTS:
             if event.value.startswith("client:"):

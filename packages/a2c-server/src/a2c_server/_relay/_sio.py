@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from typing import Any, Final
 
 import attrs
@@ -281,6 +281,16 @@ class SmcpSocketServer(ServerShim):
             eio_sid=eio_sid, timeout=self.limits.admission_timeout,
         )  # fmt: skip
         self.start_background_task(self.close_transport, eio_sid)
+
+    #: ``(eio_sid, environ, auth) -> connect_error data | None``, set by the namespace: a
+    #: CONNECT to it refused before any Socket.IO session exists (a wrong token, cheaply).
+    connect_screen: Callable[[str, Any, Any], Any] | None = None
+
+    def early_connect_refusal(self, eio_sid: str, namespace: str, environ: Any, auth: Any) -> Any:
+        screen = self.connect_screen
+        if screen is None or namespace != NAMESPACE or not isinstance(environ, dict):
+            return None
+        return screen(eio_sid, environ, auth)
 
     def connect_handled(self, eio_sid: str, namespace: str) -> None:
         sid = self.manager.sid_from_eio_sid(eio_sid, namespace)

@@ -11,21 +11,23 @@ undocumented ``pubsub``, ``redis``, ``thread`` and ``callbacks`` and sets ``host
 The functions at the end are redis-py's connection internals the publisher
 (:mod:`a2c_server._cluster._publish`) and the registry lookups (:mod:`a2c_server._cluster._mux`)
 write
-with: the stream reader and writer, ``pack_commands``, a connection made from a pool's
-class and settings (``connection_class``, ``connection_kwargs``) without being one of its
-connections.
+with: the stream reader and writer, a connection made from a pool's class and settings
+(``connection_class``, ``connection_kwargs``) without being one of its connections. What
+they write is packed by :mod:`a2c_server._cluster._resp` (RESP is Redis's documented format).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import math
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import socketio
 from redis import asyncio as aioredis
+from socketio import packet as sio_packet
 
 __all__ = [
     "RedisManagerShim",
@@ -33,9 +35,8 @@ __all__ = [
     "closed_by_peer",
     "connection_writer",
     "fresh_connection",
-    "pack_commands",
     "pool_option",
-    "write_commands",
+    "write_packed",
 ]
 
 
@@ -113,8 +114,42 @@ class RedisManagerShim(socketio.AsyncRedisManager):  # type: ignore[misc]
 
     async def _handle_emit(self, message: dict[str, Any]) -> None:
         screened = await self.screen_emit(message)
-        if screened is not None:
+        if screened is not None and not await self._deliver_call(screened):
             await super()._handle_emit(screened)
+
+    async def _deliver_call(self, message: dict[str, Any]) -> bool:
+        """Upstream's delivery of a call from another node to one sid of this node.
+
+        Upstream sends each recipient's packet in a task of its own and waits for the set
+        (``asyncio.wait``), which for the one recipient of a relayed call was a task, a
+        wait set and two loop turns per call. Same packet, same ack registration, same
+        ``_return_callback``; False (upstream's path) for anything else: a room, bytes,
+        a sid not here, a shape upstream would read differently.
+        """
+        remote, room, data = message.get("callback"), message.get("room"), message.get("data")
+        namespace, event = message.get("namespace"), message.get("event")
+        if (
+            not isinstance(remote, list)
+            or len(remote) != 3
+            or not isinstance(room, str)
+            or not isinstance(namespace, str)
+            or not isinstance(event, str)
+            or not isinstance(data, list)
+            or data == [None]  # upstream sends that as no argument at all
+            or message.get("skip_sid") is not None
+            or message.get("binary")
+        ):
+            return False
+        participants = self.rooms.get(namespace, {}).get(room)
+        if participants is None or len(participants) != 1:
+            return False
+        ((sid, eio_sid),) = participants.items()
+        callback = functools.partial(self._return_callback, message.get("host_id"), *remote)
+        ack = self._generate_ack_id(sid, callback)
+        pkt = self.server.packet_class(sio_packet.EVENT, namespace=namespace,
+                                       data=[event, *data], id=ack)  # fmt: skip
+        await self.server._send_packet(eio_sid, pkt)
+        return True
 
     async def _listen(self) -> AsyncIterator[Any]:
         # Upstream subscribes to the shared channel only. Messages are read with the
@@ -204,15 +239,9 @@ def connection_writer(conn: Any) -> asyncio.StreamWriter | None:
     return writer
 
 
-def pack_commands(conn: Any, commands: list[tuple[Any, ...]]) -> list[bytes]:
-    """The RESP bytes of ``commands``, as the connection would write them."""
-    packed: list[bytes] = conn.pack_commands(commands)
-    return packed
-
-
-def write_commands(conn: Any, commands: list[tuple[Any, ...]]) -> None:
-    """Hand ``commands`` to the connection's transport now (no await; it buffers the rest)."""
-    conn._writer.writelines(conn.pack_commands(commands))
+def write_packed(conn: Any, packed: bytes) -> None:
+    """Hand commands packed as RESP to the connection's transport now (no await)."""
+    conn._writer.write(packed)
 
 
 async def read_reply(conn: Any) -> Any:

@@ -56,6 +56,9 @@ class ServerShim(socketio.AsyncServer):  # type: ignore[misc]
     * ``admit_session(eio_sid, environ) -> bool`` then ``session_opened(eio_sid, environ)``:
       a new Engine.IO session; False refuses it. Admitted sessions get the lean WebSocket
       path (:func:`~a2c_server._upstream._engineio.make_lean`).
+    * ``early_connect_refusal(eio_sid, namespace, environ, auth)``: a CONNECT packet of an
+      Engine.IO session not yet in ``namespace``; a non-None answer is sent at once as
+      the ``connect_error`` data, and no Socket.IO session is built (cheap refusals).
     * ``connect_handled(eio_sid, namespace)``: after a CONNECT packet was handled,
       admitted or refused.
     * ``session_closing(eio_sid)``: an Engine.IO session ends (before upstream's teardown).
@@ -86,6 +89,9 @@ class ServerShim(socketio.AsyncServer):  # type: ignore[misc]
 
     def session_opened(self, eio_sid: str, environ: Any) -> None:
         pass
+
+    def early_connect_refusal(self, eio_sid: str, namespace: str, environ: Any, auth: Any) -> Any:
+        return None
 
     def connect_handled(self, eio_sid: str, namespace: str) -> None:
         pass
@@ -146,8 +152,19 @@ class ServerShim(socketio.AsyncServer):  # type: ignore[misc]
         return None
 
     async def _handle_connect(self, eio_sid: str, namespace: str | None, data: Any) -> None:
-        await super()._handle_connect(eio_sid, namespace, data)
-        self.connect_handled(eio_sid, namespace or "/")
+        namespace = namespace or "/"
+        refusal = None
+        if self.manager.sid_from_eio_sid(eio_sid, namespace) is None:
+            environ = self.environ.get(eio_sid)
+            refusal = self.early_connect_refusal(eio_sid, namespace, environ, data)
+        if refusal is None:
+            await super()._handle_connect(eio_sid, namespace, data)
+        else:
+            # What upstream sends for a refusing connect handler, without the session it
+            # would build (a sid, rooms, a handler task) only to tear it down again.
+            pkt = self.packet_class(sio_packet.CONNECT_ERROR, data=refusal, namespace=namespace)
+            await self._send_packet(eio_sid, pkt)
+        self.connect_handled(eio_sid, namespace)
 
     async def _handle_eio_disconnect(self, eio_sid: str, reason: Any) -> None:
         self.session_closing(eio_sid)

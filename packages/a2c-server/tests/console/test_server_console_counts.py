@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from a2c_protocol import Event
-from a2c_server._console._feed import ConsoleFeed, _outcome
+from a2c_server._console._feed import ConsoleFeed
 from a2c_server._observe._metrics import RouteOutcome, ServerMetrics
+from a2c_server._observe._outcome import call_outcome as _outcome
 
 
 def test_calls_routed_counts_tool_calls_only() -> None:

@@ -336,6 +336,13 @@ async def test_replyless_publish_delivers_counts_and_survives_a_killed_connectio
         await transport.ready()
         assert transport.write_now([("ch", "one"), ("ch", "two")]) is True
         assert await received(2) == [b"one", b"two"]
+        # The commands are packed here, not by redis-py: lengths count UTF-8 bytes, and a
+        # payload may hold what RESP itself is made of.
+        odd = [("ch", "zwölf €"), ("ch", b'{"a":"\r\n$3\r\n*1"}'), ("ch", ""), ("kanäl", "x")]
+        assert transport.write_now(odd) is True
+        assert await received(3) == ["zwölf €".encode(), b'{"a":"\r\n$3\r\n*1"}', b""]
+        assert transport.write_now([("ch", "after")]) is True  # Redis read it all as commands
+        assert await received(1) == [b"after"]
         # Redis closes the publisher's connection: the next batch goes on a new one.
         name = "a2c-replyless-test"
         await transport._conn.send_command("CLIENT", "SETNAME", name)

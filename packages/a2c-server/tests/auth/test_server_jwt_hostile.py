@@ -220,7 +220,7 @@ def test_jwt_extra_excludes_pyjwt_releases_with_the_issuer_flaw() -> None:
     from packaging.requirements import Requirement
     from packaging.version import Version
 
-    project = Path(__file__).parents[1] / "pyproject.toml"
+    project = Path(__file__).parents[2] / "pyproject.toml"
     extra = tomllib.loads(project.read_text())["project"]["optional-dependencies"]["jwt"]
     (pyjwt,) = (Requirement(r) for r in extra if Requirement(r).name == "pyjwt")
     for version in ("2.8.0", "2.9.0", "2.10.0"):

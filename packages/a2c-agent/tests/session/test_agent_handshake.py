@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import parse_qs
@@ -148,6 +149,14 @@ async def test_websocket_only_compatible_connects():
     ):
         assert agent.state is AgentState.CONNECTED
         await agent.join_office("office-1")
+
+
+async def test_the_connect_line_names_the_default_protocol(caplog: pytest.LogCaptureFixture):
+    caplog.set_level(logging.INFO, logger="a2c_agent")
+    async with running_server() as srv, AsyncAgent(srv.url, name="agent-1"):
+        pass
+    lines = [r.getMessage() for r in caplog.records if r.name.startswith("a2c_agent")]
+    assert f"agent agent-1 connected to {srv.url} (protocol {PROTOCOL_VERSION})" in lines, lines
 
 
 async def test_websocket_only_incompatible_gets_the_4008_fields():

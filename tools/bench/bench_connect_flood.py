@@ -1,0 +1,251 @@
+"""A tokenless connect flood against a real ``a2c-server`` with a token (issue 41.1, 41 "cheap").
+
+An honest Agent and Computer (plain python-socketio clients holding the token) make paced
+``client:tool_call`` round trips through the Server the whole time (the tool answers at
+once). First a baseline; then flooder processes (``--flooders``, each with ``--lanes``
+attempts in flight) connect again and again without a token or with a wrong one, each
+attempt a real Engine.IO handshake plus a Socket.IO CONNECT that the Server refuses with
+401, half over long-polling (three HTTP requests on a kept-alive connection), half over a
+WebSocket. Printed per phase: the honest calls' p50/p99 (ms), what the Server's log grew
+by, the Server's CPU, and for the flood the refusals per second and the Server's CPU per
+refused connect (its CPU over the flood, less what the honest calls cost at baseline rate,
+divided by the refusals ``/metrics`` counted). Flooders run at the lowest CPU priority
+(an attacker's CPU is not the victim's; here they share two cores). The Server runs at
+its default log level, its log going to a file, as an operator runs it.
+
+    uv run python tools/bench/bench_connect_flood.py [--seconds 30] [--flooders 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+import socketio
+from _benchkit import NAMESPACE, cpu_seconds
+
+from a2c_protocol import PROTOCOL_VERSION
+from a2c_testkit.processes import bin_path, free_port
+from a2c_testkit.rawws import RawWs
+
+TOKEN = "bench-connect-flood-token-0123456789"
+REPLY = {"content": [{"type": "text", "text": "ok"}], "isError": False}
+REFUSED = re.compile(r'^a2c_server_refusals_total\{cause="unauthorized"\} (\S+)$', re.M)
+
+
+# ---------------------------------------------------------------- the flooder's process
+
+
+async def _http(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, head: str, body: bytes = b""
+) -> bytes:
+    """One HTTP/1.1 exchange on a kept-alive connection; the response body."""
+    writer.write(f"{head}Content-Length: {len(body)}\r\n\r\n".encode() + body)
+    headers = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").lower()
+    found = re.search(r"content-length: *(\d+)", headers)
+    if found:
+        return await reader.readexactly(int(found.group(1)))
+    chunks = b""
+    while size := int((await reader.readuntil(b"\r\n")).strip(), 16):
+        chunks += await reader.readexactly(size + 2)
+    await reader.readuntil(b"\r\n")
+    return chunks
+
+
+def _auth(n: int) -> str:
+    return '{"role":"agent"}' if n % 2 else '{"role":"agent","token":"wrong-token"}'
+
+
+async def _polling_lane(port: int, until: float, counts: dict[str, int]) -> None:
+    path = f"/socket.io/?EIO=4&transport=polling&a2c_version={PROTOCOL_VERSION}"
+    host = f"Host: 127.0.0.1:{port}\r\n"
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        while time.monotonic() < until:
+            opened = await _http(reader, writer, f"GET {path} HTTP/1.1\r\n{host}")
+            sid = json.loads(opened[1:])["sid"]
+            post = f"POST {path}&sid={sid} HTTP/1.1\r\n{host}"
+            await _http(reader, writer, post, f"40{NAMESPACE},{_auth(counts['sent'])}".encode())
+            counts["sent"] += 1
+            answer = await _http(reader, writer, f"GET {path}&sid={sid} HTTP/1.1\r\n{host}")
+            counts["refused" if b"401" in answer else "other"] += 1
+    finally:
+        writer.close()
+
+
+async def _websocket_lane(port: int, until: float, counts: dict[str, int]) -> None:
+    while time.monotonic() < until:
+        ws = await RawWs.open(port, rcvbuf=None)
+        try:
+            ws.send(f"40{NAMESPACE},{_auth(counts['sent'])}")
+            counts["sent"] += 1
+            answer = await ws.recv_until((f"40{NAMESPACE},", f"44{NAMESPACE},"))
+            counts["refused" if "401" in answer else "other"] += 1
+        finally:
+            ws.close()
+
+
+async def flooder(port: int, seconds: float, lanes: int) -> None:
+    counts = {"sent": 0, "refused": 0, "other": 0, "errors": 0}
+    print("ready", flush=True)  # imports done: the flood starts now
+    until = time.monotonic() + seconds
+
+    async def lane(index: int) -> None:
+        run = _polling_lane if index % 2 == 0 else _websocket_lane
+        while time.monotonic() < until:
+            try:
+                await run(port, until, counts)
+            except (OSError, ConnectionError, asyncio.IncompleteReadError, ValueError):
+                counts["errors"] += 1
+
+    await asyncio.gather(*(lane(i) for i in range(lanes)))
+    print(json.dumps(counts), flush=True)
+
+
+# ---------------------------------------------------------------- the honest pair
+
+
+async def join(url: str, role: str, name: str) -> socketio.AsyncClient:
+    client = socketio.AsyncClient(reconnection=False)
+    if role == "computer":
+
+        @client.on("client:tool_call", namespace=NAMESPACE)  # type: ignore[untyped-decorator]
+        async def answer(data: dict[str, Any]) -> dict[str, Any]:
+            return REPLY
+
+    await client.connect(
+        f"{url}?a2c_version={PROTOCOL_VERSION}", auth={"role": role, "token": TOKEN},
+        namespaces=[NAMESPACE], transports=["websocket"], wait_timeout=30,
+    )  # fmt: skip
+    ack = await client.call("server:join_office",
+        {"role": role, "name": name, "office_id": "office-h"}, namespace=NAMESPACE,
+        timeout=30)  # fmt: skip
+    if ack is not True and not (isinstance(ack, list | tuple) and ack[0] is True):
+        raise RuntimeError(f"{name} could not join: {ack!r}")
+    return client
+
+
+async def honest_calls(agent: socketio.AsyncClient, seconds: float, rate: float) -> list[float]:
+    """Calls paced at ``rate`` per second (one in flight); their latencies in ms."""
+    latencies: list[float] = []
+    end = time.monotonic() + seconds
+    while (now := time.monotonic()) < end:
+        started = time.perf_counter()
+        answer = await agent.call("client:tool_call", {
+            "agent": "agent-h", "req_id": uuid.uuid4().hex, "computer": "box-h",
+            "tool_name": "echo", "params": {}, "timeout": 30,
+        }, namespace=NAMESPACE, timeout=60)  # fmt: skip
+        if not isinstance(answer, dict) or answer.get("isError"):
+            raise RuntimeError(f"an honest call failed: {answer!r}")
+        latencies.append((time.perf_counter() - started) * 1000)
+        await asyncio.sleep(max(0.0, now + 1 / rate - time.monotonic()))
+    return latencies
+
+
+def summary(latencies: list[float]) -> tuple[float, float]:
+    ordered = sorted(latencies)
+    return statistics.median(ordered), ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+
+
+async def refused_so_far(http: httpx.AsyncClient, url: str) -> float:
+    found = REFUSED.search((await http.get(f"{url}/metrics")).text)
+    return float(found.group(1)) if found else 0.0
+
+
+async def main(args: argparse.Namespace) -> None:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    with tempfile.TemporaryDirectory() as tmp:
+        log_path = Path(tmp) / "server.log"
+        with log_path.open("wb") as log_file:
+            proc = subprocess.Popen(
+                [bin_path("a2c-server"), "--port", str(port), *args.server_flag],
+                env={**os.environ, "A2C_SERVER_AUTH_TOKEN": TOKEN},
+                stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file,
+            )  # fmt: skip
+        try:
+            await _run(args, url, port, proc.pid, log_path)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+
+
+async def _run(args: argparse.Namespace, url: str, port: int, pid: int, log_path: Path) -> None:
+    async with httpx.AsyncClient(timeout=30) as http:
+        for _ in range(600):
+            try:
+                if (await http.get(f"{url}/healthz")).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            await asyncio.sleep(0.1)
+        computer = await join(url, "computer", "box-h")
+        agent = await join(url, "agent", "agent-h")
+        await honest_calls(agent, 1.0, args.rate)  # warm up
+
+        size, cpu = log_path.stat().st_size, cpu_seconds(pid)
+        baseline = await honest_calls(agent, args.baseline, args.rate)
+        base_cpu = cpu_seconds(pid) - cpu
+        base_log = log_path.stat().st_size - size
+        b50, b99 = summary(baseline)
+        print(f"{'baseline':9} p50 {b50:6.2f} ms  p99 {b99:6.2f} ms  ({len(baseline)} calls)  "
+              f"log +{base_log} B  server CPU {100 * base_cpu / args.baseline:.0f} %")  # fmt: skip
+
+        refused_before = await refused_so_far(http, url)
+        argv = [sys.executable, __file__, "--flood", str(port), str(args.seconds), str(args.lanes)]
+        flooders = [
+            subprocess.Popen(argv, stdout=subprocess.PIPE, text=True) for _ in range(args.flooders)
+        ]
+        for flood in flooders:  # a Python start takes seconds here: count from the flood on
+            assert flood.stdout is not None
+            await asyncio.to_thread(flood.stdout.readline)
+        size, cpu, started = log_path.stat().st_size, cpu_seconds(pid), time.monotonic()
+        during = await honest_calls(agent, args.seconds, args.rate)
+        outs = [json.loads(p.communicate(timeout=120)[0]) for p in flooders]
+        elapsed = time.monotonic() - started
+        flood_cpu = cpu_seconds(pid) - cpu
+        grown = log_path.stat().st_size - size
+        refused = await refused_so_far(http, url) - refused_before
+        d50, d99 = summary(during)
+        net_cpu = flood_cpu - base_cpu / args.baseline * elapsed
+        totals = {k: sum(o[k] for o in outs) for k in outs[0]}
+        print(f"{'flood':9} p50 {d50:6.2f} ms  p99 {d99:6.2f} ms  ({len(during)} calls)  "
+              f"log +{grown} B  server CPU {100 * flood_cpu / elapsed:.0f} %")  # fmt: skip
+        print(f"p99 x{d99 / b99:.2f} of baseline (goal < 3x); log +{grown / 1024:.1f} KiB in "
+              f"{elapsed:.0f} s (goal < 100 KB)")  # fmt: skip
+        print(f"flooders: {totals}; {refused:.0f} refused by the Server "
+              f"({refused / elapsed:.0f}/s); server CPU per refused connect "
+              f"{1e6 * net_cpu / max(refused, 1):.0f} µs")  # fmt: skip
+        await agent.disconnect()
+        await computer.disconnect()
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--flood":
+        # On one machine the flooders would otherwise starve the honest clients' process
+        # of CPU, and the bench would measure the scheduler, not the Server: they run at the
+        # lowest priority, taking what the Server and the honest pair leave.
+        os.nice(19)
+        asyncio.run(flooder(int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])))
+        sys.exit(0)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=30.0, help="how long the flood lasts")
+    parser.add_argument("--baseline", type=float, default=10.0, help="seconds of baseline")
+    parser.add_argument("--flooders", type=int, default=3, help="flooding processes")
+    parser.add_argument("--lanes", type=int, default=8, help="attempts in flight per flooder")
+    parser.add_argument("--rate", type=float, default=50.0, help="honest calls per second")
+    parser.add_argument("--server-flag", action="append", default=[],
+                        help="extra a2c-server flag (repeatable)")  # fmt: skip
+    asyncio.run(main(parser.parse_args()))
