@@ -84,7 +84,7 @@ def test_server_cli_env_vars_and_flag_precedence() -> None:
         "redis_url", "redis_prefix", "node_id", "node_ttl", "registry_timeout",
         "max_id_length", "max_outgoing_bytes", "max_queued_output_bytes", "admission_timeout",
         "max_unadmitted_per_address", "forwarded_allow_ips", "max_inbound_per_second",
-        "inbound_burst",
+        "inbound_burst", "notice_interval",
         "jwt_jwks_url", "jwt_public_key", "jwt_secret", "jwt_issuer", "jwt_audience",
         "allow_offices", "max_requests_per_second", "request_burst",
         "max_connections_per_subject",
@@ -279,3 +279,12 @@ async def test_server_cli_runs_as_a_redis_node_and_reports_it_in_healthz() -> No
         finally:
             proc.terminate()
             await asyncio.wait_for(proc.wait(), 60)
+
+
+def test_server_cli_notice_interval_flag_env_and_default() -> None:
+    assert ServerSettings().notice_interval == 0.5
+    assert settings_from_args(["--notice-interval", "0"], {}).notice_interval == 0.0
+    env = {"A2C_SERVER_NOTICE_INTERVAL": "2"}
+    assert settings_from_args([], env).notice_interval == 2.0
+    with pytest.raises(SettingsError):
+        settings_from_args(["--notice-interval", "-1"], {})

@@ -175,6 +175,27 @@ async def test_socketio_manager_state_has_the_shape_the_fence_walks() -> None:
         "manager.callbacks is no longer {sid: {ack_id: callback}}: forget_callback and "
         "drop_ack_id cannot withdraw a callback"
     )
+    # The stale-ack screen reads an ack's head the way Packet.decode does (issue 42).
+    assert isinstance(ack, int)
+    for head in (f"3/smcp,{ack}[1]", f"3/smcp?x=1,{ack}[", f"3/smcp,{ack}"):
+        assert _socketio.ack_pending(sio, "eio-1", head), head
+    # ... and python-socketio reads the same id from the same head.
+    assert sio_packet.Packet(encoded_packet=f"3/smcp,{ack}[1]").id == ack
+    for head in (f"3/smcp,{ack + 1}[1]", "3/smcp,[1]", f"3/other,{ack}[1]", f"3{ack}[1]",
+                 "3/smcp," + "9" * 30 + "[1]", "3/smcp"):  # fmt: skip
+        assert not _socketio.ack_pending(sio, "eio-1", head), head
+    assert _socketio.event_head('2/smcp,12["notify:x",{') == ("/smcp", "notify:x")
+    assert _socketio.event_head('2["made:up"]') == ("/", "made:up")
+    for text in ('2/smcp,["a\\"b",1]', "2/smcp,[1]", '2/smcp,["' + "x" * 300 + '"]', "2/smcp"):
+        assert _socketio.event_head(text) is None, text
+    assert sio_packet.Packet(encoded_packet='2/smcp,12["notify:x",1]').data[0] == "notify:x"
+    assert isinstance(getattr(sio, "handlers", None), dict), (
+        "AsyncServer.handlers is gone: the unhandled-event screen cannot see registered names"
+    )
+    assert isinstance(getattr(sio, "_binary_packet", None), dict), (
+        "AsyncServer._binary_packet is gone: the stale-ack screen cannot tell a binary "
+        "attachment from an ack"
+    )
     _socketio.forget_callback(sio, sid, callback)
     assert ack not in manager.callbacks[sid]
     manager.pre_disconnect(sid, "/smcp")

@@ -157,6 +157,9 @@ class ServerSettings:
     ``X-Forwarded-For`` names the client address the per-address limits count.
     ``max_inbound_per_second`` / ``inbound_burst`` bound every packet one session sends
     (events and acks alike, dropped undecoded past it; cancels have their own bucket).
+    ``notice_interval``: the ``server:update_*`` notices of one sender are relayed at most
+    once per this many seconds per kind (the first at once, the last held one at the
+    interval's end); 0 relays every one.
     ``registry_timeout`` is the deadline of one Redis registry command (``redis_url``):
     a Redis that hangs answers a call 503 after this long, not after a socket timeout.
     ``shutdown_grace`` is how long routed calls in flight may still finish after
@@ -205,6 +208,7 @@ class ServerSettings:
     forwarded_allow_ips: str = "127.0.0.1"
     max_inbound_per_second: float = attrs.field(default=10_000.0, validator=_positive)
     inbound_burst: int = attrs.field(default=20_000, validator=_positive)
+    notice_interval: float = attrs.field(default=0.5, validator=_non_negative)
     jwt_jwks_url: str | None = None
     jwt_public_key: str | None = None
     jwt_secret: str | None = attrs.field(default=None, repr=False)

@@ -13,7 +13,11 @@ Computer as many acks); the default allows 10,000 with bursts of 20,000, because
 packet dropped from an honest client is a call that hangs until its timeout. A packet
 over budget is dropped undecoded (counted; the client is told nothing); a session
 refused again and again (never a second without a refusal) for ``cut_after`` seconds is
-disconnected.
+disconnected. A packet the Server refuses after reading it costs :data:`REFUSED_COST`
+packets (:meth:`InboundBudget.charge`): the Server reads a flood at 5-15k packets a
+second, near the budget, and a flooder it never reads faster than the budget was never
+cut; refused packets are rare from honest clients and make such a flooder's budget run
+out at 200 a second.
 """
 
 from __future__ import annotations
@@ -25,7 +29,15 @@ from prometheus_client.core import CounterMetricFamily, Metric
 
 from a2c_protocol import Event
 
-__all__ = ["ADMIT", "CUT", "DROP", "InboundBudget", "InboundStats"]
+__all__ = [
+    "ADMIT",
+    "COALESCED_COST",
+    "CUT",
+    "DROP",
+    "REFUSED_COST",
+    "InboundBudget",
+    "InboundStats",
+]
 
 ADMIT: Final = 0
 DROP: Final = 1
@@ -33,17 +45,28 @@ CUT: Final = 2
 _CANCEL: Final = f'"{Event.TOOL_CALL_CANCEL.value}"'
 _CANCEL_RATE: Final = 200.0
 _CANCEL_BURST: Final = 1000.0
+#: What a packet the Server refused after reading it (a forged ack, a spoofed or unknown
+#: event, a progress report for nobody) costs its session's budget, in packets: honest
+#: clients are refused rarely, a flooder of such packets is over budget at a fiftieth of
+#: the rate, below what the Server can read, so it is cut (issue 42).
+REFUSED_COST: Final = 50.0
+#: What a ``server:update_*`` notice coalesced away (never relayed) costs.
+COALESCED_COST: Final = 10.0
 _PAUSE: Final = 1.0  # refusals this far apart are separate episodes, not one abuse
 
 
 class InboundStats:
     """Process-wide counts for ``/metrics``."""
 
-    __slots__ = ("cut", "dropped", "notify")
+    __slots__ = ("cut", "dropped", "notify", "stale_acks", "unhandled")
 
     def __init__(self) -> None:
         self.dropped = 0
         self.cut = 0
+        #: acks refused from their head: no call of the session waits for that id
+        self.stale_acks = 0
+        #: events dropped from their head: no handler for the name, none to answer
+        self.unhandled = 0
         #: told ``(eio_sid, DROP | CUT)`` of each refusal (the Server logs, rate-limited)
         self.notify: Callable[[str, int], None] | None = None
 
@@ -57,6 +80,17 @@ class InboundStats:
             "a2c_server_inbound_disconnects",
             "Sessions disconnected for sustained traffic over their inbound budget",
             value=self.cut,
+        )
+        yield CounterMetricFamily(
+            "a2c_server_stale_acks_refused",
+            "Acknowledgements dropped undecoded because no call of their session waits for the id",
+            value=self.stale_acks,
+        )
+        yield CounterMetricFamily(
+            "a2c_server_unhandled_events_refused",
+            "Events dropped undecoded because no handler takes their name (notify:* from a "
+            "client, made-up names)",
+            value=self.unhandled,
         )
 
 
@@ -78,6 +112,12 @@ class InboundBudget:
         self._abuse_since = 0.0
         self._last_refusal = float("-inf")
         self.stats = stats
+
+    def charge(self, cost: float, now: float) -> None:
+        """Take ``cost`` more tokens (a refused packet); the debt is at most one burst."""
+        tokens = min(self._burst, self._tokens + (now - self._stamp) * self._rate)
+        self._stamp = now
+        self._tokens = max(-self._burst, tokens - cost)
 
     def take(self, text: object, now: float) -> int:
         """ADMIT, DROP or CUT for one Socket.IO packet ``text`` arriving at ``now``."""

@@ -80,7 +80,8 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin, EarlyRefusalMi
                 continue  # notify:* are only ever sent by the Server
             sio.on(event.value, handler, namespace=NAMESPACE)
         self._progress.register()
-        sio.on("*", UnknownEvents(not_handled(sio)).handle, namespace=NAMESPACE)
+        unknown = UnknownEvents(not_handled(sio), getattr(sio, "penalize", None))
+        sio.on("*", unknown.handle, namespace=NAMESPACE)
 
     def _guard(self, event: Event, handler: Handler, on_error: Callable[[], Any]) -> Any:
         async def guarded(sid: str, *args: Any) -> Any:
@@ -230,6 +231,7 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin, EarlyRefusalMi
         try:
             await self._access.forget(sid)
             self._limiter.forget(sid)
+            self._notices.forget(sid)
             gone = self._gone.pop(sid, None)
             if gone is not None and not gone.done():
                 gone.set_result(None)

@@ -24,10 +24,12 @@ from a2c_server._auth import AuthProvider
 from a2c_server._cluster._remote import RemoteWatch
 from a2c_server._console._observer import CallObserver
 from a2c_server._edge._shutdown import Drain
+from a2c_server._floods._inbound import COALESCED_COST
 from a2c_server._observe._audit import Audit
 from a2c_server._observe._logs import log
 from a2c_server._observe._metrics import ServerMetrics
 from a2c_server._relay._expiry import A2C_SESSION_EXPIRED, ExpiryWindow, expired_notice
+from a2c_server._relay._notices import CoalescedNotices
 from a2c_server._settings import ServerSettings
 from a2c_server._state._access import Access
 from a2c_server._state._offices import Broadcast, Offices
@@ -98,6 +100,10 @@ class NamespaceCore:
             self._calls.busy, settings.max_tool_timeout + settings.tool_call_buffer
         )
         self._progress = ProgressRoutes(sio, self._store)
+        # server:update_* relayed at most once per interval per sender (issue 42).
+        penalize = getattr(sio, "penalize", None)
+        coalesced = None if penalize is None else lambda s: penalize(COALESCED_COST, sid=s)
+        self._notices = CoalescedNotices(settings.notice_interval, self._notice, coalesced)
         #: Set by the console while someone watches it; None costs one attribute check.
         self.observer: CallObserver | None = None
 
@@ -123,6 +129,11 @@ class NamespaceCore:
         """Take a session hosted here out of an office's room."""
         await self._sio.leave_room(sid, office_id, namespace=NAMESPACE)
 
+    async def _notice(self, event: str, notice: Any, office_id: str, skip_sid: str) -> None:
+        await self._sio.emit(event, notice, room=office_id, skip_sid=skip_sid, namespace=NAMESPACE)
+        if self.observer is not None:
+            self.observer.office_event(office_id, event, notice)
+
     async def _broadcast(self, broadcasts: tuple[Broadcast, ...]) -> None:
         for b in broadcasts:
             await self._sio.emit(
@@ -145,6 +156,9 @@ class NamespaceCore:
             "office": sender.office_id if sender else None,
             "code": refusal.code, "reason": refusal.message,
         }  # fmt: skip
+        penalize = getattr(self._sio, "penalize", None)  # a refusal costs its sender (floods)
+        if penalize is not None:
+            penalize(sid=sid)
         if refusal.security:  # a WARNING: once per code and session per interval (floods)
             self._sio.refusals.refused(f"request_{refusal.code}", "request refused", None,
                                        key=sid, **fields)  # fmt: skip

@@ -12,7 +12,15 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from a2c_protocol import EVENTS, NAMESPACE, Event, InvalidPayloadError, from_wire, to_wire
+from a2c_protocol import (
+    EVENTS,
+    NAMESPACE,
+    UPDATE_EVENTS,
+    Event,
+    InvalidPayloadError,
+    from_wire,
+    to_wire,
+)
 from a2c_server._observe._logs import log
 from a2c_server._state._rules import Member, Refusal, check_cancel, check_update
 
@@ -48,6 +56,7 @@ class RelayMixin(NamespaceCore):
             except InvalidPayloadError as exc:
                 log(_log, logging.INFO, "invalid payload dropped", sid=sid, event=event.value,
                     reason=exc)  # fmt: skip
+                self._penalize(sid)
                 return
             sender = await self._store.get(sid)
             refusal = check(sender, event.value, req)
@@ -56,6 +65,9 @@ class RelayMixin(NamespaceCore):
                     self._refuse(refusal, sid, event, getattr(req, "req_id", None), sender)
                 return
             notice = payload(req, sender, notify_model)
+            if event in UPDATE_EVENTS:
+                await self._notices.send(sid, notify, notice, sender.office_id)
+                return
             await self._sio.emit(
                 notify.value, notice, room=sender.office_id, skip_sid=sid, namespace=NAMESPACE
             )
@@ -63,6 +75,11 @@ class RelayMixin(NamespaceCore):
                 self.observer.office_event(sender.office_id, notify.value, notice)
 
         return on_event
+
+    def _penalize(self, sid: str, cost: float | None = None) -> None:
+        penalize = getattr(self._sio, "penalize", None)  # the inbound budget (floods)
+        if penalize is not None:
+            penalize(sid=sid) if cost is None else penalize(cost, sid=sid)
 
     def _updater(self, event: Event) -> Handler:
         return self._relay(

@@ -132,6 +132,7 @@ class ProgressRoutes:
             report = from_wire(ToolCallProgress, data)
         except InvalidPayloadError as exc:
             self._drop("invalid report", sid=sid, reason=exc)
+            self._charge(sid)
             return
         try:
             sender = await self._store.get(sid)
@@ -141,6 +142,7 @@ class ProgressRoutes:
             return
         if sender is None or sender.role is not Role.COMPUTER or sender.name is None:
             self._drop("sender is no Computer in an office", sid=sid)
+            self._charge(sid)
             return
         if (
             agent is None
@@ -149,6 +151,7 @@ class ProgressRoutes:
             or agent.office_id != sender.office_id
         ):
             self._drop("no such Agent in the sender's office", sid=sid, req_id=report.req_id)
+            self._charge(sid)
             return
         # On behalf of the registered name, never a claimed one.
         wire = to_wire(attrs.evolve(report, computer=sender.name))
@@ -203,6 +206,12 @@ class ProgressRoutes:
 
     def _backed_up(self, agent_sid: str) -> bool:
         return queued_packets(self._sio, agent_sid, NAMESPACE) > SLOW_READER_PACKETS
+
+    def _charge(self, sid: str) -> None:
+        # A report refused at its sender costs the sender's inbound budget (floods).
+        penalize = getattr(self._sio, "penalize", None)
+        if penalize is not None:
+            penalize(sid=sid)
 
     def _drop(self, why: str, **fields: Any) -> None:
         self.dropped += 1

@@ -26,7 +26,7 @@ import attrs
 import socketio
 
 from a2c_protocol import NAMESPACE, ErrorCode, ErrorPayload, InvalidPayloadError, to_wire
-from a2c_server._floods._inbound import CUT, InboundBudget, InboundStats
+from a2c_server._floods._inbound import CUT, REFUSED_COST, InboundBudget, InboundStats
 from a2c_server._floods._outbox import DEFAULT_MAX_QUEUED_OUTPUT_BYTES, OutputBudget
 from a2c_server._floods._refusals import RefusalLog
 from a2c_server._floods._trim import HeapTrimmer
@@ -36,6 +36,7 @@ from a2c_server._upstream import (
     ServerShim,
     abort_session,
     forget_callback,
+    inbound_of,
     is_disconnecting,
     queued_bytes,
     wait_drained,
@@ -57,6 +58,7 @@ _log = logging.getLogger("a2c_server.guard")
 RESERVED_EVENTS: Final = frozenset(
     {"connect", "connect_error", "disconnect", "disconnecting", "newListener", "removeListener"}
 )
+_ANSWERED: Final = ("client:", "server:")  # unknown ones get a flat 400 (_unknown.py)
 _SHOWN: Final = 64  # how much of a client-chosen name a log line repeats
 
 
@@ -153,6 +155,13 @@ class SmcpSocketServer(ServerShim):
                                "inbound budget", eio_sid=eio_sid,
                                limit=self.limits.max_inbound_per_second)  # fmt: skip
 
+    def penalize(self, cost: float = REFUSED_COST, *, eio_sid: str | None = None,
+                 sid: str | None = None) -> None:  # fmt: skip
+        """Charge a session's inbound budget for a packet refused after it was read."""
+        budget = inbound_of(self, eio_sid, sid, NAMESPACE)
+        if budget is not None:
+            budget.charge(cost, time.monotonic())
+
     # ------------------------------------------------------------- client events
 
     async def screen_client_event(self, eio_sid: str, namespace: str, id: Any, data: Any) -> bool:
@@ -163,6 +172,7 @@ class SmcpSocketServer(ServerShim):
                 "event before connect", "event refused: not connected to the namespace",
                 eio_sid=eio_sid, namespace=namespace[:_SHOWN],
             )  # fmt: skip
+            self.penalize(eio_sid=eio_sid)
             return False
         refused = screen_event(data)
         if refused is None:
@@ -173,6 +183,7 @@ class SmcpSocketServer(ServerShim):
         if refused is None:
             return True
         kind, error = refused
+        self.penalize(eio_sid=eio_sid)
         self.noise.warning(kind, "event refused", sid=sid, reason=error.message)
         if id is not None:
             name = data[0] if isinstance(data, list) and data else None
@@ -180,9 +191,30 @@ class SmcpSocketServer(ServerShim):
             await self.send_ack(eio_sid, namespace, id, answer)
         return False
 
+    def unhandled_event(self, eio_sid: str, namespace: str, name: str) -> bool:
+        # Names the catch-all must answer (client:*/server:* requests) or refuse by name
+        # (reserved) are decoded; any other name nobody handles (notify:* from a client,
+        # made-up names) would only be ignored after a full decode: dropped from its head.
+        if name.startswith(_ANSWERED) or name in RESERVED_EVENTS:
+            return False
+        self.inbound_stats.unhandled += 1
+        self.penalize(eio_sid=eio_sid)
+        self.noise.warning("unhandled event", "events dropped undecoded: no handler for the "
+                           "name", eio_sid=eio_sid, event=name[:_SHOWN])  # fmt: skip
+        return True
+
+    def stale_ack(self, eio_sid: str) -> bool:
+        # Forged, duplicated or too late (the call timed out): nobody waits for it.
+        self.inbound_stats.stale_acks += 1
+        self.penalize(eio_sid=eio_sid)
+        self.noise.warning("stale ack", "acks dropped undecoded: no call waits for the id",
+                           eio_sid=eio_sid)  # fmt: skip
+        return True
+
     def undecodable_packet(self, eio_sid: str, exc: Exception) -> None:
         # The packet could not be decoded (too deep, a huge integer, a bad type byte):
         # there is no event and no ack id to answer, only the line below.
+        self.penalize(eio_sid=eio_sid)
         self.noise.warning(
             "undecodable packet", "packet refused: python-socketio cannot decode it",
             eio_sid=eio_sid, error=type(exc).__name__,

@@ -29,14 +29,17 @@ class UnknownEvents:
     library's own behaviour (no ack) for names that are not protocol requests.
     """
 
-    def __init__(self, not_handled: object) -> None:
+    def __init__(self, not_handled: object, penalize: Any = None) -> None:
         self._not_handled = not_handled
+        self._penalize = penalize  # the inbound budget: a name nobody handles costs (floods)
         self._seen: set[str] = set()
 
     async def handle(self, event: Any, sid: str, *args: Any) -> Any:
         """The handler python-socketio calls as ``(event, sid, *args)``."""
         name = event if isinstance(event, str) else str(event)
         refusal = unknown_event_refusal(name)
+        if self._penalize is not None:
+            self._penalize(sid=sid)
         if refusal is None:
             return self._not_handled
         first = len(self._seen) < _REMEMBERED and name not in self._seen

@@ -325,6 +325,14 @@ def socket_of(sio: Any, eio_sid: str | None) -> Any | None:
     return sio.eio.sockets.get(eio_sid) if eio_sid is not None else None
 
 
+def inbound_of(sio: Any, eio_sid: str | None = None, sid: str | None = None,
+               namespace: str = "/") -> InboundBudget | None:  # fmt: skip
+    """The inbound budget of a session, by Engine.IO sid or Socket.IO ``sid`` (None: gone)."""
+    socket = socket_of(sio, eio_sid) if sid is None else _socket_of_sid(sio, sid, namespace)
+    budget: InboundBudget | None = getattr(socket, "inbound", None)
+    return budget
+
+
 def _socket_of_sid(sio: Any, sid: str, namespace: str) -> Any | None:
     return socket_of(sio, sio.manager.eio_sid_from_sid(sid, namespace))
 

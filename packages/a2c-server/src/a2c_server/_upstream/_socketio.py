@@ -26,11 +26,18 @@ from ._engineio import make_lean, socket_of, wake_after_client_close
 __all__ = [
     "CompactPacket",
     "ServerShim",
+    "ack_pending",
+    "event_head",
     "forget_callback",
     "is_disconnecting",
     "not_handled",
     "rooms_of",
 ]
+
+_ACK = str(sio_packet.ACK)
+_EVENT = str(sio_packet.EVENT)
+_MAX_NAME = 256  # longer names are left to the decoder
+_MAX_ID_DIGITS = 19  # python-socketio's ids count up from 1; longer is never pending
 
 #: What python-socketio may raise decoding a packet (too deep, a huge integer, a bad type byte).
 UNDECODABLE = (ValueError, TypeError, KeyError, IndexError, RecursionError)
@@ -55,6 +62,10 @@ class ServerShim(socketio.AsyncServer):  # type: ignore[misc]
     * ``connect_handled(eio_sid, namespace)``: after a CONNECT packet was handled,
       admitted or refused.
     * ``session_closing(eio_sid)``: an Engine.IO session ends (before upstream's teardown).
+    * ``unhandled_event(eio_sid, namespace, name) -> bool``: an EVENT packet whose name
+      (read from the raw text) has no handler of its own; True drops it undecoded.
+    * ``stale_ack(eio_sid) -> bool``: an ACK packet whose id is not pending for the session
+      (read from the raw text, before decoding); True drops it undecoded.
     """
 
     #: The process's queued-output budget, handed to each new Engine.IO socket.
@@ -88,6 +99,12 @@ class ServerShim(socketio.AsyncServer):  # type: ignore[misc]
     def session_closing(self, eio_sid: str) -> None:
         pass
 
+    def stale_ack(self, eio_sid: str) -> bool:
+        return False
+
+    def unhandled_event(self, eio_sid: str, namespace: str, name: str) -> bool:
+        return False
+
     async def send_ack(self, eio_sid: str, namespace: str, id: Any, data: list[Any]) -> None:
         """Acknowledge a client's event ``id`` with ``data`` (the outgoing limit applies)."""
         pkt = self.packet_class(sio_packet.ACK, namespace=namespace, id=id, data=data)
@@ -101,6 +118,16 @@ class ServerShim(socketio.AsyncServer):  # type: ignore[misc]
             await super()._handle_event(eio_sid, namespace, id, data)
 
     async def _handle_eio_message(self, eio_sid: str, data: Any) -> None:
+        # An ack is decoded only to be looked up; one for an id nobody waits for (forged,
+        # late, a flood) is refused from its head, before its payload costs a decode.
+        if (isinstance(data, str) and data[:1] == _ACK and eio_sid not in self._binary_packet
+                and not ack_pending(self, eio_sid, data) and self.stale_ack(eio_sid)):  # fmt: skip
+            return
+        if isinstance(data, str) and data[:1] == _EVENT and eio_sid not in self._binary_packet:
+            head = event_head(data)
+            if (head is not None and head[1] not in self.handlers.get(head[0], ())
+                    and self.unhandled_event(eio_sid, *head)):  # fmt: skip
+                return
         try:
             await super()._handle_eio_message(eio_sid, data)
         except UNDECODABLE as exc:
@@ -205,6 +232,52 @@ def forget_callback(sio: socketio.AsyncServer, sid: str, callback: Callable[...,
     for ack_id, registered in list(callbacks.items()):
         if registered is callback:
             del callbacks[ack_id]
+
+
+def _head(text: str) -> tuple[str, int, int] | None:
+    """Namespace, start and end of the id digits of an undecoded packet (None: no comma)."""
+    start, namespace = 1, "/"
+    if text.startswith("/", 1):
+        comma = text.find(",", 1)
+        if comma < 0:
+            return None
+        namespace, start = text[1:comma].split("?", 1)[0], comma + 1
+    end = start
+    while end < len(text) and end - start <= _MAX_ID_DIGITS and "0" <= text[end] <= "9":
+        end += 1
+    return namespace, start, end
+
+
+def event_head(text: str) -> tuple[str, str] | None:
+    """``(namespace, event name)`` of an undecoded EVENT packet; None when unsure (escapes)."""
+    head = _head(text)
+    if head is None:
+        return None
+    namespace, _, end = head
+    if not text.startswith('["', end):
+        return None
+    close = text.find('"', end + 2, end + 2 + _MAX_NAME)
+    name = text[end + 2 : close]
+    if close < 0 or "\\" in name:
+        return None
+    return namespace, name
+
+
+def ack_pending(sio: socketio.AsyncServer, eio_sid: str, text: str) -> bool:
+    """Whether the ACK packet ``text`` (undecoded) answers an id ``eio_sid`` has pending.
+
+    Reads the head as python-socketio's ``Packet.decode`` does: type, ``/namespace,``
+    (a query after ``?`` ignored), then the id's digits.
+    """
+    head = _head(text)
+    if head is None:
+        return False
+    namespace, start, end = head
+    if end == start or end - start > _MAX_ID_DIGITS:
+        return False
+    sid = sio.manager.sid_from_eio_sid(eio_sid, namespace)
+    pending: dict[int, Any] = sio.manager.callbacks.get(sid) or {} if sid is not None else {}
+    return int(text[start:end]) in pending
 
 
 def rooms_of(sio: socketio.AsyncServer, namespace: str) -> dict[Any, dict[str, Any]]:
