@@ -54,7 +54,7 @@ async def test_two_computers_with_one_name_share_nothing_and_leave_nothing(
     shared = tmp_path / "shared-spool"
     config = write_config(tmp_path / "computer.json", [])
     dead = f"http://127.0.0.1:{free_port()}"
-    # A Computer's name is unique per Server: same-name Computers on one host use two Servers.
+    # Same-name Computers on one host, each joined on its own Server.
     async with (
         server_process(procs.log_dir, track=procs.track, name="server-a") as a,
         server_process(procs.log_dir, track=procs.track, name="server-b") as b,
