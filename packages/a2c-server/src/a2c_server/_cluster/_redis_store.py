@@ -44,13 +44,11 @@ _REMEMBERED_NODES: Final = 65536
 
 # Shared by every script: KEYS[1] is the key prefix ("{a2c}"). Records are JSON objects
 # {sid, role, v, name, office, node} with "" for "no name"/"no office" (cjson's null is
-# awkward to compare). Names are per office: one hash per office ({prefix}:names:<office>,
-# name → sid), never a namespace-wide key (see a2c_server._state._store).
+# awkward to compare). Names are per office: a hash {prefix}:names:<office> of name → sid.
 _LUA_COMMON: Final = """
 local p = KEYS[1]
 local function unindex(m)
-  -- The namespace-wide name key of nodes older than per-office names (issue 35): a
-  -- record such a node wrote leaves no stale key when a newer node drops it.
+  -- The Server-wide name key of older nodes (before issue 35): dropped with the record.
   if m.name ~= '' and redis.call('GET', p..':name:'..m.name) == m.sid then
     redis.call('DEL', p..':name:'..m.name)
   end
