@@ -239,7 +239,7 @@ async def test_multinode_redis_outage_answers_503_and_recovers(
             await eventually(restored, what="both nodes put their sessions back")
             members = await store_of(n1).office_members("o1")
             assert sorted((m.name, m.role) for m in members) == expected
-            assert await store_of(n0).sid_of("c9") is None
+            assert await store_of(n0).sid_of("o1", "c9") is None
             assert await late.join("computer", "c9", "o1") == (True, None)
             assert (await n0.app.health())["status"] == "ok"
 
