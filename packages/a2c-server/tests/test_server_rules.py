@@ -211,7 +211,8 @@ async def test_server_store_refuses_to_break_invariants() -> None:
     with pytest.raises(StateConflictError):
         await store.put(agent("a2", "bob", "o"))
     with pytest.raises(StateConflictError):
-        await store.put(computer("c", "alice", "o2"))
+        await store.put(computer("c", "alice", "o"))
+    await store.put(computer("c", "alice", "o2"))  # names are per office
     with pytest.raises(StateConflictError):
         await store.put(computer("c", "c1", None))
 
