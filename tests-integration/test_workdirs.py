@@ -22,11 +22,12 @@ from a2c_testkit.triangle import eventually, server_process, write_config
 
 @contextlib.asynccontextmanager
 async def computer(
-    procs: Any, label: str, config: Path, server: str, *extra: str
+    procs: Any, label: str, config: Path, server: str, *extra: str, office: str | None = None
 ) -> AsyncIterator[ManagedProcess]:
+    office = office or f"office-{uuid.uuid4()}"
     argv = [
         bin_path("a2c-computer"), "-v", "run", "--config", str(config), "--server", server,
-        "--office", f"office-{uuid.uuid4()}", "--name", "box", "--confirm", "deny", *extra,
+        "--office", office, "--name", "box", "--confirm", "deny", *extra,
     ]  # fmt: skip
     async with spawn(f"computer-{label}", argv, log_dir=procs.log_dir) as process:
         procs.track(process)
@@ -54,12 +55,13 @@ async def test_two_computers_with_one_name_share_nothing_and_leave_nothing(
     shared = tmp_path / "shared-spool"
     config = write_config(tmp_path / "computer.json", [])
     dead = f"http://127.0.0.1:{free_port()}"
-    # A Computer's name is unique per Server: same-name Computers on one host use two Servers.
+    # Same-name Computers on one host, each joined on its own Server.
+    office_one = f"office-{uuid.uuid4()}"
     async with (
         server_process(procs.log_dir, track=procs.track, name="server-a") as a,
         server_process(procs.log_dir, track=procs.track, name="server-b") as b,
         server_process(procs.log_dir, track=procs.track, name="server-c") as c,
-        computer(procs, "one", config, a.url) as one,
+        computer(procs, "one", config, a.url, office=office_one) as one,
         computer(procs, "two", config, b.url) as two,
         computer(procs, "three", config, c.url, "--blob-spool-dir", str(shared)) as three,
     ):
@@ -78,8 +80,8 @@ async def test_two_computers_with_one_name_share_nothing_and_leave_nothing(
         assert three.running and entries(shared) == [".lock", "data", "handle.key"]
 
         # A start that fails after claiming its directories (the Server refuses the
-        # name, which "one" holds there) removes them again.
-        async with computer(procs, "five", config, a.url) as five:
+        # name, which "one" holds in its office) removes them again.
+        async with computer(procs, "five", config, a.url, office=office_one) as five:
             assert await exit_code(five) == 1
         assert "already taken" in five.logs()
         assert len(entries(blobs)) == 2 and len(entries(staged)) == 3

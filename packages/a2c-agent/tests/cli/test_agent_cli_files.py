@@ -140,7 +140,7 @@ async def test_default_names_do_not_collide_across_offices(make_computer, server
 
 
 async def test_a_taken_name_hints_at_name(make_computer, server):
-    await make_computer()
+    await make_computer(office_id="office-9")  # names are unique per office
     process = await run_in(server.url, "office-9", "--name", "box-1", "room")
     _, err = await asyncio.wait_for(process.communicate(), 120)
     assert process.returncode == 1

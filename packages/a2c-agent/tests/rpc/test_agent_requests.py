@@ -8,7 +8,6 @@ from a2c_agent import (
     AgentStateError,
     BadRequestError,
     CapabilityNotSupportedError,
-    CrossOfficeError,
     ForbiddenError,
     InvalidResponseError,
     InvalidWindowURIError,
@@ -290,13 +289,14 @@ async def test_not_in_office_is_4103(make_computer, make_agent):
     assert info.value.code == 4103
 
 
-async def test_cross_office_is_4104(make_computer, make_agent):
+async def test_computer_of_another_office_is_404(make_computer, make_agent):
+    # Names are per office on the Server: another office's Computer is "not connected".
     await make_computer("box-2", office_id="office-2")
     agent = await make_agent()
     await agent.join_office(OFFICE)
-    with pytest.raises(CrossOfficeError) as info:
+    with pytest.raises(NotFoundError) as info:
         await agent.call_tool("box-2", "x", {})
-    assert info.value.code == 4104
+    assert info.value.code == 404
 
 
 @pytest.mark.parametrize(("code", "error"), [(403, ForbiddenError), (400, BadRequestError)])

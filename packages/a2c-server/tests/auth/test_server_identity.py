@@ -354,7 +354,7 @@ async def test_identity_hostile_client_never_reaches_another_office(
                     if event is Event.TOOL_CALL:
                         data.update(tool_name="shell", params={}, timeout=5)
                     answer = await mallory.call(event, data)
-                    assert isinstance(answer, dict) and answer.get("code") in (403, 4104), answer
+                    assert isinstance(answer, dict) and answer.get("code") in (403, 404), answer
         # Reconnect again and again, trying B first each time.
         for _ in range(30):
             async with client(server, "agent", token) as again:

@@ -87,19 +87,23 @@ async def test_multinode_fifty_agents_race_for_one_seat_exactly_one_wins(
             assert await store.office_agent("contested") == winner_sid
             assert [m.sid for m in await store.office_members("contested")] == [winner_sid]
             for i in range(50):
-                owner = await store.sid_of(f"agent-{i}")
+                owner = await store.sid_of("contested", f"agent-{i}")
                 assert owner == (winner_sid if i == winners[0] else None)
         assert (await nodes.app.health())["offices"] == 1
 
 
-async def test_multinode_names_are_unique_across_nodes(nodes: RunningServer) -> None:
+async def test_multinode_names_are_unique_in_an_office_across_nodes(
+    nodes: RunningServer,
+) -> None:
     async with AsyncExitStack() as stack:
         await joined_raw(stack, nodes.nodes[0], "computer", "twin", "o1")
         other = await stack.enter_async_context(connect_raw(nodes.nodes[1], "computer"))
-        assert await other.join("computer", "twin", "o2") == (
+        assert await other.join("computer", "twin", "o1") == (
             False,
-            "Name 'twin' is already taken",
+            "Name 'twin' is already taken in office 'o1'",
         )
+        # Another office is no conflict: names are per office.
+        assert await other.join("computer", "twin", "o2") == (True, None)
 
 
 async def test_multinode_dead_node_is_reaped_once_and_its_pending_call_settles(
@@ -133,7 +137,7 @@ async def test_multinode_dead_node_is_reaped_once_and_its_pending_call_settles(
                 liveness = node.app.multinode.liveness  # type: ignore[union-attr]
                 await liveness.tick()
                 assert await store_of(node).reap_dead() == []
-            assert await store_of(n0).sid_of("c1") is None
+            assert await store_of(n0).sid_of("o1", "c1") is None
             # ...and the next notification anyone gets is the sentinel, not a second leave.
             await joined_raw(stack, n1, "computer", "c3", "o1")
             for client in (alice, watcher):
@@ -165,7 +169,7 @@ async def test_multinode_restart_with_the_same_node_id_starts_clean(
         await stale.heartbeat(60)  # still "alive": only a restart can clear it
         async with running_nodes(redis.url, settings, count=1, prefix=prefix) as again:
             store = store_of(again)
-            await eventually(lambda: _is_none(store.sid_of("c1")), what="c1 forgotten")
+            await eventually(lambda: _is_none(store.sid_of("o1", "c1")), what="c1 forgotten")
             assert (await again.app.health())["connections"] == 0
     finally:
         await stale.client.aclose()
@@ -235,7 +239,7 @@ async def test_multinode_redis_outage_answers_503_and_recovers(
             await eventually(restored, what="both nodes put their sessions back")
             members = await store_of(n1).office_members("o1")
             assert sorted((m.name, m.role) for m in members) == expected
-            assert await store_of(n0).sid_of("c9") is None
+            assert await store_of(n0).sid_of("o1", "c9") is None
             assert await late.join("computer", "c9", "o1") == (True, None)
             assert (await n0.app.health())["status"] == "ok"
 

@@ -113,10 +113,11 @@ async def test_lookups_survive_a_redis_that_forgot_its_scripts(
         member = Member(sid="s1", role=Role.COMPUTER, a2c_version="0.2.3", name="c1",
                         office_id="o1")  # fmt: skip
         await store.put(member)
-        assert await store.member_named("c1") == member
+        assert await store.member_named("o1", "c1") == member
         await admin.script_flush()
-        assert await store.member_named("c1") == member
-        assert await store.member_named("nobody") is None
+        assert await store.member_named("o1", "c1") == member
+        assert await store.member_named("o2", "c1") is None
+        assert await store.member_named("o1", "nobody") is None
     finally:
         await store.remove("s1")
         await store.aclose()

@@ -93,7 +93,7 @@ def test_server_rules_computer_switching_office_leaves_the_old_one_first() -> No
     assert d.ok and d.changed and d.leave_first == "o1"
 
 
-def test_server_rules_names_are_unique_in_the_namespace() -> None:
+def test_server_rules_names_are_unique_in_their_office() -> None:
     d = decide_join(
         computer("c2"), join_req(Role.COMPUTER, "c1", "o"), name_owner="c1sid", office_agent=None
     )
@@ -211,7 +211,8 @@ async def test_server_store_refuses_to_break_invariants() -> None:
     with pytest.raises(StateConflictError):
         await store.put(agent("a2", "bob", "o"))
     with pytest.raises(StateConflictError):
-        await store.put(computer("c", "alice", "o2"))
+        await store.put(computer("c", "alice", "o"))
+    await store.put(computer("c", "alice", "o2"))  # names are per office
     with pytest.raises(StateConflictError):
         await store.put(computer("c", "c1", None))
 
@@ -305,10 +306,10 @@ class OfficeMachine(RuleBasedStateMachine):
             in_offices = [o for o, sids in offices.items() if sid in sids]
             assert len(in_offices) == (1 if member.office_id else 0)
             if member.name is not None:
-                assert names[member.name] == sid
+                assert names[(member.office_id or "", member.name)] == sid
             assert (member.name is None) == (member.office_id is None)
-        for name, sid in names.items():
-            assert sessions[sid].name == name
+        for (office_id, name), sid in names.items():
+            assert (sessions[sid].office_id, sessions[sid].name) == (office_id, name)
 
     def teardown(self) -> None:
         self.loop.close()

@@ -265,7 +265,7 @@ def _run_main(args: argparse.Namespace, out: TextIO, as_table: bool) -> int:
         print(f"a2c-agent: error: {exc}", file=sys.stderr)
         if isinstance(exc, JoinOfficeError) and "already taken" in exc.reason:
             print(
-                "a2c-agent: hint: another peer uses this name on the Server: pass "
+                "a2c-agent: hint: another peer uses this name in the office: pass "
                 "--name NAME to join under another one",
                 file=sys.stderr,
             )

@@ -44,14 +44,18 @@ _REMEMBERED_NODES: Final = 65536
 
 # Shared by every script: KEYS[1] is the key prefix ("{a2c}"). Records are JSON objects
 # {sid, role, v, name, office, node} with "" for "no name"/"no office" (cjson's null is
-# awkward to compare).
+# awkward to compare). Names are per office: a hash {prefix}:names:<office> of name → sid.
 _LUA_COMMON: Final = """
 local p = KEYS[1]
 local function unindex(m)
+  -- The Server-wide name key of older nodes (before issue 35): dropped with the record.
   if m.name ~= '' and redis.call('GET', p..':name:'..m.name) == m.sid then
     redis.call('DEL', p..':name:'..m.name)
   end
   if m.office ~= '' then
+    if m.name ~= '' and redis.call('HGET', p..':names:'..m.office, m.name) == m.sid then
+      redis.call('HDEL', p..':names:'..m.office, m.name)
+    end
     redis.call('SREM', p..':office:'..m.office, m.sid)
     if redis.call('SCARD', p..':office:'..m.office) == 0 then
       redis.call('SREM', p..':offices', m.office)
@@ -63,7 +67,7 @@ local function unindex(m)
 end
 local function index(m)
   if m.name ~= '' and m.office ~= '' then
-    redis.call('SET', p..':name:'..m.name, m.sid)
+    redis.call('HSET', p..':names:'..m.office, m.name, m.sid)
     redis.call('SADD', p..':office:'..m.office, m.sid)
     redis.call('SADD', p..':offices', m.office)
     if m.role == 'agent' then redis.call('SET', p..':agent:'..m.office, m.sid) end
@@ -101,9 +105,9 @@ _PUT: Final = (
     _LUA_COMMON
     + """
 local m = cjson.decode(ARGV[1])
-if m.name ~= '' then
-  local owner = redis.call('GET', p..':name:'..m.name)
-  if owner and owner ~= m.sid then return {1, 'name '..m.name..' is taken'} end
+if m.name ~= '' and m.office ~= '' then
+  local owner = redis.call('HGET', p..':names:'..m.office, m.name)
+  if owner and owner ~= m.sid then return {1, 'name '..m.name..' is taken in its office'} end
 end
 if m.office ~= '' and m.role == 'agent' then
   local agent = redis.call('GET', p..':agent:'..m.office)
@@ -132,10 +136,10 @@ end
 return out
 """
 
-# ARGV[1]: a name. Returns the record of the session holding it, or nil.
+# ARGV: an office, a name. Returns the record of the session holding the name there, or nil.
 _NAMED: Final = """
 local p = KEYS[1]
-local sid = redis.call('GET', p..':name:'..ARGV[1])
+local sid = redis.call('HGET', p..':names:'..ARGV[1], ARGV[2])
 if not sid then return false end
 return redis.call('GET', p..':session:'..sid)
 """
@@ -312,19 +316,21 @@ class RedisStateStore:
             raise
         return _decode(record)[0] if record else local
 
-    async def sid_of(self, name: str) -> str | None:
-        owner: str | None = await self._run(lambda: self.client.get(f"{self._p}:name:{name}"))
+    async def sid_of(self, office_id: str, name: str) -> str | None:
+        key = f"{self._p}:names:{office_id}"
+        owner: str | None = await self._run(lambda: self.client.hget(key, name))
         return owner
 
-    async def member_named(self, name: str) -> Member | None:
-        record = await self._run(lambda: self._lookup_named(name))
+    async def member_named(self, office_id: str, name: str) -> Member | None:
+        record = await self._run(lambda: self._lookup_named(office_id, name))
         return self._read(record) if record else None
 
-    async def _lookup_named(self, name: str) -> Any:
+    async def _lookup_named(self, office_id: str, name: str) -> Any:
+        args = (1, self._p, office_id, name)
         try:
-            return await self._lookups.execute("EVALSHA", self._named.sha, 1, self._p, name)
+            return await self._lookups.execute("EVALSHA", self._named.sha, *args)
         except NoScriptError:  # Redis restarted or its script cache was flushed
-            return await self._lookups.execute("EVAL", _NAMED, 1, self._p, name)
+            return await self._lookups.execute("EVAL", _NAMED, *args)
 
     async def office_agent(self, office_id: str) -> str | None:
         agent: str | None = await self._run(lambda: self.client.get(f"{self._p}:agent:{office_id}"))

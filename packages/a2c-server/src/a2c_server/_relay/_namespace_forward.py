@@ -88,9 +88,13 @@ class ForwardingMixin(NamespaceCore):
             else:
                 wait = self._settings.forward_timeout
             sender = await self._store.get(sid)
-            target = await self._store.member_named(computer)
-            if target is None and self._remote is not None:
-                await self._remote.confirm_absent()  # a 503 while the registry recovers
+            target = None
+            # Names are per office: only the sender's office is searched, so a Computer of
+            # another office is "not connected" like a name nobody holds (rule R3).
+            if sender is not None and sender.office_id is not None:
+                target = await self._store.member_named(sender.office_id, computer)
+                if target is None and self._remote is not None:
+                    await self._remote.confirm_absent()  # a 503 while the registry recovers
             refusal = None
             if self._expiry.sids:  # a token expired with calls in flight (_expiry.py)
                 refusal = expiry_refusal(self._expiry.sids, sid, target)

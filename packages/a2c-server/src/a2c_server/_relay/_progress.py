@@ -136,13 +136,19 @@ class ProgressRoutes:
             return
         try:
             sender = await self._store.get(sid)
-            agent = await self._store.member_named(report.agent)
+            if (
+                sender is None
+                or sender.role is not Role.COMPUTER
+                or sender.name is None
+                or sender.office_id is None
+            ):
+                self._drop("sender is no Computer in an office", sid=sid)
+                self._charge(sid)
+                return
+            # Names are per office: the Agent is looked up in the sender's office only.
+            agent = await self._store.member_named(sender.office_id, report.agent)
         except Exception as exc:  # the registry is down: a report is not worth an error
             self._drop("registry unavailable", sid=sid, reason=exc)
-            return
-        if sender is None or sender.role is not Role.COMPUTER or sender.name is None:
-            self._drop("sender is no Computer in an office", sid=sid)
-            self._charge(sid)
             return
         if (
             agent is None

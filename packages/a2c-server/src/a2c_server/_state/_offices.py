@@ -142,7 +142,7 @@ class Offices:
         decision = decide_join(
             member,
             req,
-            name_owner=await self.store.sid_of(req.name),
+            name_owner=await self.store.sid_of(req.office_id, req.name),
             office_agent=await self.store.office_agent(req.office_id),
         )
         if not decision.ok:

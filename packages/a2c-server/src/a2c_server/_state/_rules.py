@@ -11,7 +11,10 @@ Joining (``server:join_office``)
   J3 Re-joining the office one is in under the same name is an idempotent success; a
      different name in the same office is refused (leave first).
   J4 An Agent already in another office is refused (only Computers auto-leave).
-  J5 Names are unique in the namespace: a name held by another session is refused.
+  J5 Names are unique in their office: a name held by another session of the office asked
+     for is refused. The same name in another office is no conflict (a name is a routing
+     key inside its office; a namespace-wide check would tell anyone allowed one office
+     which names are online in every other, and let them squat those names).
   J6 An office holds at most one Agent: ``"Room already has an agent"``.
   J7 A Computer in another office leaves it first (``notify:leave_office`` there).
 
@@ -22,9 +25,13 @@ Requests from Agents (``client:*`` and ``server:list_room``)
   R0 A ``client:tool_call`` ``timeout`` is 1..the deployment's limit seconds (400).
   R1 The sender must be in an office (4103) and be an Agent (403).
   R2 The payload's ``agent`` must be the sender's own name (403, spoofing).
-  R3 The target Computer must exist under that name (404, ``details.computer_name``).
-  R4 The target must share the sender's office (4104); ``list_room`` may list only the
-     sender's own office (4104).
+  R3 The target Computer must exist under that name in the sender's office (404,
+     ``details.computer_name``): names are looked up in the sender's office only, so a
+     Computer of another office is "not connected" like a name nobody holds (the answer
+     never tells whether the name is online elsewhere).
+  R4 The target must share the sender's office (4104; unreachable through the per-office
+     lookup, kept as a second line); ``list_room`` may list only the sender's own office
+     (4104, which names only the office the sender asked for).
 
 Notifications from clients
   U1 ``server:update_*`` only from a Computer in an office naming itself.
@@ -148,7 +155,7 @@ def decide_join(
 ) -> JoinDecision:
     """Decide ``server:join_office``.
 
-    ``name_owner`` is the sid currently holding ``req.name`` (None when free);
+    ``name_owner`` is the sid holding ``req.name`` in ``req.office_id`` (None when free);
     ``office_agent`` the sid of the Agent in ``req.office_id`` (None when there is none).
     """
     if member.role is not None and req.role is not member.role:
@@ -179,7 +186,9 @@ def decide_join(
         )
     if name_owner is not None and name_owner != member.sid:
         return JoinDecision(
-            ok=False, reason=f"Name {req.name!r} is already taken", refusal=JoinRefusal.NAME_TAKEN
+            ok=False,
+            reason=f"Name {req.name!r} is already taken in office {req.office_id!r}",
+            refusal=JoinRefusal.NAME_TAKEN,
         )
     if req.role is Role.AGENT and office_agent is not None and office_agent != member.sid:
         return JoinDecision(ok=False, reason=ROOM_HAS_AGENT, refusal=JoinRefusal.SEAT_TAKEN)

@@ -1,11 +1,14 @@
 """Server state behind a small async protocol, with the in-memory implementation.
 
-The store keeps sessions (:class:`~a2c_server.Member`), the namespace-wide name → sid
-map and office membership, and keeps them consistent with each other. It enforces the
-two invariants a buggy caller could break (unique names, one Agent per office) by raising
-:class:`StateConflictError`; every other rule lives in :mod:`a2c_server._state._rules`. The
-methods are async so a Redis-backed store can implement the same protocol for several
-server processes.
+The store keeps sessions (:class:`~a2c_server.Member`), each office's name → sid map and
+office membership, and keeps them consistent with each other. It enforces the two
+invariants a buggy caller could break (a name is unique in its office, one Agent per
+office) by raising :class:`StateConflictError`; every other rule lives in
+:mod:`a2c_server._state._rules`. Names are per office, never namespace-wide: a name is a
+routing key inside its office, and a namespace-wide map would let a member of one office
+learn (and squat) the names of another (docs/server.md, "Names are per office"). Every
+lookup by name is therefore a lookup by (office, name). The methods are async so a
+Redis-backed store can implement the same protocol for several server processes.
 """
 
 from __future__ import annotations
@@ -51,12 +54,13 @@ class StateStore(Protocol):
         """Forget a session; return what it was."""
         ...
 
-    async def sid_of(self, name: str) -> str | None:
-        """The sid registered under ``name``."""
+    async def sid_of(self, office_id: str, name: str) -> str | None:
+        """The sid registered under ``name`` in ``office_id``."""
         ...
 
-    async def member_named(self, name: str) -> Member | None:
-        """The session registered under ``name`` (one lookup: the routing hot path)."""
+    async def member_named(self, office_id: str, name: str) -> Member | None:
+        """The session registered under ``name`` in ``office_id`` (one lookup: the routing
+        hot path)."""
         ...
 
     async def office_agent(self, office_id: str) -> str | None:
@@ -77,7 +81,7 @@ class MemoryStateStore:
 
     def __init__(self) -> None:
         self._sessions: dict[str, Member] = {}
-        self._names: dict[str, str] = {}
+        self._names: dict[tuple[str, str], str] = {}  # (office, name) → sid
         self._offices: dict[str, set[str]] = {}
         self._agents: dict[str, str] = {}
 
@@ -98,11 +102,11 @@ class MemoryStateStore:
             self._unindex(old)
         return old
 
-    async def sid_of(self, name: str) -> str | None:
-        return self._names.get(name)
+    async def sid_of(self, office_id: str, name: str) -> str | None:
+        return self._names.get((office_id, name))
 
-    async def member_named(self, name: str) -> Member | None:
-        sid = self._names.get(name)
+    async def member_named(self, office_id: str, name: str) -> Member | None:
+        sid = self._names.get((office_id, name))
         return self._sessions.get(sid) if sid is not None else None
 
     async def office_agent(self, office_id: str) -> str | None:
@@ -118,10 +122,10 @@ class MemoryStateStore:
 
     def _check(self, member: Member) -> None:
         check_member_shape(member)
-        if member.name is not None:
-            owner = self._names.get(member.name)
+        if member.name is not None and member.office_id is not None:
+            owner = self._names.get((member.office_id, member.name))
             if owner is not None and owner != member.sid:
-                raise StateConflictError(f"name {member.name!r} is taken")
+                raise StateConflictError(f"name {member.name!r} is taken in its office")
         if member.office_id is not None and member.role is Role.AGENT:
             agent = self._agents.get(member.office_id)
             if agent is not None and agent != member.sid:
@@ -129,15 +133,17 @@ class MemoryStateStore:
 
     def _index(self, member: Member) -> None:
         if member.name is not None and member.office_id is not None:
-            self._names[member.name] = member.sid
+            self._names[(member.office_id, member.name)] = member.sid
             self._offices.setdefault(member.office_id, set()).add(member.sid)
             if member.role is Role.AGENT:
                 self._agents[member.office_id] = member.sid
 
     def _unindex(self, member: Member) -> None:
-        if member.name is not None and self._names.get(member.name) == member.sid:
-            del self._names[member.name]
         if member.office_id is not None:
+            if member.name is not None:
+                key = (member.office_id, member.name)
+                if self._names.get(key) == member.sid:
+                    del self._names[key]
             members = self._offices.get(member.office_id)
             if members is not None:
                 members.discard(member.sid)
@@ -148,8 +154,10 @@ class MemoryStateStore:
 
     # -- introspection for tests and diagnostics -----------------------------------
 
-    def snapshot(self) -> tuple[dict[str, Member], dict[str, str], dict[str, frozenset[str]]]:
-        """Copies of (sessions, name → sid, office → sids), for invariant checks."""
+    def snapshot(
+        self,
+    ) -> tuple[dict[str, Member], dict[tuple[str, str], str], dict[str, frozenset[str]]]:
+        """Copies of (sessions, (office, name) → sid, office → sids), for invariant checks."""
         return (
             dict(self._sessions),
             dict(self._names),
