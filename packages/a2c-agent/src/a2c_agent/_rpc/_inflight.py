@@ -16,8 +16,7 @@ Rules (issue 24):
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from typing import Final
 
 __all__ = ["TOOL_CALL_GRACE", "InFlightCalls", "depart"]
@@ -34,6 +33,23 @@ nodes): it absorbs event-loop stalls, not the network.
 """
 
 
+class _Tracking:
+    """The ``with`` block of :meth:`InFlightCalls.tracking` (a class: it runs on every call,
+    and a generator-based context manager costs several times more)."""
+
+    __slots__ = ("_calls", "_req_id")
+
+    def __init__(self, calls: dict[str, bool], req_id: str) -> None:
+        self._calls = calls
+        self._req_id = req_id
+
+    def __enter__(self) -> None:
+        self._calls[self._req_id] = False
+
+    def __exit__(self, *exc: object) -> None:
+        self._calls.pop(self._req_id, None)
+
+
 class InFlightCalls:
     """``req_id`` of every tool call in flight, and whether its cancel went out (D1, D2)."""
 
@@ -41,14 +57,9 @@ class InFlightCalls:
         self._calls: dict[str, bool] = {}  # req_id → its cancel was sent
         self._unflushed = False
 
-    @contextlib.contextmanager
-    def tracking(self, req_id: str) -> Iterator[None]:
+    def tracking(self, req_id: str) -> _Tracking:
         """Register ``req_id`` while the block waits for its answer."""
-        self._calls[req_id] = False
-        try:
-            yield
-        finally:
-            self._calls.pop(req_id, None)
+        return _Tracking(self._calls, req_id)
 
     def claim(self, req_id: str) -> bool:
         """True when ``req_id``'s cancel should be sent now (once per call, D2).

@@ -23,10 +23,11 @@ try:
     from opentelemetry.trace import SpanKind, Status, StatusCode
 
     trace = _trace
+    _IDLE_PROVIDERS: tuple[type, ...] = (_trace.ProxyTracerProvider, _trace.NoOpTracerProvider)
 except ImportError:  # pragma: no cover - the extra is installed in the dev environment
     trace = None
 
-__all__ = ["AVAILABLE", "CallSpan", "call_span", "configure_from_env"]
+__all__ = ["AVAILABLE", "CallSpan", "call_span", "configure_from_env", "tracing_idle"]
 
 AVAILABLE = trace is not None
 
@@ -52,6 +53,21 @@ class CallSpan:
         if code is not None:
             self._span.set_attribute("a2c.error_code", code)
             self._span.set_status(Status(StatusCode.ERROR))
+
+
+def tracing_idle() -> bool:
+    """True when a span would be neither recorded nor propagated: skip it altogether.
+
+    That is the case without the extra, or with no tracer provider installed (the API's
+    proxy or no-op provider) and no valid span current (a no-op tracer would otherwise
+    hand the current span's context on). Creating the span anyway cost about 5 % of a
+    call's CPU (issue 36).
+    """
+    if trace is None:
+        return True
+    if not isinstance(trace.get_tracer_provider(), _IDLE_PROVIDERS):
+        return False
+    return not trace.get_current_span().get_span_context().is_valid
 
 
 @contextlib.contextmanager

@@ -45,8 +45,10 @@ from a2c_protocol import (
 from ._blobdrain import drain_result
 from ._blobpull import BlobData
 from ._facades import FacadesMixin
-from ._otel import call_span
+from ._otel import call_span, tracing_idle
 from ._progress import ProgressCallback
+
+_NO_PROGRESS: contextlib.nullcontext[None] = contextlib.nullcontext(None)  # reusable, stateless
 
 
 class RequestsMixin(FacadesMixin):
@@ -189,6 +191,12 @@ class RequestsMixin(FacadesMixin):
         the Server and the Computer restart their waits on progress in any case (the Server
         up to its ``--max-tool-timeout``).
         """
+        if tracing_idle():
+            return await self._call_tool(
+                computer, tool_name, params, timeout=timeout, req_id=req_id,
+                drain_blobs=drain_blobs, on_progress=on_progress,
+                timeout_resets_on_progress=timeout_resets_on_progress, trace=None,
+            )  # fmt: skip
         with call_span(self._office, computer, tool_name) as span:
             try:
                 result = await self._call_tool(
@@ -236,7 +244,7 @@ class RequestsMixin(FacadesMixin):
             a2c_trace=trace,
         )
         progress = (
-            contextlib.nullcontext(None)
+            _NO_PROGRESS
             if on_progress is None
             else self._progress.waiting(
                 req_id,
