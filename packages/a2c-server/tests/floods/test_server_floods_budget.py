@@ -41,7 +41,7 @@ def test_sustained_abuse_is_cut_and_refused_packets_cost_more() -> None:
     spend(budget, 1, 0.0)
     # Ten packets a second against one a second: the refill admits one now and then, but
     # refusals never pause for a second, so the abuse is sustained and cut after 5 s.
-    verdicts = [budget.take(CALL, t / 10) for t in range(0, 60)]
+    verdicts = [budget.take(CALL, t / 10) for t in range(60)]
     assert ADMIT in verdicts[5:45] and DROP in verdicts[:45]
     assert 50 <= verdicts.index(CUT) <= 52, verdicts
     assert stats.cut >= 1
