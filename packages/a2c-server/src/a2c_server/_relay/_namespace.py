@@ -80,7 +80,7 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin, EarlyRefusalMi
                 continue  # notify:* are only ever sent by the Server
             sio.on(event.value, handler, namespace=NAMESPACE)
         self._progress.register()
-        unknown = UnknownEvents(not_handled(sio), getattr(sio, "penalize", None))
+        unknown = UnknownEvents(not_handled(sio), self._penalize)
         sio.on("*", unknown.handle, namespace=NAMESPACE)
 
     def _guard(self, event: Event, handler: Handler, on_error: Callable[[], Any]) -> Any:

@@ -24,7 +24,7 @@ from a2c_server._auth import AuthProvider
 from a2c_server._cluster._remote import RemoteWatch
 from a2c_server._console._observer import CallObserver
 from a2c_server._edge._shutdown import Drain
-from a2c_server._floods._inbound import COALESCED_COST
+from a2c_server._floods._inbound import COALESCED_COST, REFUSED_COST
 from a2c_server._observe._audit import Audit
 from a2c_server._observe._logs import log
 from a2c_server._observe._metrics import ServerMetrics
@@ -101,9 +101,9 @@ class NamespaceCore:
         )
         self._progress = ProgressRoutes(sio, self._store)
         # server:update_* relayed at most once per interval per sender (issue 42).
-        penalize = getattr(sio, "penalize", None)
-        coalesced = None if penalize is None else lambda s: penalize(COALESCED_COST, sid=s)
-        self._notices = CoalescedNotices(settings.notice_interval, self._notice, coalesced)
+        self._notices = CoalescedNotices(
+            settings.notice_interval, self._notice, lambda s: self._penalize(s, COALESCED_COST)
+        )
         #: Set by the console while someone watches it; None costs one attribute check.
         self.observer: CallObserver | None = None
 
@@ -128,6 +128,10 @@ class NamespaceCore:
     async def leave_room(self, sid: str, office_id: str) -> None:
         """Take a session hosted here out of an office's room."""
         await self._sio.leave_room(sid, office_id, namespace=NAMESPACE)
+
+    def _penalize(self, sid: str, cost: float = REFUSED_COST) -> None:
+        """Charge ``sid``'s inbound budget for a packet refused after it was read (floods)."""
+        self._sio.penalize(cost, sid=sid)
 
     async def _notice(self, event: str, notice: Any, office_id: str, skip_sid: str) -> None:
         await self._sio.emit(event, notice, room=office_id, skip_sid=skip_sid, namespace=NAMESPACE)
@@ -156,9 +160,7 @@ class NamespaceCore:
             "office": sender.office_id if sender else None,
             "code": refusal.code, "reason": refusal.message,
         }  # fmt: skip
-        penalize = getattr(self._sio, "penalize", None)  # a refusal costs its sender (floods)
-        if penalize is not None:
-            penalize(sid=sid)
+        self._penalize(sid)  # a refusal costs its sender (floods)
         if refusal.security:  # a WARNING: once per code and session per interval (floods)
             self._sio.refusals.refused(f"request_{refusal.code}", "request refused", None,
                                        key=sid, **fields)  # fmt: skip

@@ -76,11 +76,6 @@ class RelayMixin(NamespaceCore):
 
         return on_event
 
-    def _penalize(self, sid: str, cost: float | None = None) -> None:
-        penalize = getattr(self._sio, "penalize", None)  # the inbound budget (floods)
-        if penalize is not None:
-            penalize(sid=sid) if cost is None else penalize(cost, sid=sid)
-
     def _updater(self, event: Event) -> Handler:
         return self._relay(
             event,

@@ -215,9 +215,7 @@ class ProgressRoutes:
 
     def _charge(self, sid: str) -> None:
         # A report refused at its sender costs the sender's inbound budget (floods).
-        penalize = getattr(self._sio, "penalize", None)
-        if penalize is not None:
-            penalize(sid=sid)
+        self._sio.penalize(sid=sid)
 
     def _drop(self, why: str, **fields: Any) -> None:
         self.dropped += 1

@@ -32,6 +32,7 @@ from a2c_server._floods._refusals import RefusalLog
 from a2c_server._floods._trim import HeapTrimmer
 from a2c_server._observe._noise import NoiseLog, library_logger
 from a2c_server._state._limits import DEFAULT_MAX_ID_LENGTH, payload_problems
+from a2c_server._state._rules import is_protocol_request
 from a2c_server._upstream import (
     ServerShim,
     abort_session,
@@ -58,7 +59,6 @@ _log = logging.getLogger("a2c_server.guard")
 RESERVED_EVENTS: Final = frozenset(
     {"connect", "connect_error", "disconnect", "disconnecting", "newListener", "removeListener"}
 )
-_ANSWERED: Final = ("client:", "server:")  # unknown ones get a flat 400 (_unknown.py)
 _SHOWN: Final = 64  # how much of a client-chosen name a log line repeats
 
 
@@ -195,7 +195,7 @@ class SmcpSocketServer(ServerShim):
         # Names the catch-all must answer (client:*/server:* requests) or refuse by name
         # (reserved) are decoded; any other name nobody handles (notify:* from a client,
         # made-up names) would only be ignored after a full decode: dropped from its head.
-        if name.startswith(_ANSWERED) or name in RESERVED_EVENTS:
+        if is_protocol_request(name) or name in RESERVED_EVENTS:
             return False
         self.inbound_stats.unhandled += 1
         self.penalize(eio_sid=eio_sid)

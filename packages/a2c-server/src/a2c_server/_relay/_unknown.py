@@ -10,6 +10,7 @@ at INFO (later ones at DEBUG), so a chatty peer cannot flood the log.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any, Final
 
 from a2c_protocol import to_wire
@@ -29,7 +30,7 @@ class UnknownEvents:
     library's own behaviour (no ack) for names that are not protocol requests.
     """
 
-    def __init__(self, not_handled: object, penalize: Any = None) -> None:
+    def __init__(self, not_handled: object, penalize: Callable[[str], None] | None = None) -> None:
         self._not_handled = not_handled
         self._penalize = penalize  # the inbound budget: a name nobody handles costs (floods)
         self._seen: set[str] = set()
@@ -39,7 +40,7 @@ class UnknownEvents:
         name = event if isinstance(event, str) else str(event)
         refusal = unknown_event_refusal(name)
         if self._penalize is not None:
-            self._penalize(sid=sid)
+            self._penalize(sid)
         if refusal is None:
             return self._not_handled
         first = len(self._seen) < _REMEMBERED and name not in self._seen

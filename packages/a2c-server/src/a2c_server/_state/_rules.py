@@ -67,6 +67,7 @@ __all__ = [
     "check_update",
     "decide_join",
     "decide_leave",
+    "is_protocol_request",
     "tool_timeout_problem",
     "unknown_event_refusal",
     "unsupported_event_refusal",
@@ -307,12 +308,18 @@ _PROTOCOL_PREFIXES: Final = ("client:", "server:")
 _SHOWN: Final = 64  # how much of a client-chosen event name is repeated back
 
 
+def is_protocol_request(name: str) -> bool:
+    """P2: whether an event name is a protocol request (``client:*``/``server:*``), which the
+    Server answers even when it does not know the name."""
+    return name.startswith(_PROTOCOL_PREFIXES)
+
+
 def unknown_event_refusal(name: str) -> Refusal | None:
     """P2: the 400 for an unknown ``client:*`` / ``server:*`` event name, else None.
 
     Names without those prefixes are not protocol requests and get no answer here.
     """
-    if not name.startswith(_PROTOCOL_PREFIXES):
+    if not is_protocol_request(name):
         return None
     shown = name if len(name) <= _SHOWN else name[:_SHOWN] + "…"
     return Refusal(
