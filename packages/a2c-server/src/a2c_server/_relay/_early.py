@@ -20,9 +20,16 @@ from a2c_protocol import ErrorCode, ErrorPayload, Role, to_wire
 
 from ._namespace_core import NamespaceCore
 
-__all__ = ["EarlyRefusalMixin"]
+__all__ = ["ROLES", "EarlyRefusalMixin", "peer_of"]
 
-_ROLES: Final = {role.value: role for role in Role}
+#: ``auth.role`` values a CONNECT may claim.
+ROLES: Final = {role.value: role for role in Role}
+
+
+def peer_of(environ: Mapping[str, Any]) -> str | None:
+    """``host:port`` of the client of an ASGI ``environ``, None when the server did not say."""
+    client = (environ.get("asgi.scope") or {}).get("client")
+    return f"{client[0]}:{client[1]}" if client else None
 
 
 class EarlyRefusalMixin(NamespaceCore):
@@ -40,19 +47,13 @@ class EarlyRefusalMixin(NamespaceCore):
             if not isinstance(auth, dict):
                 return None  # a bad role: the full path names that cause
             claimed = auth.get("role")
-            role = _ROLES.get(claimed) if isinstance(claimed, str) else None
+            role = ROLES.get(claimed) if isinstance(claimed, str) else None
             if role is None and claimed is not None:
                 return None
             error = quick(auth)
             if error is None:
                 return None
-            client = (environ.get("asgi.scope") or {}).get("client")
-            peer = f"{client[0]}:{client[1]}" if client else None
-            count = self._sio.refusals.refused("unauthorized", "authentication failed", peer,
-                                               eio_sid=eio_sid, reason=error)  # fmt: skip
-            if count is not None:
-                reason = str(error) if count == 1 else f"{error} (x{count} from this address)"
-                self._access.refused(eio_sid, role, reason, peer)
+            self._auth_refused(eio_sid, role, error, peer_of(environ), eio_sid=eio_sid)
             self._metrics.connection_refused(ErrorCode.UNAUTHORIZED)
             message = str(error) or "Authentication failed"
             # The shape python-socketio gives a ConnectionRefusedError(message, payload).
@@ -60,3 +61,14 @@ class EarlyRefusalMixin(NamespaceCore):
             return {"message": message, "data": payload}
 
         return screen
+
+    def _auth_refused(
+        self, session: str, role: Role | None, error: object, peer: str | None, **key: str
+    ) -> None:
+        """The folded WARNING of a refused token and, once per fold, its audit line (a
+        tokenless flood must not fill the disk); ``key`` names the session in the log."""
+        count = self._sio.refusals.refused("unauthorized", "authentication failed", peer,
+                                           **key, reason=error)  # fmt: skip
+        if count is not None:
+            reason = str(error) if count == 1 else f"{error} (x{count} from this address)"
+            self._access.refused(session, role, reason, peer)

@@ -42,7 +42,7 @@ from a2c_server._observe._logs import log
 from a2c_server._state._uploads import announced_extensions
 from a2c_server._upstream import not_handled, transport_alive
 
-from ._early import EarlyRefusalMixin
+from ._early import ROLES, EarlyRefusalMixin, peer_of
 from ._namespace_core import _JOIN_FAILED, Handler, _flat, _internal_error, _log
 from ._namespace_forward import ForwardingMixin
 from ._namespace_offices import MembershipMixin
@@ -52,7 +52,6 @@ from ._unknown import UnknownEvents
 
 __all__ = ["SmcpNamespace"]
 
-_ROLES: Final = {role.value: role for role in Role}
 _NOT_AN_OBJECT: Final = object()  # an auth that is not a JSON object: a bad role too
 
 
@@ -116,7 +115,7 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin, EarlyRefusalMi
             raise
         except StoreUnavailableError as exc:
             self._sio.refusals.refused("registry_unavailable",
-                "connection refused: registry unavailable", _peer(environ), sid=sid,
+                "connection refused: registry unavailable", peer_of(environ), sid=sid,
                 reason=exc)  # fmt: skip
             self._metrics.connection_refused(exc.code)
             raise _refusal(exc.code, _UNAVAILABLE) from exc
@@ -127,8 +126,7 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin, EarlyRefusalMi
 
     async def _admit(self, sid: str, environ: Mapping[str, Any], auth: Any) -> None:
         scope = environ.get("asgi.scope") or {}
-        peer_addr = scope.get("client")
-        peer = f"{peer_addr[0]}:{peer_addr[1]}" if peer_addr else None
+        peer = peer_of(environ)
         query = bytes(scope.get("query_string", b"")).decode("latin-1")
         # The gate already ran; checking again costs nothing and guards a misconfiguration.
         if check_version_query(query, self._settings.served_versions) is not None:
@@ -140,7 +138,7 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin, EarlyRefusalMi
         # A role given at connect is checked; none at all is admitted (the official SDKs
         # never send one) and the first server:join_office settles it (docs/compatibility.md).
         claimed = auth.get("role") if isinstance(auth, dict) else _NOT_AN_OBJECT
-        role = _ROLES.get(claimed) if isinstance(claimed, str) else None
+        role = ROLES.get(claimed) if isinstance(claimed, str) else None
         if role is None and claimed is not None:
             self._sio.refusals.refused("bad_role", "connection refused: bad auth.role", peer,
                                        sid=sid)  # fmt: skip
@@ -155,13 +153,7 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin, EarlyRefusalMi
         try:
             identity = await self._auth.authenticate(request)
         except AuthenticationError as exc:
-            # One line (and one audit line) per address per interval: a tokenless flood
-            # must not fill the disk.
-            count = self._sio.refusals.refused("unauthorized", "authentication failed", peer,
-                                               sid=sid, reason=exc)  # fmt: skip
-            if count is not None:
-                reason = str(exc) if count == 1 else f"{exc} (x{count} from this address)"
-                self._access.refused(sid, role, reason, peer)
+            self._auth_refused(sid, role, exc, peer, sid=sid)
             raise _refusal(ErrorCode.UNAUTHORIZED, str(exc) or "Authentication failed") from exc
         except Exception as exc:
             _log.exception("auth provider failed sid=%s", sid)
@@ -242,11 +234,6 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin, EarlyRefusalMi
             log(_log, logging.INFO, "disconnected", sid=sid, office=outcome.left_office)
         except Exception:
             _log.exception("disconnect handler failed sid=%s", sid)
-
-
-def _peer(environ: Mapping[str, Any]) -> str | None:
-    client = (environ.get("asgi.scope") or {}).get("client")
-    return f"{client[0]}:{client[1]}" if client else None
 
 
 def _refusal_code(exc: socketio.exceptions.ConnectionRefusedError) -> int:
