@@ -19,7 +19,12 @@ from typing import Any
 
 import pytest
 
-from a2c_agent import AsyncAgent, CapabilityNotSupportedError, McpServerNotFoundError
+from a2c_agent import (
+    AsyncAgent,
+    CapabilityNotSupportedError,
+    McpServerNotFoundError,
+    SkillNotFoundError,
+)
 from a2c_computer._config import load_config
 from a2c_protocol import to_wire
 from a2c_testkit.mcp_servers import stdio_server_config
@@ -110,3 +115,25 @@ async def test_a_0_2_session_shows_what_it_showed_before_the_bundle_id(
         assert to_wire(view.servers["desk"]) == to_wire(before)
         page = await agent.get_resources("box", "desk")
         assert page.resources
+
+
+async def test_0_4_skill_names_carry_the_bundle_id(procs: Any, tmp_path: Path) -> None:
+    # Keyed by its name: 0.2 calls its skills mcp:doc_tools_v2:<skill>, 0.4 mcp:docs-1:<skill>.
+    docs = stdio_server_config("doc tools.v2", "skills", bundle_id="docs-1", default_tool_meta=AUTO)
+    config = write(tmp_path / "computer.json", {"doc tools.v2": docs})
+    args = ["--protocol", "0.4", "--skills-install-dir", str(tmp_path / "install")]
+    async with office(procs, config, agent_line="0.4", computer_args=args) as (agent, computer):
+        await computer.wait_for_log("(protocol 0.4.2)", timeout=120)
+
+        async def listed() -> Any:
+            skills = await agent.get_skills("box")
+            return skills if any(s.name == "mcp:docs-1:inline-guide" for s in skills) else None
+
+        skills = await eventually(listed, timeout=120, what="the MCP server's skill listed")
+        guide = next(s for s in skills if s.name == "mcp:docs-1:inline-guide")
+        assert guide.source == "mcp:docs-1"
+        read = await agent.get_skill("box", guide.name)
+        assert read.name == guide.name and "inline" in read.text().lower()
+        with pytest.raises(SkillNotFoundError) as missing:
+            await agent.get_skill("box", "mcp:doc_tools_v2:inline-guide")
+        assert missing.value.name == "mcp:doc_tools_v2:inline-guide"
