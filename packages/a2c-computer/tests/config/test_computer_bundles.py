@@ -201,3 +201,17 @@ def test_0_4_skill_names_carry_the_bundle_id() -> None:
     assert s.answer(Event.GET_SKILL, {"name": "mcp:desk:howto", "body": "b"}, asked)["name"] == (
         "mcp:desk-v2:howto"
     )
+
+
+async def test_a_changed_bundle_id_announces_a_new_tool_list() -> None:
+    # 0.4 tool names change with it, though our own (0.2) tool list does not.
+    from a2c_computer._computer import ComputerCore
+
+    core = ComputerCore({"servers": {"desk": entry("desk")}})
+    heard: list[Event] = []
+    core.add_update_listener(heard.append)
+    await core.update_config({"servers": {"desk": entry("desk", bundle_id="desk-v2")}})
+    assert Event.UPDATE_TOOL_LIST in heard
+    heard.clear()
+    await core.update_config({"servers": {"desk": entry("desk", bundle_id="desk-v2")}})
+    assert heard == []
