@@ -115,9 +115,10 @@ def test_round_trip_every_model(model: type, data: st.DataObject) -> None:
 
 @given(strategy_for(GetComputerConfigRet))
 def test_config_round_trip_through_the_strict_converter(config: GetComputerConfigRet) -> None:
-    # Config documents additionally require name == key, unique input ids, valid durations.
+    # Config documents additionally require name == key (or a valid bundle_id == key),
+    # unique input ids, valid durations.
     servers = {
-        name: attrs.evolve(server, name=name, default_tool_meta=None)
+        name: attrs.evolve(server, name=name, default_tool_meta=None, bundle_id=None)
         for name, server in config.servers.items()
     }
     servers = {

@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from a2c_protocol import ComputerConfig, Event
 
+from ._bundles import Bundles
 from ._config import InputResolver, PromptFn, load_config, plan_reload
 from ._core import UpdateListener
 from ._desk._desktop import CallRecord
@@ -108,6 +109,8 @@ class ComputerCore(ServersMixin, CallsMixin):
         new = load_config(config)
         plan = plan_reload(self._config, new)
         before = self._registry.fingerprint()
+        # A changed bundle_id renames tools in 0.4 sessions, though not in our registry.
+        renamed = Bundles.of(self._config) != Bundles.of(new)
         self._holding_tool_list = True
         try:
             self._vrl = _compile_vrl(new)
@@ -129,7 +132,7 @@ class ComputerCore(ServersMixin, CallsMixin):
         finally:
             self._holding_tool_list = False
             self._registry = self._build_registry()
-        if self._registry.fingerprint() != before:
+        if self._registry.fingerprint() != before or renamed:
             await self._announce(Event.UPDATE_TOOL_LIST)
 
 

@@ -94,6 +94,7 @@ class ServersMixin(ToolsMixin, WindowsMixin):
 
         server = McpServer(
             config,
+            name=name,
             params=params,
             on_ready=self._server_ready,
             on_down=self._server_down,

@@ -13,6 +13,8 @@ Rules:
 * without a terminal, the tools ``run --confirm ask`` (the default) would refuse with 4005
   are named once, with how to allow them (informational, no exit status);
 * the landing dir of uploads is reported (off, or where and how much);
+* a server whose 0.4 bundle_id or display name differs from its key says so (0.4 sessions
+  name it by that bundle_id); a bad or duplicate bundle_id fails the load (exit 2);
 * exit 1 when a server failed, a clash hides tools, a window is non-conformant, a
   published skill is refused, or a landing dir is given but unusable.
 """
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from a2c_computer._bundles import Bundles
 from a2c_computer._computer import ComputerCore
 from a2c_computer._desk._lint import lint_windows
 from a2c_computer._landing import LandingSettings, describe_landing
@@ -28,7 +31,13 @@ from a2c_computer._mcp import ServerStatus
 from a2c_computer._registry import clash_advice
 from a2c_computer._skills import default_skill_settings
 from a2c_computer._toolcalls._confirm import ALLOW_HINT, needs_confirmation
-from a2c_protocol import ComputerConfig, InvalidPayloadError, SMCPTool, tool_meta_of
+from a2c_protocol import (
+    ComputerConfig,
+    InvalidPayloadError,
+    MCPServerConfig,
+    SMCPTool,
+    tool_meta_of,
+)
 
 from ._skills_cmd import print_skill_report, stage_with
 
@@ -55,11 +64,13 @@ async def run_check(
     async with core:
         states = core.server_states()
         clashes = core.clashes()
+        bundles = Bundles.of(config)
         for name in sorted(states):
             state = states[name]
             print(
                 f"MCP server {name}: {state.status}"
                 + (f" — {state.last_error}" if state.last_error else "")
+                + _bundle_note(name, config.servers[name], bundles.bundle(name))
             )
             server = core.server(name)
             if state.status == ServerStatus.DISABLED.value:
@@ -146,3 +157,11 @@ def _asks(tool: SMCPTool) -> bool:
     except InvalidPayloadError:
         return True
     return needs_confirmation(meta)
+
+
+def _bundle_note(key: str, server: MCPServerConfig, bundle: str) -> str:
+    """`` (0.4 bundle_id b, name n)``: what a 0.4 session calls the server, when not its key."""
+    parts = [f"0.4 bundle_id {bundle}"] if bundle != key else []
+    if server.name != key:
+        parts.append(f"name {server.name!r}")
+    return f" ({', '.join(parts)})" if parts else ""

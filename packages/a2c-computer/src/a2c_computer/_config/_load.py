@@ -4,7 +4,9 @@ Rules:
 
 * the document has the shape ``{"inputs": [...], "servers": {name: MCPServerConfig}}``;
   unknown keys anywhere are errors, every error names its JSON path;
-* a server's ``name`` equals its key; Streamable timeouts are ISO 8601 durations;
+* a server's key is its ``name``, or its ``bundle_id`` when it has one (0.4 rule: ``A-Z a-z
+  0-9 _ -``, no ``__``); no two servers have the same bundle_id, explicit or derived from
+  the name (``_bundles``); Streamable timeouts are ISO 8601 durations;
 * a ``{"mcpServers": ...}`` document (other MCP hosts' shape) is converted (_foreign.py);
   an unknown key's error suggests the nearest known key;
 * a ``vrl`` script must compile (and its optional runtime be installed): VRL problems
@@ -20,6 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from a2c_computer._bundles import duplicate_bundle_ids
 from a2c_computer._exceptions import ConfigError
 from a2c_computer._toolcalls._vrl import vrl_problem
 from a2c_protocol import ComputerConfig, FieldError, InvalidPayloadError, config_from_json, to_wire
@@ -77,7 +80,7 @@ def load_config(
         errors = [_with_suggestion(e) for e in exc.errors]
         details = "; ".join(f"{e.path}: {e.problem}" for e in errors)
         raise ConfigError(f"invalid configuration {label}: {details}", errors) from exc
-    errors = [
+    errors = duplicate_bundle_ids(config) + [
         FieldError(f"$.servers[{name!r}].vrl", problem)
         for name, server in config.servers.items()
         if server.vrl is not None and (problem := vrl_problem(server.vrl)) is not None

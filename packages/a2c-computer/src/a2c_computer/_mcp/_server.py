@@ -66,9 +66,11 @@ class McpServer(_Requests):
         restart: bool = True,
         start_timeout: float = 30.0,
         token_store: TokenStore | None = None,
+        name: str | None = None,
     ) -> None:
         self.config = config
-        self.name = config.name
+        #: Its key in ``servers`` (the name, or an explicit bundle_id when names repeat).
+        self.name = config.name if name is None else name
         self.status = ServerStatus.STARTING
         self.last_error: str | None = None
         self.capabilities: types.ServerCapabilities | None = None

@@ -22,7 +22,7 @@ from typing import Any
 import socketio
 
 from a2c_computer._blobs import BlobStore, serve_get_blob
-from a2c_computer._bundles import tool_name_from_04, tools_for_04
+from a2c_computer._bundles import Bundles, config_for_02
 from a2c_computer._computer import ComputerCore
 from a2c_computer._config import agent_view, states_view
 from a2c_computer._exceptions import ComputerError
@@ -55,10 +55,11 @@ from a2c_protocol import (
     from_wire,
     to_wire,
 )
-from a2c_protocol._lines import LINE_0_2, Line, translate_answer, translate_request
+from a2c_protocol._lines import LINE_0_2, Line
 
 from ._agent_allowlist import AgentAllowList
 from ._answers import fit_answer, fit_tool_result
+from ._line04 import Session04
 from ._link_calls import LinkCalls, notice_reason
 
 __all__ = ["LinkHandlers"]
@@ -129,17 +130,13 @@ class LinkHandlers:
             return await answered(data)
 
         async def in_04_shapes(data: Any) -> Any:
-            # A 0.4 session: the Server and Agent speak 0.4 shapes; we answer in them, with
-            # one bundle per MCP server (``_bundles``) where 0.4 names tools.
-            server_of = self._core.tool_server
-            if event is Event.TOOL_CALL and isinstance(data, dict):
-                data = {**data, "tool_name": tool_name_from_04(data.get("tool_name"), server_of)}
-            elif event is not Event.GET_TOOLS:
-                data = translate_request(event.value, data, agent=self.line, computer=LINE_0_2)
-            answer = await answered(data)
-            if event is Event.GET_TOOLS and isinstance(answer, dict) and "tools" in answer:
-                return {**answer, "tools": tools_for_04(answer["tools"], server_of)}
-            return translate_answer(event.value, answer, agent=self.line, computer=LINE_0_2)
+            # A 0.4 session: the Server and Agent speak 0.4 shapes, where each MCP server
+            # is its bundle_id (``_line04``); we answer in them.
+            session = Session04(Bundles.of(self._core.config), self._core.tool_server)
+            ours, at_once = session.request(event, data)
+            if at_once is not None:
+                return at_once
+            return session.answer(event, await answered(ours), data)
 
         async def answered(data: Any) -> Any:
             try:
@@ -230,6 +227,8 @@ class LinkHandlers:
         req = from_wire(GetComputerConfigReq, data)
         self._check_target(req.computer)
         view = agent_view(to_wire(self._core.config))
+        if self.line == LINE_0_2:  # 0.4 sessions show bundle_ids and names (``_line04``)
+            view = config_for_02(view)
         return {**view, "a2c_server_states": states_view(self._core.server_states())}
 
     async def _on_get_blob(self, data: Any) -> Any:

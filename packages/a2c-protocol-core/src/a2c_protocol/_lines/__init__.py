@@ -24,12 +24,18 @@ Shapes (``_shapes``), each one direction, for code that holds a single part
     ``error_04_to_02`` / ``error_02_to_04`` (4014/4015 server field), ``LEGACY_BUNDLE``,
     ``BUNDLE_SEPARATOR``.
 
+Bundle ids (``_bundle_id``)
+    ``bundle_id_problem(text) -> str | None`` (the 0.4 rule for an explicit bundle_id).
+
 The rule that keeps it stateless: a 0.2 MCP server name *is* the 0.4 bundle_id and the
 reverse, so config keys, ``get_resources.mcp_server``, skill names ``mcp:<id>:<skill>``
 and window hosts keep their values; 0.2 tools shown to 0.4 join the synthetic bundle
 ``LEGACY_BUNDLE`` (``a2c-0-2__<tool>``). Lossy: 0.4 PickString labels (0.2 sees values).
+A 0.4 entry's display ``name`` may differ from its bundle_id (and repeat): a 0.2 Agent is
+shown the bundle_ids as keys and addresses those, so no reverse map is needed.
 """
 
+from ._bundle_id import bundle_id_problem
 from ._relay import needs_translation, translate_answer, translate_request
 from ._shapes import (
     BUNDLE_SEPARATOR,
@@ -65,6 +71,7 @@ __all__ = [
     "LINE_VERSIONS",
     "Line",
     "accepted_ranges",
+    "bundle_id_problem",
     "config_02_to_04",
     "config_04_to_02",
     "error_02_to_04",

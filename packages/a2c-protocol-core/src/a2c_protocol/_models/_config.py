@@ -87,6 +87,11 @@ class _ServerConfigBase:
     """Fields every MCP server entry has, whatever its transport."""
 
     name: str
+    #: 0.4: the server's identity in tool names ``{bundle_id}__{tool}``, config keys and
+    #: skill names; None derives it from ``name`` (``[A-Za-z0-9_-]``, no ``__``: checked by
+    #: :func:`~a2c_protocol.config_from_json`). With it, the ``servers`` key may be the
+    #: bundle_id and ``name`` only a display name that may repeat.
+    bundle_id: str | None = _opt()
     disabled: bool = False
     forbidden_tools: list[str] = attrs.Factory(list)
     tool_meta: dict[str, ToolMeta] = attrs.Factory(dict)

@@ -1,5 +1,6 @@
 """Decoding a Computer configuration document: the strict converter plus the rules a
-config file has beyond its shape (names match keys, durations parse, ids are unique)."""
+config file has beyond its shape (keys match names or bundle_ids, durations parse, ids are
+unique)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import re
 from typing import Final
 
 from a2c_protocol._exceptions import FieldError, InvalidPayloadError
+from a2c_protocol._lines._bundle_id import bundle_id_problem
 from a2c_protocol._models import GetComputerConfigRet, PickStringInput, StreamableServerConfig
 
 from ._converter import _CONFIG, _structure
@@ -15,14 +17,26 @@ from ._converter import _CONFIG, _structure
 def config_from_json(data: object) -> GetComputerConfigRet:
     """Decode a Computer configuration document strictly (unknown keys are errors).
 
-    Also enforces that every server's ``name`` equals its key in ``servers``, that each
+    Also enforces that every server's key in ``servers`` is its ``name`` (or, for an entry
+    with an explicit ``bundle_id``, that bundle_id, which must be valid), that each
     ``${input:...}``-free ISO 8601 duration parses, and that input ids are unique.
     """
     config = _structure(_CONFIG, GetComputerConfigRet, data, "computer config")
     errors: list[FieldError] = []
     for key, server in config.servers.items():
         at = f"$.servers[{key!r}]"
-        if server.name != key:
+        problem = None if server.bundle_id is None else bundle_id_problem(server.bundle_id)
+        if problem is not None:
+            errors.append(FieldError(f"{at}.bundle_id", problem))
+        if server.bundle_id is not None and key not in (server.name, server.bundle_id):
+            errors.append(
+                FieldError(
+                    at,
+                    f"the key must be the name {server.name!r} or the bundle_id "
+                    f"{server.bundle_id!r}, got {key!r}",
+                )
+            )
+        elif server.name != key and server.bundle_id is None:
             errors.append(
                 FieldError(f"{at}.name", f"must equal its key {key!r}, got {server.name!r}")
             )
