@@ -97,6 +97,7 @@ async def test_console_failed_logins_are_throttled_per_address(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level("WARNING", logger="a2c_server")
+    caplog.set_level("INFO", logger="a2c_server.audit")
     async with console() as (_, http):
         cookie = await logged_in_cookie(http)
         for attempt in range(5):
@@ -114,6 +115,12 @@ async def test_console_failed_logins_are_throttled_per_address(
     failed = [r for r in caplog.records if "console login failed" in r.getMessage()]
     assert len(failed) == 5 and all("peer=127.0.0.1" in r.getMessage() for r in failed)
     assert not any(ADMIN in r.getMessage() for r in caplog.records)
+    # The audit trail has each decision too (issue 40 item 9): the login, the five guesses.
+    audit = [r.getMessage() for r in caplog.records if r.name == "a2c_server.audit"]
+    logins = [line for line in audit if "event=console_login" in line]
+    assert sum("outcome=refused" in line and "reason=form" in line for line in logins) == 5
+    assert sum("outcome=ok" in line for line in logins) == 1, logins
+    assert all("peer=127.0.0.1" in line for line in logins), logins
 
 
 def test_console_login_throttle_refills_and_forgets() -> None:

@@ -147,5 +147,12 @@ async def test_a_session_that_stops_answering_pings_is_cut_while_it_keeps_sendin
             return server_connections(server.port) <= 1  # our own /metrics client
 
         await until(gone, 10, "its TCP connection stayed ESTABLISHED")
+
+        async def freed() -> bool:
+            # Leaving ESTABLISHED is not enough: the queue behind its full send buffer
+            # (~2-3 MB here) stayed in memory until the cut freed it.
+            return await metric(http, server.url, "a2c_server_queued_output_bytes") == 0
+
+        await until(freed, 10, "its queued output was never freed")
         ws.close()
         assert "Traceback" not in server.process.logs()

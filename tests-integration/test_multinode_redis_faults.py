@@ -180,6 +180,12 @@ async def test_redis_restart_under_a_stream_of_calls_never_hides_a_run(
           f"after the restart started {first - recovered:.1f} s after it")  # fmt: skip
     assert not twice, f"ran twice: {twice}"
     assert not hidden, {i: repr(outcomes[i].error) for i in hidden}
+    # The timeout contract: the Server's answer (which says whether the call may have run)
+    # comes before the Agent's own deadline, so no call ends in an SDK-side timeout.
+    sdk_timeouts = sorted(
+        i for i, o in outcomes.items() if isinstance(o.error, ToolCallTimeoutError)
+    )
+    assert not sdk_timeouts, f"the Agent gave up before the Server answered: {sdk_timeouts}"
     assert not hung, {i: (outcomes[i].ended - outcomes[i].started, outcomes[i].error) for i in hung}
     assert not [o for o in outcomes.values() if isinstance(o.error, RemoteError)
                 and o.error.code == 404], "a Computer that never left was answered 404"  # fmt: skip

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from a2c_agent import __version__
-from a2c_agent._cli._args import ENV_VARS, build_parser
+from a2c_agent._cli._args import ENV_VARS, build_parser, parse_args
 from a2c_agent._cli._main import main
 from a2c_server import (
     AuthenticationError,
@@ -161,8 +161,6 @@ async def test_broken_pipe_is_quiet(make_computer, server):
 
 
 def test_output_flags_work_before_and_after_the_command() -> None:
-    from a2c_agent._cli._args import parse_args
-
     base = ["--server", "http://127.0.0.1:9", "--office", "o"]
     for argv, want in (
         ([*base, "--json", "room"], "json"),
@@ -173,3 +171,17 @@ def test_output_flags_work_before_and_after_the_command() -> None:
     ):
         _, args = parse_args(argv, {})
         assert args.output == want, argv
+
+
+def test_call_help_says_the_default_timeout_and_the_progress_flag(capsys):
+    """Issue 40 item 4: the 60 s default was not in ``call --help``, and a long call that
+    reports progress had no flag to keep it alive."""
+    with pytest.raises(SystemExit) as info:
+        build_parser({}).parse_args(["call", "--help"])
+    assert info.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())  # argparse wraps at the terminal width
+    assert "default: 60" in text
+    assert "--timeout-resets-on-progress" in text
+    _, args = parse_args(["--server", "http://127.0.0.1:9", "--office", "o", "call", "b", "t",
+                          "{}"], {})  # fmt: skip
+    assert args.timeout == 60.0 and args.timeout_resets_on_progress is False

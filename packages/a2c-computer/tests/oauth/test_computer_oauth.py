@@ -457,3 +457,26 @@ def test_logout_without_a_revocation_endpoint_revokes_nothing() -> None:
     record = {"tokens": {"access_token": "a", "refresh_token": "r"}, "server_metadata": {}}
     outcome = revoke_sign_in(record)
     assert outcome.endpoint is None and outcome.revoked == () and outcome.problem is None
+
+
+async def test_logout_without_revocation_leaves_a_running_computer_signed_in(
+    rig: Rig, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 43: what docs/computer.md says when the authorization server offers no
+    revocation. The stored sign-in is deleted and the command says so; a running Computer
+    keeps calling with the tokens it holds (it does not watch the store) until it
+    restarts; a Computer started afterwards needs a new sign-in."""
+    await rig.login()
+    ((resource, record),) = rig.store.entries()["oauthy"].items()
+    assert record["server_metadata"].pop("revocation_endpoint")  # as if never advertised
+    rig.store.put("oauthy", resource, record)
+    async with Computer(rig.config(), name="box") as computer:
+        await _ready(computer)
+        assert await asyncio.to_thread(main, ["auth", "logout", "oauthy"]) == 0
+        out = capsys.readouterr().out
+        assert "Signed out of oauthy" in out and "offers no token revocation" in out, out
+        assert "Revoked at" not in out and rig.store.entries() == {}
+        still = await computer.call_tool("o_whoami", {})
+        assert not still.is_error, still
+    async with Computer(rig.config(), name="box") as restarted:
+        await _state(restarted, "oauthy", "needs_auth")

@@ -17,6 +17,7 @@ from typing import Any, Final
 
 from a2c_server._edge._gate import Receive, Scope, Send, first_query_value
 from a2c_server._edge._shutdown import Drain
+from a2c_server._observe._audit import Audit, AuditEvent
 from a2c_server._observe._logs import log
 
 from ._access import Access
@@ -57,8 +58,10 @@ class Console:
         node_id: str,
         drain: Drain | None = None,
         throttle: LoginThrottle | None = None,
+        audit: Audit | None = None,
     ) -> None:
         self.feed = feed
+        self._audit = audit
         self._drain = drain
         self._access = access
         self._throttle = throttle or LoginThrottle()
@@ -110,7 +113,7 @@ class Console:
             if await self._throttled(scope, send):
                 return False
             if self._access.token_ok(bearer):
-                return True
+                return True  # not audited: a bearer is presented on every request
             self._failed(scope, "bearer")
         path = scope.get("path", "")[len(PREFIX) :] or "/"
         if path == "/events" or bearer is not None:
@@ -133,6 +136,8 @@ class Console:
         address = _address(scope)
         self._throttle.failed(address)
         log(_log, logging.WARNING, "console login failed", peer=address, via=how)
+        if self._audit is not None:
+            self._audit.record(AuditEvent.CONSOLE_LOGIN, "refused", peer=address, reason=how)
 
     async def _login(self, scope: Scope, receive: Receive, send: Send) -> None:
         if await self._throttled(scope, send):
@@ -154,6 +159,8 @@ class Console:
             self._failed(scope, "form")
             await _login_page(send, "That token was not accepted.")
             return
+        if self._audit is not None:
+            self._audit.record(AuditEvent.CONSOLE_LOGIN, "ok", peer=_address(scope), reason="form")
         await _redirect(send, self._access.set_cookie(_secure(scope)))
 
     async def _events(self, receive: Receive, send: Send, office: str | None) -> None:

@@ -35,4 +35,4 @@ def create_console(
 
     feed = ConsoleFeed(registry=registry, metrics=metrics, node_id=node_id, attach=attach)
     access = Access(settings.admin_token)
-    return Console(feed=feed, access=access, node_id=node_id, drain=drain)
+    return Console(feed=feed, access=access, node_id=node_id, drain=drain, audit=namespace.audit)

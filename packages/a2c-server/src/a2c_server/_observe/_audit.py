@@ -39,6 +39,8 @@ class AuditEvent(enum.StrEnum):
     #: any client:* request the office rules refused, or (only with --audit-calls, on
     #: the logger a2c_server.audit.calls) a client:tool_call forwarded
     ROUTE = "route"
+    #: an admin token presented to the console (``/console``: the form or a bearer header)
+    CONSOLE_LOGIN = "console_login"
 
 
 class Audit:
@@ -47,7 +49,7 @@ class Audit:
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self._events = Counter(
             "a2c_server_audit_events",
-            "Security decisions (admission, join, expiry, route) by outcome",
+            "Security decisions (admission, join, expiry, route, console_login) by outcome",
             ["event", "outcome"],
             registry=registry,
         )
@@ -59,7 +61,7 @@ class Audit:
         event: AuditEvent,
         outcome: str,
         *,
-        sid: str,
+        sid: str | None = None,
         subject: str | None = None,
         role: str | None = None,
         name: str | None = None,

@@ -82,6 +82,8 @@ class NamespaceCore:
         self._store = offices.store
         self._auth = auth
         audit = audit if audit is not None else Audit(self._metrics.registry)
+        #: The audit trail, shared with the console (its logins are security decisions too).
+        self.audit = audit
         self._access = Access(auth, audit, self._expire, subjects=subjects,
                               max_per_subject=settings.max_connections_per_subject)  # fmt: skip
         self._limiter = RequestLimiter(
