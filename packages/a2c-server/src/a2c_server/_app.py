@@ -33,7 +33,6 @@ from ._exceptions import StoreUnavailableError
 from ._floods._accesslog import quiet_repeated_lines
 from ._floods._collector import FloodsCollector
 from ._floods._refusals import RefusalLog
-from ._floods._turns import Turns
 from ._observe._metrics import METRICS_CONTENT_TYPE, ServerMetrics
 from ._relay._namespace import SmcpNamespace
 from ._relay._packet import SmcpPacket
@@ -101,8 +100,6 @@ class A2CServerApp:
         self.node_id = node_id
         self.multinode = multinode
         self.requests = OpenRequests()
-        self.turns = Turns()
-        self.metrics.registry.register(self.turns)
         self.host_guard: HostGuard | None = None  # DNS rebinding (tokenless loopback only)
         self._gate = VersionGate(
             watched,
@@ -149,12 +146,6 @@ class A2CServerApp:
         if kind in ("http", "websocket") and mount_matches(
             scope.get("path", ""), self.settings.socketio_path
         ):
-            query = bytes(scope.get("query_string", b"")).decode("latin-1")
-            eio_sid = first_query_value(query, "sid")
-            if eio_sid is None or (
-                isinstance(self.sio, SmcpSocketServer) and self.sio.unadmitted(eio_sid)
-            ):
-                await self.turns.turn()  # a flood's steps must not queue admitted traffic
             await self._gate(scope, receive, send)
         elif kind == "http" and scope.get("path") == HEALTH_PATH:
             await self._health(scope, send)

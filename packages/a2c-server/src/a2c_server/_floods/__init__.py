@@ -6,7 +6,6 @@
 * :mod:`._refusals`: refusals logged once per cause and address per interval, counted.
 * :mod:`._accesslog`: uvicorn's per-request INFO lines, held to one per kind and address.
 * :mod:`._inbound`: the per-connection budget on every packet a client sends.
-* :mod:`._turns`: requests of unadmitted sessions start a few per loop turn.
 * :mod:`._collector`: their ``/metrics``.
 
 The Engine.IO hooks that use them live in the fence (:mod:`a2c_server._upstream`).

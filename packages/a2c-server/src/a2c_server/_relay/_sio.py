@@ -267,10 +267,6 @@ class SmcpSocketServer(ServerShim):
             self.start_background_task(self.close_transport, oldest)
         return True
 
-    def unadmitted(self, eio_sid: str) -> bool:
-        """Whether ``eio_sid`` is an Engine.IO session not admitted to the namespace yet."""
-        return eio_sid in self._pending
-
     def session_opened(self, eio_sid: str, environ: Any) -> None:
         timer = asyncio.get_running_loop().call_later(
             self.limits.admission_timeout, self._admission_expired, eio_sid
