@@ -13,7 +13,16 @@ divided by the refusals ``/metrics`` counted). Flooders run at the lowest CPU pr
 (an attacker's CPU is not the victim's; here they share two cores). The Server runs at
 its default log level, its log going to a file, as an operator runs it.
 
-    uv run python tools/bench/bench_connect_flood.py [--seconds 30] [--flooders 3]
+``--rounds N`` alternates baseline and flood N times (the machine's other load changes: each
+flood is compared with the baseline just before it). Each phase also prints how much of
+its wall time the Server and the honest pair spent waiting for a CPU (``schedstat``): on a
+shared machine that, not the Server's work, is most of the tail. ``--flooder-nice 0`` runs
+the flooders as the Server's peers; ``--separate`` is the control: the same flood against a
+second Server process, so what is left of the honest tail is CPU contention alone. Every
+3 s of a flood a new Agent connects and joins: how long a legitimate newcomer waits.
+
+    uv run python tools/bench/bench_connect_flood.py [--seconds 30] [--rounds 3]
+        [--flooder-nice 19] [--transports both|polling|websocket] [--separate]
 """
 
 from __future__ import annotations
@@ -123,7 +132,7 @@ async def flooder(port: int, lanes: int, transports: str) -> None:
 # ---------------------------------------------------------------- the honest pair
 
 
-async def join(url: str, role: str, name: str) -> socketio.AsyncClient:
+async def join(url: str, role: str, name: str, office: str = "office-h") -> socketio.AsyncClient:
     client = socketio.AsyncClient(reconnection=False)
     if role == "computer":
 
@@ -136,7 +145,7 @@ async def join(url: str, role: str, name: str) -> socketio.AsyncClient:
         namespaces=[NAMESPACE], transports=["websocket"], wait_timeout=30,
     )  # fmt: skip
     ack = await client.call("server:join_office",
-        {"role": role, "name": name, "office_id": "office-h"}, namespace=NAMESPACE,
+        {"role": role, "name": name, "office_id": office}, namespace=NAMESPACE,
         timeout=30)  # fmt: skip
     if ack is not True and not (isinstance(ack, list | tuple) and ack[0] is True):
         raise RuntimeError(f"{name} could not join: {ack!r}")
@@ -163,6 +172,19 @@ async def honest_calls(agent: socketio.AsyncClient, seconds: float, rate: float)
 def runqueue_seconds(pid: int) -> float:
     """Seconds the process's main thread has waited for a CPU while runnable (schedstat)."""
     return int(Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()[1]) / 1e9
+
+
+async def newcomers(url: str, seconds: float, tag: str) -> list[float]:
+    """A legitimate Agent connecting and joining every 3 s of the flood; the times in ms."""
+    took: list[float] = []
+    end = time.monotonic() + seconds - 3
+    while time.monotonic() < end:
+        started = time.perf_counter()
+        late = await join(url, "agent", "late", f"office-late-{tag}-{len(took)}")
+        took.append((time.perf_counter() - started) * 1000)
+        await late.disconnect()
+        await asyncio.sleep(3)
+    return took
 
 
 def summary(latencies: list[float]) -> tuple[float, float]:
@@ -268,8 +290,10 @@ async def _run(
                 flood.stdin.write(f"{args.seconds}\n")
                 flood.stdin.flush()
             phase = Phase(pid, log_path)
+            late = asyncio.create_task(newcomers(url, args.seconds, str(round_)))
             during = await honest_calls(agent, args.seconds, args.rate)
             phase.end()
+            joined = await late
             refused = await refused_so_far(http, flood_url) - refused_before
             outs = [json.loads(await asyncio.to_thread(p.stdout.readline))  # type: ignore[union-attr]
                     for p in flooders]  # fmt: skip
@@ -282,7 +306,9 @@ async def _run(
                   f"  p99 x{ratio:.2f} of baseline (goal < 3x); log +{phase.log / 1024:.1f} KiB "
                   f"in {phase.elapsed:.0f} s (goal < 100 KB)\n"
                   f"  flooders: {totals}; {refused:.0f} refused ({refused / phase.elapsed:.0f}/s); "
-                  f"server CPU per refused connect {1e6 * net_cpu / max(refused, 1):.0f} µs",
+                  f"server CPU per refused connect {1e6 * net_cpu / max(refused, 1):.0f} µs\n"
+                  f"  a new Agent connected and joined {len(joined)} times during the flood "
+                  f"in {', '.join(f'{t:.0f}' for t in joined)} ms",
                   flush=True)  # fmt: skip
         print(
             f"p99 ratio per round: {', '.join(f'x{r:.2f}' for r in ratios)}; "
