@@ -32,6 +32,7 @@ from ._edge._uvicorn_log import guard_loop, quiet_client_faults, unguard_loop
 from ._exceptions import StoreUnavailableError
 from ._floods._accesslog import quiet_repeated_lines
 from ._floods._collector import FloodsCollector
+from ._floods._refusals import RefusalLog
 from ._observe._metrics import METRICS_CONTENT_TYPE, ServerMetrics
 from ._relay._namespace import SmcpNamespace
 from ._relay._packet import SmcpPacket
@@ -105,6 +106,7 @@ class A2CServerApp:
             server_version=settings.served_versions,
             mount=settings.socketio_path,
             on_refusal=self.metrics.version_refused,
+            log_refusal=RefusalLog(logging.getLogger("a2c_server.gate")).refused,
         )
 
     async def _describe_eio(self, eio_sid: str) -> tuple[str | None, str | None, str | None]:

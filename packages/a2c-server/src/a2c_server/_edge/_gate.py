@@ -19,6 +19,7 @@ Rules (handshake-and-versioning.md §3):
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
@@ -97,6 +98,14 @@ class GateRefusal:
 
 def first_query_value(query: str, key: str) -> str | None:
     """The first value of ``key`` in a raw query string (None when absent)."""
+    if "%" not in query and "+" not in query:
+        # Nothing to unquote: a plain split says what parse_qsl would, at a fraction of
+        # its cost (the gate reads every Engine.IO request's query, a flood's too).
+        for field in query.split("&"):
+            name, _, value = field.partition("=")
+            if name == key and field:
+                return value
+        return None
     for name, value in parse_qsl(query, keep_blank_values=True):
         if name == key:
             return value
@@ -123,6 +132,13 @@ def check_version_query(query: str, server_version: str | Sequence[str]) -> Gate
     ``0.4.2``): a client compatible with any of them is accepted.
     """
     raw = first_query_value(query, VERSION_QUERY_PARAM)
+    served = (server_version,) if isinstance(server_version, str) else tuple(server_version)
+    if raw is not None and len(raw) > _CACHED_LENGTH:
+        return _verdict(raw, served)
+    return _cached_verdict(raw, served)
+
+
+def _verdict(raw: str | None, server_version: tuple[str, ...]) -> GateRefusal | None:
     if not raw:
         return GateRefusal(
             ErrorPayload(code=ErrorCode.BAD_REQUEST, message="Missing a2c_version query parameter")
@@ -161,6 +177,13 @@ def check_version_query(query: str, server_version: str | Sequence[str]) -> Gate
     )
 
 
+# Clients send a handful of distinct versions: parsing them again for every handshake (a
+# flood's too) cost as much as the rest of the gate. Junk versions only evict entries,
+# and long ones (never canonical) are not kept.
+_CACHED_LENGTH: Final = 24
+_cached_verdict: Final = functools.lru_cache(maxsize=256)(_verdict)
+
+
 def mount_matches(path: str, mount: str) -> bool:
     """Whether ``path`` is under the Engine.IO ``mount`` (``"socket.io"``).
 
@@ -184,10 +207,15 @@ class VersionGate:
         server_version: str | Sequence[str],
         mount: str,
         on_refusal: Callable[[str], None] | None = None,
+        log_refusal: Callable[..., object] | None = None,
     ) -> None:
         _versions(server_version)
         self._app = app
         self._on_refusal = on_refusal
+        #: ``(cause, message, peer)``, logging folded per cause and address (the Server
+        #: passes :meth:`~a2c_server._floods._refusals.RefusalLog.refused`): a flood of
+        #: handshakes without a version must not write a WARNING each.
+        self._log_refusal = log_refusal
         self._server_version = server_version
         self._mount = mount
 
@@ -207,13 +235,14 @@ class VersionGate:
             await self._app(scope, receive, send)
             return
         client = scope.get("client")
-        _log.warning(
-            "handshake refused code=%s transport=%s peer=%s",
-            refusal.payload.code,
-            kind,
-            f"{client[0]}:{client[1]}" if client else "?",
-            extra={"a2c": {"code": refusal.payload.code, "transport": kind}},
-        )
+        peer = f"{client[0]}:{client[1]}" if client else "?"
+        code = refusal.payload.code
+        if self._log_refusal is not None:
+            self._log_refusal(f"handshake {code} {kind}",
+                              f"handshake refused code={code} transport={kind}", peer)  # fmt: skip
+        else:
+            _log.warning("handshake refused code=%s transport=%s peer=%s", code, kind, peer,
+                         extra={"a2c": {"code": code, "transport": kind}})  # fmt: skip
         if self._on_refusal is not None:
             self._on_refusal(kind)
         if kind == "http":

@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from urllib.parse import parse_qs
 
 from a2c_server._observe._logs import log
 
-from ._gate import Message, Receive, Scope, Send
+from ._gate import Message, Receive, Scope, Send, first_query_value
 
 __all__ = ["OversizeWatch", "content_length"]
 
@@ -32,9 +31,7 @@ _WS_INVALID_TEXT = 1007  # uvicorn's WebSocket layer closed it (see _uvicorn_log
 
 
 def _eio_sid(scope: Scope) -> str | None:
-    query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
-    values = query.get("sid")
-    return values[0] if values else None
+    return first_query_value(scope.get("query_string", b"").decode("latin-1"), "sid") or None
 
 
 def content_length(scope: Scope) -> int | None:
