@@ -1,7 +1,7 @@
 """Server CPU per relayed ``client:tool_call`` under each serving stack, side by side.
 
 Run: ``uv run python tools/bench/bench_stack.py [--calls 2000] [--rounds 3]
-[--stacks uvicorn,aiohttp,...] [--a2c uvicorn,granian,...]``.
+[--stacks uvicorn,aiohttp,...] [--a2c uvicorn,granian,...] [--core uvicorn,aiohttp]``.
 
 The same bare python-socketio relay (``raw_relay.py``) is served by every stack in
 ``--stacks``; with ``--a2c``, ``a2c-server`` (at its default log level) is served by each
@@ -22,6 +22,10 @@ dependency of the workspace):
 * ``aiohttp`` / ``aiohttp-asyncio``: python-socketio's aiohttp mode (``async_mode="aiohttp"``)
   on an aiohttp web app, with uvloop or asyncio (relay only: ``a2c-server`` is an ASGI app).
 * ``granian``: the ASGI app under granian (one worker, uvloop).
+
+``--core`` serves ``a2c-server``'s own Socket.IO server (namespace, fence, codec) without
+its ASGI edge under uvicorn and under aiohttp: the only way to see what the aiohttp stack
+would save ``a2c-server`` without porting the edge (see :func:`serve_core`).
 
 A stack whose clients cannot connect, or never upgrade to WebSocket, is reported as failed.
 """
@@ -59,11 +63,13 @@ UVICORN = {
 AIOHTTP = {"aiohttp": "uvloop", "aiohttp-asyncio": "asyncio"}
 RAW_STACKS = (*UVICORN, *AIOHTTP, "granian")
 A2C_STACKS = (*UVICORN, "granian")
+CORE_STACKS = ("uvicorn", *AIOHTTP)
+LABELS = {"raw": "relay", "a2c": "a2c", "core": "a2c core"}
 A2C_ARGS_ENV = "A2C_BENCH_ARGS"  # a2c-server flags for the granian factory
 
 
 def argv_for(kind: str, stack: str, port: int, extra: list[str]) -> list[str]:
-    """The command line that serves ``kind`` ("raw" or "a2c") under ``stack`` on ``port``."""
+    """The command line that serves ``kind`` ("raw", "a2c", "core") under ``stack``."""
     me = [sys.executable, __file__, "--serve", kind, stack, str(port)]
     if stack == "granian":
         target = ["--factory", "bench_stack:a2c_app"] if kind == "a2c" else ["raw_relay:app"]
@@ -77,14 +83,13 @@ def argv_for(kind: str, stack: str, port: int, extra: list[str]) -> list[str]:
 
 def serve_here(kind: str, stack: str, port: int, extra: list[str]) -> None:
     """``--serve``: run ``kind`` under a ``uvicorn`` or ``aiohttp`` stack in this process."""
+    if kind == "core":
+        serve_core(stack, port, extra)
+        return
     if stack in AIOHTTP:
-        from aiohttp import web
         from raw_relay import relay
 
-        app = web.Application()
-        relay("aiohttp").attach(app)
-        with asyncio.Runner(loop_factory=_loop_factory(AIOHTTP[stack])) as runner:
-            runner.run(_run_aiohttp(web.AppRunner(app, access_log=None), port))
+        _serve_aiohttp(relay("aiohttp"), stack, port)
         return
     ws, loop = UVICORN[stack]
     if kind == "raw":
@@ -106,6 +111,68 @@ def serve_here(kind: str, stack: str, port: int, extra: list[str]) -> None:
     from a2c_server._cli import main as a2c_main
 
     a2c_main(["--port", str(port), *extra])
+
+
+def serve_core(stack: str, port: int, extra: list[str]) -> None:
+    """``a2c-server``'s Socket.IO server alone (no ASGI edge) under uvicorn or aiohttp.
+
+    What the aiohttp stack would save ``a2c-server``: its relay (namespace, fence, codec)
+    without the layers that are ASGI only (version gate, Host guard, polling screen,
+    oversize watch, open requests, console, ``/metrics``), the same under both stacks.
+    """
+    from a2c_server import create_app
+    from a2c_server._cli import settings_from_args
+    from a2c_server._observe._logs import configure_logging
+    from a2c_server._relay._sio import SmcpSocketServer
+
+    settings = settings_from_args(["--port", str(port), *extra])
+    configure_logging(settings)
+    if stack in AIOHTTP:
+        stock = SmcpSocketServer.__init__
+
+        def aiohttp_mode(self: SmcpSocketServer, *args: Any, **kwargs: Any) -> None:
+            stock(self, *args, **{**kwargs, "async_mode": "aiohttp"})
+
+        SmcpSocketServer.__init__ = aiohttp_mode  # type: ignore[method-assign]
+        _scope_for_aiohttp()
+        _serve_aiohttp(create_app(settings).sio, stack, port)
+        return
+    import uvicorn
+
+    app = socketio.ASGIApp(create_app(settings).sio)
+    uvicorn.run(app, host="127.0.0.1", port=port, log_config=None, loop="uvloop",
+                http="httptools")  # fmt: skip
+
+
+def _scope_for_aiohttp() -> None:
+    """Give the aiohttp driver's environ the two ASGI scope keys the namespace reads.
+
+    ``a2c-server`` reads the protocol version and the peer from ``environ["asgi.scope"]``
+    (one of the things a port to aiohttp would change); python-engineio's aiohttp driver
+    builds a WSGI-style environ without it. A bench-only shim, outside the package.
+    """
+    from engineio.async_drivers import aiohttp as driver
+
+    stock = driver._async["translate_request"]
+
+    def translate(request: Any) -> dict[str, Any]:
+        environ: dict[str, Any] = stock(request)
+        environ["asgi.scope"] = {
+            "query_string": environ.get("QUERY_STRING", "").encode("latin-1"),
+            "client": (environ.get("REMOTE_ADDR", "127.0.0.1"), 0),
+        }
+        return environ
+
+    driver._async["translate_request"] = translate
+
+
+def _serve_aiohttp(sio: socketio.AsyncServer, stack: str, port: int) -> None:
+    from aiohttp import web
+
+    app = web.Application()
+    sio.attach(app)
+    with asyncio.Runner(loop_factory=_loop_factory(AIOHTTP[stack])) as runner:
+        runner.run(_run_aiohttp(web.AppRunner(app, access_log=None), port))
 
 
 def _loop_factory(loop: str) -> Callable[[], asyncio.AbstractEventLoop] | None:
@@ -150,7 +217,7 @@ class Target:
 
     @property
     def label(self) -> str:
-        return f"{'relay' if self.kind == 'raw' else 'a2c'} / {self.stack}"
+        return f"{LABELS[self.kind]} / {self.stack}"
 
     def cpu_now(self) -> float:
         return sum(cpu_seconds(pid) for pid in self.pids)
@@ -171,7 +238,7 @@ async def running(
 ) -> AsyncIterator[Target | None]:
     """``kind`` under ``stack`` with its offices joined; None (and why in ``failed``)."""
     port = free_port()
-    label = f"{'relay' if kind == 'raw' else 'a2c'} / {stack}"
+    label = f"{LABELS[kind]} / {stack}"
     env = {**os.environ, A2C_ARGS_ENV: shlex.join(["--port", str(port), *extra])}
     try:
         async with serve(argv_for(kind, stack, port, extra), port, env) as (url, pid):
@@ -198,7 +265,7 @@ async def running(
 async def _populate(target: Target, offices: int) -> None:
     computers = subprocess.Popen(
         [sys.executable, str(HERE / "bench_server_cpu.py"), "--computers", target.url,
-         target.kind, str(offices)],
+         _wire(target.kind), str(offices)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
     )  # fmt: skip
@@ -210,7 +277,12 @@ async def _populate(target: Target, offices: int) -> None:
     for index in range(offices):
         agent = socketio.AsyncClient(reconnection=False, handle_sigint=False)
         target.agents.append(agent)
-        await join(agent, target.url, target.kind, "agent", f"agent-{index}", f"office-{index}")
+        name, office = f"agent-{index}", f"office-{index}"
+        await join(agent, target.url, _wire(target.kind), "agent", name, office)
+
+
+def _wire(kind: str) -> str:
+    return "raw" if kind == "raw" else "a2c"  # the core joins offices like a2c-server
 
 
 async def _empty(target: Target) -> None:
@@ -277,6 +349,7 @@ def report(rounds: list[list[Target]], calls: int, batch: int) -> None:
 
 async def main_async(args: argparse.Namespace, extra: list[str]) -> None:
     wanted = [("raw", s) for s in args.stacks] + [("a2c", s) for s in args.a2c]
+    wanted += [("core", s) for s in args.core]
     failed: dict[str, str] = {}
     rounds: list[list[Target]] = []
     for index in range(args.rounds):
@@ -316,6 +389,11 @@ def main() -> None:
         "--a2c", default="", type=lambda t: _names(t, A2C_STACKS),
         help=f"stacks serving a2c-server, the first is the reference (of {','.join(A2C_STACKS)}"
         "; default none); a2c-server flags may follow the bench's own",
+    )  # fmt: skip
+    parser.add_argument(
+        "--core", default="", type=lambda t: _names(t, CORE_STACKS),
+        help=f"stacks serving a2c-server's Socket.IO server without its ASGI edge, to see "
+        f"what aiohttp would save it (of {','.join(CORE_STACKS)}; default none)",
     )  # fmt: skip
     args, extra = parser.parse_known_args()
     asyncio.run(main_async(args, extra))
