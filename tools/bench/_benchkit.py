@@ -19,7 +19,7 @@ import socketio
 
 from a2c_testkit.processes import bin_path, free_port
 
-__all__ = ["NAMESPACE", "cpu_seconds", "join", "rss_bytes", "server"]
+__all__ = ["NAMESPACE", "cpu_seconds", "join", "process_tree", "rss_bytes", "serve", "server"]
 
 NAMESPACE = "/smcp"
 HERE = Path(__file__).resolve().parent
@@ -30,6 +30,20 @@ def cpu_seconds(pid: int) -> float:
     """User + system CPU seconds the process ``pid`` has used so far."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def process_tree(pid: int) -> list[int]:
+    """``pid`` and its live descendants now (a server's worker processes), from /proc."""
+    parents: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError):
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            parents.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    tree, index = [pid], 0
+    while index < len(tree):
+        tree.extend(parents.get(tree[index], ()))
+        index += 1
+    return tree
 
 
 def rss_bytes(pid: int) -> int:
@@ -55,7 +69,16 @@ async def server(
     else:
         level = ["--log-level", log_level] if log_level is not None else []
         argv = [bin_path("a2c-server"), "--port", str(port), *level, *extra]
-    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    async with serve(argv, port) as started:
+        yield started
+
+
+@contextlib.asynccontextmanager
+async def serve(
+    argv: Sequence[str], port: int, env: dict[str, str] | None = None
+) -> AsyncIterator[tuple[str, int]]:
+    """Run the server ``argv`` (listening on 127.0.0.1:``port``); yield its URL and pid."""
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=env)
     url = f"http://127.0.0.1:{port}"
     try:
         await _wait_listening(url, proc)
