@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import pytest
 
-from a2c_protocol import NAMESPACE, Event
+from a2c_protocol import NAMESPACE, PROTOCOL_VERSION, Event
 from a2c_server import ServerSettings
 from a2c_testkit.redis_server import redis_server
 from a2c_testkit.server import RawClient, RunningServer, joined_raw, running_nodes, running_server
@@ -217,8 +217,9 @@ async def test_console_shows_offices_calls_and_refusals_live(browser: Any, tmp_p
         computer_client = await joined_raw(stack, server, "computer", "desk-1", "office-a")
         computer = _SlowComputer(computer_client)
         agent = await joined_raw(stack, server, "agent", "planner", "office-a")
-        await _until(browser, _row_with("sessions", "office-a", "computer", "desk-1", "websocket"),
-                     "the Computer in its office")  # fmt: skip
+        await _until(browser, _row_with("sessions", "office-a", "computer", PROTOCOL_VERSION,
+                                        "desk-1", "websocket"),
+                     "the Computer in its office, with its protocol version")  # fmt: skip
         await _until(browser, _row_with("sessions", "office-a", "agent", "planner"), "the Agent")
         await _until(browser, _row_with("nodes", "local"), "this node")
 

@@ -363,6 +363,10 @@ async def test_streamable_http_with_a_bearer_token(procs: Any, tmp_path: Path) -
             await eventually(lambda: _has(session, "alpha__echo"), timeout=90, what="tools")
             result = await session.call_tool("alpha__echo", {"text": "over http"})
             assert text_of(result) == "scene-a: over http"
+            # a bad call (a name nobody serves) is an error result, the session goes on
+            bad = await session.call_tool("alpha__no_such_tool", {})
+            assert bad.isError and "no tool is served" in text_of(bad)
+            assert not (await session.call_tool("alpha__echo", {"text": "again"})).isError
 
 
 def test_a_non_loopback_http_address_needs_a_token() -> None:

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from contextlib import AsyncExitStack
 
-from a2c_protocol import Event, Role
-from a2c_server import AuthRequest, Grant, Identity
+from a2c_protocol import ErrorCode, Event, Role
+from a2c_server import AuthRequest, Grant, Identity, Member
+from a2c_server._state._rules import check_cancel, check_list_room, check_route, check_update
 from a2c_testkit.server import RunningServer, connect_raw, running_server
 
 TOOL_CALL = {"agent": "a1", "computer": "c1", "req_id": "r1", "tool_name": "t",
@@ -73,3 +74,17 @@ async def test_metrics_count_a_pending_session_until_it_joins() -> None:
         assert metrics.role_of(sid) == "agent"
         assert metrics.clients.labels("pending")._value.get() == 0
         assert metrics.clients.labels("agent")._value.get() == 1
+
+
+def test_a_pending_session_may_send_nothing_role_bound() -> None:
+    # The rules themselves, for every role-bound kind of request: not in an office yet.
+    pending = Member(sid="p", role=None, a2c_version="0.4.2")
+    target = Member(sid="c", role=Role.COMPUTER, a2c_version="0.4.2", name="c1", office_id="o1")
+    for refusal in (
+        check_route(pending, Event.TOOL_CALL.value, "a1", "c1", target),
+        check_route(pending, Event.PUT_BLOB.value, "a1", "c1", target),
+        check_list_room(pending, Event.LIST_ROOM.value, "a1", "o1"),
+        check_update(pending, Event.UPDATE_TOOL_LIST.value, "c1"),
+        check_cancel(pending, Event.TOOL_CALL_CANCEL.value, "a1"),
+    ):
+        assert refusal is not None and refusal.code == ErrorCode.NOT_IN_ROOM

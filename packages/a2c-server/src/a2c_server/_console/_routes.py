@@ -239,6 +239,7 @@ class Console:
                 [
                     m["office"] or "(lobby)",
                     m["role"],
+                    m["version"] or "—",
                     m["name"] or "—",
                     m["subject"] or "—",
                     m["node"],
@@ -276,7 +277,7 @@ _TEMPLATE: Final = """<header>
 <input id="filter" type="search" placeholder="Filter by office"
  aria-label="Filter by office"{filter_hidden}>
 <div class="scroll"><table id="sessions">
-<thead><tr><th>Office</th><th>Role</th><th>Name</th><th>Subject</th><th>Node</th>
+<thead><tr><th>Office</th><th>Role</th><th>Protocol</th><th>Name</th><th>Subject</th><th>Node</th>
 <th>Connected</th><th>Transport</th></tr></thead>
 <tbody>{session_rows}</tbody></table></div></section>
 <section><h2>Calls in flight</h2><div class="scroll"><table id="inflight">

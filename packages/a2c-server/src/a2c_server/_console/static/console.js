@@ -118,7 +118,7 @@
         a.role.localeCompare(b.role) || (a.name || "").localeCompare(b.name || "");
     });
     fill("sessions", members, function (m) {
-      return [officeLink(m.office), m.role, m.name, m.subject, m.node,
+      return [officeLink(m.office), m.role, m.version, m.name, m.subject, m.node,
         m.since === null ? null : secs(m.since) + " ago", m.transport];
     });
     fill("inflight", s.inflight.filter(matches), function (r) {
