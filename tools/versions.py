@@ -96,7 +96,7 @@ class Distribution:
     module: str
     version: str
     protocol: str
-    #: further protocol versions the distribution serves (the Server's translated lines)
+    #: further protocol versions the distribution speaks (the Server translates, the roles negotiate)
     serves: tuple[str, ...] = ()
 
     def version_file(self, root: Path) -> Path:
