@@ -376,8 +376,7 @@ class SmcpSocketServer(ServerShim):
             timed_out = True
             wake()
 
-        await self.emit(event, data=data, room=to, namespace=namespace,
-                        callback=on_ack, ignore_queue=ignore_queue)  # fmt: skip
+        await self.emit_call(event, data, to, namespace or "/", on_ack, ignore_queue)
         timer = loop.call_later(timeout, expire)
         for future in stop:
             future.add_done_callback(wake)
