@@ -66,3 +66,30 @@ async def test_emit_call_to_a_sid_not_here_sends_and_registers_nothing() -> None
     await sio.emit_call("client:tool_call", {}, "gone", NS, print)
     assert sio.sent == []
     assert "gone" not in sio.manager.callbacks
+
+
+class Screening(SmcpSocketServer):
+    """The real server, recording what its event screen is given."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.screened: list[tuple[Any, str | None]] = []
+
+    async def screen_client_event(
+        self, eio_sid: str, namespace: str, id: Any, data: Any, text: str | None = None
+    ) -> bool:
+        self.screened.append((data, text))
+        return False
+
+
+async def test_the_event_screen_gets_the_text_the_event_was_decoded_from() -> None:
+    sio = Screening()
+    await connected(sio, "eio-1")
+    sio.on("client:tool_call", print, namespace=NS)
+    text = '2/smcp,7["client:tool_call",{"req_id":"r"}]'
+    await sio._handle_eio_message("eio-1", text)
+    assert sio.screened == [(["client:tool_call", {"req_id": "r"}], text)], (
+        "upstream no longer decodes an EVENT and dispatches it in one step: the size "
+        "screen's text shortcut would see another packet's text"
+    )
+    assert sio._event_text is None  # nothing left behind for the next packet

@@ -164,7 +164,9 @@ class SmcpSocketServer(ServerShim):
 
     # ------------------------------------------------------------- client events
 
-    async def screen_client_event(self, eio_sid: str, namespace: str, id: Any, data: Any) -> bool:
+    async def screen_client_event(
+        self, eio_sid: str, namespace: str, id: Any, data: Any, text: str | None = None
+    ) -> bool:
         """Whether a client's EVENT packet goes on to its handler (refusals answered here)."""
         sid = self.manager.sid_from_eio_sid(eio_sid, namespace)
         if sid is None or not self.manager.is_connected(sid, namespace):
@@ -176,7 +178,8 @@ class SmcpSocketServer(ServerShim):
             return False
         refused = screen_event(data)
         if refused is None:
-            problems = payload_problems(data[1:], max_id_length=self.limits.max_id_length)
+            problems = payload_problems(data[1:], max_id_length=self.limits.max_id_length,
+                                        text=text)  # fmt: skip
             if problems:
                 error = InvalidPayloadError(str(data[0]), problems).to_payload()
                 refused = ("payload too large", error)

@@ -52,8 +52,9 @@ class ServerShim(socketio.AsyncServer):  # type: ignore[misc]
 
     Hooks (each default keeps upstream's behaviour):
 
-    * ``await screen_client_event(eio_sid, namespace, id, data) -> bool``: a client EVENT
-      packet; False drops it (the hook answers the client itself, see :meth:`send_ack`).
+    * ``await screen_client_event(eio_sid, namespace, id, data, text) -> bool``: a client
+      EVENT packet (``text``: the JSON text it was decoded from, None for a binary event);
+      False drops it (the hook answers the client itself, see :meth:`send_ack`).
     * ``undecodable_packet(eio_sid, exc)``: a packet python-socketio cannot decode.
     * ``over_limit(eio_sid) -> bool``: True holds back an outgoing packet (every send,
       broadcasts included, asks it).
@@ -81,7 +82,9 @@ class ServerShim(socketio.AsyncServer):  # type: ignore[misc]
 
     # ------------------------------------------------------------------ hooks
 
-    async def screen_client_event(self, eio_sid: str, namespace: str, id: Any, data: Any) -> bool:
+    async def screen_client_event(
+        self, eio_sid: str, namespace: str, id: Any, data: Any, text: str | None = None
+    ) -> bool:
         return True
 
     def undecodable_packet(self, eio_sid: str, exc: Exception) -> None:
@@ -150,9 +153,13 @@ class ServerShim(socketio.AsyncServer):  # type: ignore[misc]
 
     # ------------------------------------------------------- private overrides
 
+    #: The text of the EVENT packet being dispatched, while it is (see _handle_eio_message).
+    _event_text: str | None = None
+
     async def _handle_event(self, eio_sid: str, namespace: str | None, id: Any, data: Any) -> None:
         namespace = namespace or "/"
-        if await self.screen_client_event(eio_sid, namespace, id, data):
+        text, self._event_text = self._event_text, None
+        if await self.screen_client_event(eio_sid, namespace, id, data, text):
             await super()._handle_event(eio_sid, namespace, id, data)
 
     async def _handle_eio_message(self, eio_sid: str, data: Any) -> None:
@@ -166,10 +173,15 @@ class ServerShim(socketio.AsyncServer):  # type: ignore[misc]
             if (head is not None and head[1] not in self.handlers.get(head[0], ())
                     and self.unhandled_event(eio_sid, *head)):  # fmt: skip
                 return
+            # Upstream decodes this text and calls _handle_event without suspending in
+            # between, so the screen gets the text it was decoded from (bounds in C, below).
+            self._event_text = data
         try:
             await super()._handle_eio_message(eio_sid, data)
         except UNDECODABLE as exc:
             self.undecodable_packet(eio_sid, exc)
+        finally:
+            self._event_text = None
 
     async def _send_packet(self, eio_sid: str, pkt: Any) -> None:
         if not self.over_limit(eio_sid):
