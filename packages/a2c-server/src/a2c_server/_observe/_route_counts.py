@@ -31,7 +31,7 @@ class RouteCounts:
 
     def __init__(self, buckets: Sequence[float]) -> None:
         self._bounds = (*sorted(buckets), math.inf)
-        self._les = [floatToGoString(bound) for bound in self._bounds]
+        self._les = [floatToGoString(b) for b in self._bounds]  # type: ignore[no-untyped-call]
         self.outcomes: dict[tuple[str, str], int] = {}
         self._buckets: dict[str, list[int]] = {}
         self._sums: dict[str, float] = {}
