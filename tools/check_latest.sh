@@ -32,6 +32,7 @@ cd "$(dirname "$0")/.."
 
 LIBRARIES=(python-engineio python-socketio redis hiredis mcp)
 GUARDS=(packages/a2c-server/tests/test_server_upstream_guard.py
+        packages/a2c-server/tests/test_server_hotpath_guard.py
         packages/a2c-computer/tests/test_computer_upstream_guard.py
         packages/a2c-agent/tests/test_agent_upstream_guard.py)
 OLDEST=""

@@ -52,17 +52,25 @@ class Drain:
             self._expired = asyncio.get_running_loop().create_future()
         return self._expired
 
+    def enter(self) -> None:
+        """Count one routed call until :meth:`leave` (plain calls: the relay's hot path)."""
+        self._calls += 1
+        if self._calls == 1:
+            self._idle.clear()
+
+    def leave(self) -> None:
+        self._calls -= 1
+        if self._calls == 0:
+            self._idle.set()
+
     @contextlib.contextmanager
     def tracking(self) -> Iterator[None]:
         """Count one routed call for as long as the block runs."""
-        self._calls += 1
-        self._idle.clear()
+        self.enter()
         try:
             yield
         finally:
-            self._calls -= 1
-            if self._calls == 0:
-                self._idle.set()
+            self.leave()
 
     async def drain(self, grace: float) -> None:
         """Refuse new calls, wait up to ``grace`` s for the running ones, then expire them."""

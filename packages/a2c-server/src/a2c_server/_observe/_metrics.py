@@ -12,7 +12,7 @@ from __future__ import annotations
 import enum
 import time
 from collections.abc import Callable, Iterator
-from typing import Any, Final
+from typing import Final
 
 import attrs
 from prometheus_client import (
@@ -20,7 +20,6 @@ from prometheus_client import (
     CollectorRegistry,
     Counter,
     Gauge,
-    Histogram,
     ProcessCollector,
     generate_latest,
 )
@@ -28,6 +27,8 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 
 from a2c_protocol import Role
 from a2c_server._relay._mixed import line_label
+
+from ._route_counts import RouteCounts
 
 __all__ = ["METRICS_CONTENT_TYPE", "PENDING_ROLE", "PubSubCounts", "RouteOutcome", "ServerMetrics"]
 
@@ -95,15 +96,9 @@ class ServerMetrics:
             "server:join_office requests by role, outcome (ok/refused) and refusal reason",
             ["role", "outcome", "reason"], registry=r,
         )  # fmt: skip
-        self.routed = Counter(
-            "a2c_server_routed_requests", "Routed client:* requests by event and outcome",
-            ["event", "outcome"], registry=r,
-        )  # fmt: skip
-        self.route_seconds = Histogram(
-            "a2c_server_routed_request_duration_seconds",
-            "Time from forwarding a client:* request to the Computer to its answer",
-            ["event"], buckets=ROUTE_BUCKETS, registry=r,
-        )  # fmt: skip
+        # Counted on every relayed call: plain counters read at scrape (_route_counts.py).
+        self.routes = RouteCounts(ROUTE_BUCKETS)
+        r.register(self.routes)
         self.version_refusals = Counter(
             "a2c_server_version_refusals", "Handshakes refused by the version gate, by transport",
             ["transport"], registry=r,
@@ -129,10 +124,6 @@ class ServerMetrics:
         self._roles: dict[str, str] = {}
         #: sid → wall-clock time it was admitted (read by the console, once per connection)
         self.connected_at: dict[str, float] = {}
-        # labels() takes a lock and a dict lookup per call; routing is the hot path and
-        # its label sets are few (catalogue events x outcomes), so keep the children.
-        self._routed_children: dict[tuple[str, RouteOutcome], Any] = {}
-        self._seconds_children: dict[str, Any] = {}
 
     # -- hooks (called where the Server already logs) ---------------------------------
 
@@ -186,17 +177,7 @@ class ServerMetrics:
         return self._roles.get(sid)
 
     def route(self, event: str, outcome: RouteOutcome, seconds: float | None = None) -> None:
-        counter = self._routed_children.get((event, outcome))
-        if counter is None:
-            counter = self._routed_children[event, outcome] = self.routed.labels(
-                event, outcome.value
-            )
-        counter.inc()
-        if seconds is not None:
-            histogram = self._seconds_children.get(event)
-            if histogram is None:
-                histogram = self._seconds_children[event] = self.route_seconds.labels(event)
-            histogram.observe(seconds)
+        self.routes.count(event, outcome.value, seconds)
 
     def cancelled_for_agent(self) -> None:
         self.agent_gone_cancels.inc()

@@ -15,18 +15,18 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from typing import Any
-
-import attrs
+from typing import Any, NamedTuple
 
 from a2c_protocol import A2C_CANCEL_REASON, CANCEL_REASON_AGENT_GONE
 
 __all__ = ["InFlightCall", "InFlightCalls", "cancel_notice"]
 
 
-@attrs.frozen(kw_only=True)
-class InFlightCall:
-    """One relayed ``client:tool_call``: who asked, and the Computer session running it."""
+class InFlightCall(NamedTuple):
+    """One relayed ``client:tool_call``: who asked, and the Computer session running it.
+
+    A named tuple: built on every relayed call, where an attrs class costs several times more.
+    """
 
     req_id: str
     agent: str
@@ -40,19 +40,30 @@ class InFlightCalls:
     def __init__(self) -> None:
         self._calls: dict[str, dict[str, InFlightCall]] = {}
 
+    def add(self, agent_sid: str, call: InFlightCall) -> None:
+        """Register ``call`` while its answer is awaited (:meth:`remove` when it ends)."""
+        mine = self._calls.get(agent_sid)
+        if mine is None:
+            self._calls[agent_sid] = {call.req_id: call}
+        else:
+            mine[call.req_id] = call
+
+    def remove(self, agent_sid: str, call: InFlightCall) -> None:
+        """Forget ``call`` unless it was handed out or replaced meanwhile."""
+        mine = self._calls.get(agent_sid)
+        if mine is not None and mine.get(call.req_id) is call:
+            del mine[call.req_id]
+            if not mine:
+                del self._calls[agent_sid]
+
     @contextlib.contextmanager
     def tracking(self, agent_sid: str, call: InFlightCall) -> Iterator[None]:
         """Register ``call`` for the duration of the block (the wait for its answer)."""
-        calls = self._calls.setdefault(agent_sid, {})
-        calls[call.req_id] = call
+        self.add(agent_sid, call)
         try:
             yield
         finally:
-            mine = self._calls.get(agent_sid)
-            if mine is not None and mine.get(call.req_id) is call:
-                del mine[call.req_id]
-                if not mine:
-                    del self._calls[agent_sid]
+            self.remove(agent_sid, call)
 
     def abandon(self, agent_sid: str) -> list[InFlightCall]:
         """The calls of ``agent_sid`` to cancel now; each is returned only once."""

@@ -113,13 +113,15 @@ class ForwardingMixin(NamespaceCore):
                     return self._refuse(refusal, sid, event, req_id, sender)
             if self._settings.audit_calls is not None and is_tool_call:
                 self._access.routed(sid, event, sender, computer, None, _tool_of(data))
-            log(_log, logging.DEBUG, "forwarding", sid=sid, event=event.value, req_id=req_id,
-                name=agent, office=target.office_id, computer=computer)  # fmt: skip
+            if _log.isEnabledFor(logging.DEBUG):  # not even the fields' dict when off
+                log(_log, logging.DEBUG, "forwarding", sid=sid, event=event.value, req_id=req_id,
+                    name=agent, office=target.office_id, computer=computer)  # fmt: skip
             # Extension keys never have the plain shape: only a decoded request can ask.
             extended = isinstance(req, ToolCallReq) and (
                 req.a2c_progress is True or (otel.STATE.active and req.a2c_trace is not None)
             )
-            if sender is not None and mixed(sender.a2c_version, target.a2c_version):
+            if (sender is not None and sender.a2c_version != target.a2c_version
+                    and mixed(sender.a2c_version, target.a2c_version)):  # fmt: skip
                 if req is None:  # translation reads the request: decode it (valid, see above)
                     req = from_wire(model, data)
                 call = self._call_mixed(sid, event, data, req, sender, target, wait, extended)
@@ -131,14 +133,22 @@ class ForwardingMixin(NamespaceCore):
                 if req is None:  # the console shows the request: decode it (valid, see above)
                     req = from_wire(model, data)
                 call = self.observer.watch_call(event.value, req, target.office_id, call)
+            # Plain enter/leave instead of context managers: two generator frames a call.
+            drain = self._drain
+            drain.enter()
             if not is_tool_call:  # only tool calls run something worth stopping
-                with self._drain.tracking():
+                try:
                     return await call
-            in_flight = InFlightCall(
-                req_id=req_id, agent=agent, computer=computer, computer_sid=target.sid
-            )
-            with self._drain.tracking(), self._calls.tracking(sid, in_flight):
+                finally:
+                    drain.leave()
+            in_flight = InFlightCall(req_id, agent, computer, target.sid)
+            calls = self._calls
+            calls.add(sid, in_flight)
+            try:
                 return await call
+            finally:
+                calls.remove(sid, in_flight)
+                drain.leave()
 
         return forward
 

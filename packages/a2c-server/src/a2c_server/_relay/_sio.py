@@ -164,7 +164,9 @@ class SmcpSocketServer(ServerShim):
 
     # ------------------------------------------------------------- client events
 
-    async def screen_client_event(self, eio_sid: str, namespace: str, id: Any, data: Any) -> bool:
+    async def screen_client_event(
+        self, eio_sid: str, namespace: str, id: Any, data: Any, text: str | None = None
+    ) -> bool:
         """Whether a client's EVENT packet goes on to its handler (refusals answered here)."""
         sid = self.manager.sid_from_eio_sid(eio_sid, namespace)
         if sid is None or not self.manager.is_connected(sid, namespace):
@@ -176,7 +178,8 @@ class SmcpSocketServer(ServerShim):
             return False
         refused = screen_event(data)
         if refused is None:
-            problems = payload_problems(data[1:], max_id_length=self.limits.max_id_length)
+            problems = payload_problems(data[1:], max_id_length=self.limits.max_id_length,
+                                        text=text)  # fmt: skip
             if problems:
                 error = InvalidPayloadError(str(data[0]), problems).to_payload()
                 refused = ("payload too large", error)
@@ -376,8 +379,7 @@ class SmcpSocketServer(ServerShim):
             timed_out = True
             wake()
 
-        await self.emit(event, data=data, room=to, namespace=namespace,
-                        callback=on_ack, ignore_queue=ignore_queue)  # fmt: skip
+        await self.emit_call(event, data, to, namespace or "/", on_ack, ignore_queue)
         timer = loop.call_later(timeout, expire)
         for future in stop:
             future.add_done_callback(wake)

@@ -44,17 +44,26 @@ def _depth_exceeds(value: Any, limit: int) -> bool:
     return False
 
 
-def payload_problems(args: list[Any], *, max_id_length: int) -> list[FieldError]:
+def payload_problems(
+    args: list[Any], *, max_id_length: int, text: str | None = None
+) -> list[FieldError]:
     """What makes an event's arguments too big to handle (empty: fine).
 
-    ``args`` are the Socket.IO arguments after the event name.
+    ``args`` are the Socket.IO arguments after the event name. ``text``, when given, is the
+    JSON text they were decoded from: a decoded value nests no deeper than the text has
+    opening brackets, and holds no string longer than the text, so two counts and a length
+    (in C) settle most packets without walking them (the walk cost ~10x the routing check).
     """
     problems: list[FieldError] = []
-    if _depth_exceeds(args, MAX_NESTING + 1):
+    deep = long = True
+    if text is not None:
+        deep = text.count("[") + text.count("{") > MAX_NESTING + 1
+        long = len(text) > max_id_length
+    if deep and _depth_exceeds(args, MAX_NESTING + 1):
         problems.append(FieldError("$", f"nesting deeper than {MAX_NESTING} levels"))
         return problems
     payload = args[0] if len(args) == 1 else None
-    if isinstance(payload, dict):
+    if long and isinstance(payload, dict):
         for key in _ID_ORDER:
             value = payload.get(key)
             if isinstance(value, str) and len(value) > max_id_length:

@@ -37,6 +37,7 @@ from engineio.async_socket import AsyncSocket
 from a2c_server._floods._inbound import ADMIT, CUT, InboundBudget
 from a2c_server._floods._outbox import OutputBudget, packet_size
 
+from ._lean_write import LeanWriter
 from ._outqueue import discard_queue, transport_aborter
 
 __all__ = [
@@ -99,15 +100,13 @@ class Patience:
         self._handle.cancel()
 
 
-class LeanSocket(AsyncSocket):  # type: ignore[misc]
+class LeanSocket(LeanWriter, AsyncSocket):  # type: ignore[misc]
     """An Engine.IO socket whose WebSocket transport reads and writes without a task per packet."""
 
     connected: bool  # set by python-engineio (untyped)
     upgraded: bool
-    # Ours (set by make_lean): bytes in this socket's queue, the process's budget, and
-    # how to cut the TCP connection under the WebSocket (None: polling, or not uvicorn).
-    queued: int = 0
-    budget: OutputBudget | None = None
+    # Ours (set by make_lean): how to cut the TCP connection under the WebSocket (None:
+    # polling, or not uvicorn); the queued bytes and the budget are LeanWriter's.
     abort_transport: Any = None
     inbound: InboundBudget | None = None
 
@@ -116,11 +115,9 @@ class LeanSocket(AsyncSocket):  # type: ignore[misc]
         # check only has work to do while a ping is out or after close.
         if (self.closed or self.last_ping) and not await self.check_ping_timeout():
             return
-        self.queue.put_nowait(pkt)  # the queue is unbounded: put() never waits
-        size = packet_size(pkt)
-        self.queued += size
-        if self.budget is not None:
-            self.budget.charge(size)
+        if not self._write_now(pkt):  # nothing ahead of it: written in this turn
+            self.queue.put_nowait(pkt)  # the queue is unbounded: put() never waits
+            self._charge(packet_size(pkt))
         logger = self.server.logger
         if logger.isEnabledFor(logging.INFO):
             logger.info("%s: Sending packet %s", self.sid, packet.packet_names[pkt.packet_type])
@@ -250,39 +247,6 @@ class LeanSocket(AsyncSocket):  # type: ignore[misc]
         if data and len(data) > self.server.max_http_buffer_size:
             raise ValueError("packet is too large")
         return data
-
-    async def _write(self, ws: Any) -> None:
-        queue = self.queue
-        while True:
-            pkt = await queue.get()
-            queue.task_done()
-            if pkt is None:
-                break
-            packets = [pkt]
-            while not queue.empty():  # what queued meanwhile goes out now, as upstream's poll
-                pkt = queue.get_nowait()
-                queue.task_done()
-                if pkt is None:
-                    queue.put_nowait(None)  # ends the loop after this batch
-                    break
-                packets.append(pkt)
-            try:
-                for pkt in packets:
-                    await ws.send(pkt.encode())
-            except (Exception, asyncio.CancelledError):
-                break
-            finally:
-                # Counted as queued until the transport took the whole batch: a client
-                # that stops reading holds its writer inside it.
-                self._release(packets)
-                del packets
-        await ws.close()
-
-    def _release(self, packets: Any) -> None:
-        size = sum(packet_size(pkt) for pkt in packets)
-        self.queued = max(0, self.queued - size)
-        if self.budget is not None:
-            self.budget.release(size)
 
     async def poll(self) -> Any:
         packets = await super().poll()  # a long-poll GET takes what is queued

@@ -15,8 +15,9 @@ are read through the functions at the end.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 import socketio
 from socketio import packet as sio_packet
@@ -39,6 +40,9 @@ _EVENT = str(sio_packet.EVENT)
 _MAX_NAME = 256  # longer names are left to the decoder
 _MAX_ID_DIGITS = 19  # python-socketio's ids count up from 1; longer is never pending
 
+#: The manager emit that :meth:`ServerShim.emit_call` reproduces for one sid.
+_PLAIN_EMIT: Final = socketio.AsyncManager.emit
+
 #: What python-socketio may raise decoding a packet (too deep, a huge integer, a bad type byte).
 UNDECODABLE = (ValueError, TypeError, KeyError, IndexError, RecursionError)
 
@@ -48,8 +52,9 @@ class ServerShim(socketio.AsyncServer):  # type: ignore[misc]
 
     Hooks (each default keeps upstream's behaviour):
 
-    * ``await screen_client_event(eio_sid, namespace, id, data) -> bool``: a client EVENT
-      packet; False drops it (the hook answers the client itself, see :meth:`send_ack`).
+    * ``await screen_client_event(eio_sid, namespace, id, data, text) -> bool``: a client
+      EVENT packet (``text``: the JSON text it was decoded from, None for a binary event);
+      False drops it (the hook answers the client itself, see :meth:`send_ack`).
     * ``undecodable_packet(eio_sid, exc)``: a packet python-socketio cannot decode.
     * ``over_limit(eio_sid) -> bool``: True holds back an outgoing packet (every send,
       broadcasts included, asks it).
@@ -64,6 +69,8 @@ class ServerShim(socketio.AsyncServer):  # type: ignore[misc]
     * ``session_closing(eio_sid)``: an Engine.IO session ends (before upstream's teardown).
     * ``unhandled_event(eio_sid, namespace, name) -> bool``: an EVENT packet whose name
       (read from the raw text) has no handler of its own; True drops it undecoded.
+    * (not a hook) :meth:`emit_call`: ``emit`` with an ack callback to one sid, without
+      upstream's task per recipient.
     * ``stale_ack(eio_sid) -> bool``: an ACK packet whose id is not pending for the session
       (read from the raw text, before decoding); True drops it undecoded.
     """
@@ -75,7 +82,9 @@ class ServerShim(socketio.AsyncServer):  # type: ignore[misc]
 
     # ------------------------------------------------------------------ hooks
 
-    async def screen_client_event(self, eio_sid: str, namespace: str, id: Any, data: Any) -> bool:
+    async def screen_client_event(
+        self, eio_sid: str, namespace: str, id: Any, data: Any, text: str | None = None
+    ) -> bool:
         return True
 
     def undecodable_packet(self, eio_sid: str, exc: Exception) -> None:
@@ -105,6 +114,38 @@ class ServerShim(socketio.AsyncServer):  # type: ignore[misc]
     def unhandled_event(self, eio_sid: str, namespace: str, name: str) -> bool:
         return False
 
+    async def emit_call(
+        self,
+        event: str,
+        data: Any,
+        to: str,
+        namespace: str,
+        callback: Callable[..., None],
+        ignore_queue: bool = False,
+    ) -> None:
+        """``emit(event, data, to=to, namespace=namespace, callback=callback)`` for one sid.
+
+        Upstream's ``AsyncManager.emit`` starts a task per recipient and waits for them
+        all, even for one sid: a task, a wait set and two extra loop trips per relayed
+        call. With the plain manager, the packet it would build goes out straight (same
+        ack id, same packet, same send path); any other manager (the multi-node one
+        publishes) keeps upstream's path.
+        """
+        manager = self.manager
+        if type(manager).emit is not _PLAIN_EMIT:
+            await self.emit(event, data=data, to=to, namespace=namespace, callback=callback,
+                            ignore_queue=ignore_queue)  # fmt: skip
+            return
+        if self.logger.isEnabledFor(logging.INFO):
+            self.logger.info('emitting event "%s" to %s [%s]', event, to, namespace)
+        eio_sid = manager.eio_sid_from_sid(to, namespace)
+        if eio_sid is None:
+            return  # not connected here: upstream sends nothing and registers no callback
+        args = list(data) if isinstance(data, tuple) else [] if data is None else [data]
+        pkt = self.packet_class(sio_packet.EVENT, namespace=namespace, data=[event, *args],
+                                id=manager._generate_ack_id(to, callback))  # fmt: skip
+        await self._send_packet(eio_sid, pkt)
+
     async def send_ack(self, eio_sid: str, namespace: str, id: Any, data: list[Any]) -> None:
         """Acknowledge a client's event ``id`` with ``data`` (the outgoing limit applies)."""
         pkt = self.packet_class(sio_packet.ACK, namespace=namespace, id=id, data=data)
@@ -112,9 +153,13 @@ class ServerShim(socketio.AsyncServer):  # type: ignore[misc]
 
     # ------------------------------------------------------- private overrides
 
+    #: The text of the EVENT packet being dispatched, while it is (see _handle_eio_message).
+    _event_text: str | None = None
+
     async def _handle_event(self, eio_sid: str, namespace: str | None, id: Any, data: Any) -> None:
         namespace = namespace or "/"
-        if await self.screen_client_event(eio_sid, namespace, id, data):
+        text, self._event_text = self._event_text, None
+        if await self.screen_client_event(eio_sid, namespace, id, data, text):
             await super()._handle_event(eio_sid, namespace, id, data)
 
     async def _handle_eio_message(self, eio_sid: str, data: Any) -> None:
@@ -128,10 +173,15 @@ class ServerShim(socketio.AsyncServer):  # type: ignore[misc]
             if (head is not None and head[1] not in self.handlers.get(head[0], ())
                     and self.unhandled_event(eio_sid, *head)):  # fmt: skip
                 return
+            # Upstream decodes this text and calls _handle_event without suspending in
+            # between, so the screen gets the text it was decoded from (bounds in C, below).
+            self._event_text = data
         try:
             await super()._handle_eio_message(eio_sid, data)
         except UNDECODABLE as exc:
             self.undecodable_packet(eio_sid, exc)
+        finally:
+            self._event_text = None
 
     async def _send_packet(self, eio_sid: str, pkt: Any) -> None:
         if not self.over_limit(eio_sid):
