@@ -88,7 +88,10 @@ async def started(
     ``source``: another build's ``a2c_server`` to run the nodes of (see ``--baseline``).
     """
     prefix = uuid.uuid4().hex[:8]
-    args = [] if setup == "memory" else ["--redis", redis.url, "--redis-prefix", prefix]
+    # A generous registry deadline: at a load average of 17 a lookup missed the 0.5 s
+    # default and the bench stopped on the 503 (the deadline costs no CPU).
+    redis_args = ["--redis", redis.url, "--redis-prefix", prefix, "--registry-timeout", "5"]
+    args = [] if setup == "memory" else redis_args
     count = 2 if setup.endswith("2 nodes") else 1
     async with contextlib.AsyncExitStack() as stack:
         nodes = [
