@@ -4,7 +4,7 @@ Importing this module needs the ``redis`` package (extra ``a2c-server[redis]``),
 why :mod:`a2c_server._upstream` does not import it: the multi-node modules do.
 
 :class:`RedisManagerShim` overrides the private steps of ``socketio.AsyncRedisManager``
-(``_publish``, ``_listen``, ``_handle_emit``, ``_redis_connect``) and calls hooks that
+(``_publish``, ``_thread``, ``_listen``, ``_handle_emit``, ``_redis_connect``) and calls hooks that
 :class:`a2c_server._cluster._multinode._RedisManager` implements; it also reads the manager's
 undocumented ``pubsub``, ``redis``, ``thread`` and ``callbacks`` and sets ``host_id``.
 
@@ -14,6 +14,8 @@ write
 with: the stream reader and writer, a connection made from a pool's class and settings
 (``connection_class``, ``connection_kwargs``) without being one of its connections. What
 they write is packed by :mod:`a2c_server._cluster._resp` (RESP is Redis's documented format).
+The listener reads the pub/sub connection's hiredis parser (``_reader``,
+``read_from_socket``, ``_connected``) to take every message one socket read brought.
 """
 
 from __future__ import annotations
