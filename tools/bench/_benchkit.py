@@ -56,12 +56,17 @@ def rss_bytes(pid: int) -> int:
 
 @contextlib.asynccontextmanager
 async def server(
-    kind: str, extra: Sequence[str] = (), log_level: str | None = "WARNING"
+    kind: str,
+    extra: Sequence[str] = (),
+    log_level: str | None = "WARNING",
+    source: str | None = None,
 ) -> AsyncIterator[tuple[str, int]]:
     """Start the server of ``kind`` ("raw" or "a2c", plus ``extra`` flags); yield URL, pid.
 
     ``log_level`` None leaves ``a2c-server`` at its default level (its log goes to this
-    process's stderr), which is what an operator runs.
+    process's stderr), which is what an operator runs. ``source``: a directory holding
+    another build's ``a2c_server`` package (``git archive`` of a commit), imported instead
+    of this checkout's, to measure a before and an after in one run.
     """
     port = free_port()
     if kind == "raw":
@@ -69,7 +74,13 @@ async def server(
     else:
         level = ["--log-level", log_level] if log_level is not None else []
         argv = [bin_path("a2c-server"), "--port", str(port), *level, *extra]
-    async with serve(argv, port) as started:
+    env = None
+    if source is not None:
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(filter(None, [source, os.environ.get("PYTHONPATH")])),
+        }
+    async with serve(argv, port, env) as started:
         yield started
 
 

@@ -20,6 +20,11 @@ both nodes in the two-node setup (each node's share is shown under the table); R
 CPU is shown apart. Ratios are against ``memory`` in the same round (the table shows the
 median over rounds, and the range). The load side (plain python-socketio clients,
 Computers in their own process) is the one of ``bench_server_cpu.py``.
+
+``--baseline SRC`` also runs the two Redis setups from another build's ``a2c_server``
+(``git archive <commit> packages/a2c-server/src | tar -x -C /tmp/base``, then
+``--baseline /tmp/base/packages/a2c-server/src``) in the same rounds, so a change's before
+and after are measured under the same load.
 """
 
 from __future__ import annotations
@@ -43,6 +48,8 @@ from a2c_testkit.redis_server import RedisServer, redis_server
 
 HERE = Path(__file__).resolve().parent
 SETUPS = ("memory", "redis 1 node", "redis 2 nodes")
+#: The same Redis setups run from the ``--baseline`` build, in the same rounds.
+BASELINE_SETUPS = ("base 1 node", "base 2 nodes")
 
 
 @attrs.define
@@ -73,15 +80,23 @@ class Setup:
 
 
 @contextlib.asynccontextmanager
-async def started(setup: str, redis: RedisServer) -> AsyncIterator[Setup]:
-    """The nodes of ``setup``, a Computers' process on the last one, an Agent on the first."""
+async def started(
+    setup: str, redis: RedisServer, source: str | None = None
+) -> AsyncIterator[Setup]:
+    """The nodes of ``setup``, a Computers' process on the last one, an Agent on the first.
+
+    ``source``: another build's ``a2c_server`` to run the nodes of (see ``--baseline``).
+    """
     prefix = uuid.uuid4().hex[:8]
-    args = [] if setup == "memory" else ["--redis", redis.url, "--redis-prefix", prefix]
-    count = 2 if setup == "redis 2 nodes" else 1
+    # A generous registry deadline: at a load average of 17 a lookup missed the 0.5 s
+    # default and the bench stopped on the 503 (the deadline costs no CPU).
+    redis_args = ["--redis", redis.url, "--redis-prefix", prefix, "--registry-timeout", "5"]
+    args = [] if setup == "memory" else redis_args
+    count = 2 if setup.endswith("2 nodes") else 1
     async with contextlib.AsyncExitStack() as stack:
         nodes = [
             await stack.enter_async_context(
-                server("a2c", [*args, "--node-id", f"n{i}"] if args else [])
+                server("a2c", [*args, "--node-id", f"n{i}"] if args else [], source=source)
             )
             for i in range(count)
         ]
@@ -107,11 +122,16 @@ async def started(setup: str, redis: RedisServer) -> AsyncIterator[Setup]:
 
 
 async def measure(
-    redis: RedisServer, calls: int, in_flight: int, batch: int
+    redis: RedisServer, calls: int, in_flight: int, batch: int, baseline: str | None
 ) -> dict[str, tuple[float, ...]]:
     """One round: every setup at once, the load alternating ``batch`` calls at a time."""
     async with contextlib.AsyncExitStack() as stack:
         setups = [await stack.enter_async_context(started(name, redis)) for name in SETUPS]
+        if baseline is not None:
+            setups += [
+                await stack.enter_async_context(started(name, redis, baseline))
+                for name in BASELINE_SETUPS
+            ]
         for setup in setups:
             await drive([setup.agent], 200, in_flight)  # warm-up
         for _ in range(max(1, calls // batch)):
@@ -120,16 +140,20 @@ async def measure(
         return {setup.name: setup.figures() for setup in setups}
 
 
-async def main_async(calls: int, in_flight: int, rounds: int, batch: int) -> None:
-    results: dict[str, list[tuple[float, ...]]] = {s: [] for s in SETUPS}
+async def main_async(
+    calls: int, in_flight: int, rounds: int, batch: int, baseline: str | None
+) -> None:
+    names = SETUPS + (BASELINE_SETUPS if baseline is not None else ())
+    results: dict[str, list[tuple[float, ...]]] = {s: [] for s in names}
     with redis_server() as redis:
         for round_index in range(rounds):
-            for name, figures in (await measure(redis, calls, in_flight, batch)).items():
+            measured = await measure(redis, calls, in_flight, batch, baseline)
+            for name, figures in measured.items():
                 results[name].append(figures)
             print(f"round {round_index + 1}/{rounds} done", file=sys.stderr)
     print(f"{calls} calls, {in_flight} in flight, {rounds} rounds; CPU µs per relayed call\n")
     print(f"{'setup':<16}{'server µs':>11}{'redis µs':>10}{'calls/s':>9}{'x memory (median)':>20}")
-    for setup in SETUPS:
+    for setup in names:
         ratios = [r[0] / m[0] for r, m in zip(results[setup], results["memory"], strict=True)]
         server_us, redis_us, rate = (
             statistics.median(r[i] for r in results[setup]) for i in range(3)
@@ -137,14 +161,15 @@ async def main_async(calls: int, in_flight: int, rounds: int, batch: int) -> Non
         spread = f"{min(ratios):.2f}..{max(ratios):.2f}"
         print(f"{setup:<16}{server_us:>11.0f}{redis_us:>10.0f}{rate:>9.0f}"
               f"{statistics.median(ratios):>11.2f}x ({spread})")  # fmt: skip
-    two = [r[0] / o[0] for r, o in zip(results["redis 2 nodes"], results["redis 1 node"],
-                                       strict=True)]  # fmt: skip
-    agent_side, computer_side = (
-        statistics.median(r[i] for r in results["redis 2 nodes"]) for i in (3, 4)
-    )
-    print(f"\ntwo nodes: Agent's node {agent_side:.0f} µs, Computer's node {computer_side:.0f} µs")
-    print(f"cross-node / one redis node: {statistics.median(two):.2f}x "
-          f"({min(two):.2f}..{max(two):.2f}; goal <= 1.3x)")  # fmt: skip
+    builds = [("", "redis")] + ([("baseline ", "base")] if baseline is not None else [])
+    for label, prefix in builds:
+        one, two = results[f"{prefix} 1 node"], results[f"{prefix} 2 nodes"]
+        ratio = [r[0] / o[0] for r, o in zip(two, one, strict=True)]
+        agent_side, computer_side = (statistics.median(r[i] for r in two) for i in (3, 4))
+        print(f"\n{label}two nodes: Agent's node {agent_side:.0f} µs, "
+              f"Computer's node {computer_side:.0f} µs")  # fmt: skip
+        print(f"{label}cross-node / one redis node: {statistics.median(ratio):.2f}x "
+              f"({min(ratio):.2f}..{max(ratio):.2f}; goal <= 1.3x)")  # fmt: skip
 
 
 def main() -> None:
@@ -153,8 +178,15 @@ def main() -> None:
     parser.add_argument("--in-flight", type=int, default=16)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--batch", type=int, default=100, help="calls per turn of a setup")
+    parser.add_argument(
+        "--baseline",
+        metavar="SRC",
+        help="also run the Redis setups from the a2c_server package under SRC (another "
+        "build, e.g. `git archive <commit> packages/a2c-server/src | tar -x -C /tmp/base`, "
+        "then /tmp/base/packages/a2c-server/src), in the same rounds",
+    )
     args = parser.parse_args()
-    asyncio.run(main_async(args.calls, args.in_flight, args.rounds, args.batch))
+    asyncio.run(main_async(args.calls, args.in_flight, args.rounds, args.batch, args.baseline))
 
 
 if __name__ == "__main__":

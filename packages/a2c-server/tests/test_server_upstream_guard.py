@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -24,7 +26,9 @@ from engineio import payload as eio_payload
 from engineio.async_server import AsyncServer as EngineServer
 from engineio.async_socket import AsyncSocket
 from redis import asyncio as aioredis
+from redis._parsers import hiredis as hiredis_parser
 from redis.asyncio.connection import Connection as RedisConnection
+from redis.exceptions import ConnectionError as RedisConnectionError
 from socketio import packet as sio_packet
 from socketio.async_pubsub_manager import AsyncPubSubManager
 
@@ -322,6 +326,7 @@ MANAGER_OVERRIDES = {
     "_handle_emit": (["self", "message"],
                      "progress reports and traced calls from other nodes are not intercepted"),
     "_redis_connect": (["self"], "each Redis outage leaks the old clients' connections"),
+    "_thread": (["self"], "the listener is upstream's: a message costs a generator step more"),
 }  # fmt: skip
 
 
@@ -335,10 +340,23 @@ def test_redis_manager_private_methods_the_shim_overrides(name: str) -> None:
 
 
 def test_redis_manager_listener_calls_the_overridden_steps() -> None:
+    # RedisManagerShim._thread is upstream's listener loop without its per-message extras:
+    # it must still be the task upstream starts, and dispatch as upstream's does.
+    assert "self.server.start_background_task(self._thread)" in inspect.getsource(
+        AsyncPubSubManager.initialize
+    ), "upstream no longer starts its listener as _thread: ours would not run"
     source = inspect.getsource(AsyncPubSubManager._thread)
-    why = "python-socketio's listener no longer goes through the overridden steps"
-    assert "async for message in self._listen():" in source, f"{why} (_listen)"
-    assert "await self._handle_emit(data)" in source, f"{why} (_handle_emit)"
+    why = "python-socketio's listener dispatches differently than RedisManagerShim._dispatch"
+    assert "data = self.json.loads(message)" in source, f"{why} (decoding)"
+    assert "if data['method'] == 'callback':" in source, f"{why} (acks)"
+    assert "await self._handle_callback(data)" in source, f"{why} (_handle_callback)"
+    for method, handler in sorted(_redis._HANDLERS.items()):
+        assert f"if data['method'] == '{method}':" in source, f"{why} ({method})"
+        assert f"await self.{handler}(data)" in source, f"{why} ({handler})"
+        assert params(getattr(socketio.AsyncRedisManager, handler)) == ["self", "message"]
+    assert source.count("await self._handle_") == len(_redis._HANDLERS) + 1, (
+        f"{why}: upstream handles a method more"
+    )
     assert "data.get('host_id') != self.host_id" in source, (
         "upstream no longer skips its own messages by host_id: the node id as host_id "
         "would not address acks"
@@ -423,6 +441,43 @@ async def test_redis_connection_stream_reader_and_writer_on_a_real_connection(
         await pool.disconnect()
 
 
+async def test_redis_pubsub_replies_are_read_off_hiredis_as_the_listener_does(
+    redis: RedisServer,
+) -> None:
+    # read_replies takes every reply a socket read brought off redis-py's hiredis parser
+    # (_reader, read_from_socket, _connected): without that the listener falls back to one
+    # read_response per message, and a closed connection must still end the read.
+    assert hiredis_parser.HIREDIS_AVAILABLE, "hiredis is a dependency of a2c-server[redis]"
+    client = aioredis.Redis.from_url(redis.url, protocol=2)
+    publisher = aioredis.Redis.from_url(redis.url)
+    pubsub = client.pubsub()
+    try:
+        await pubsub.subscribe("fence:r")
+        conn = pubsub.connection
+        assert isinstance(conn._parser, hiredis_parser._AsyncHiredisParser), (
+            "redis-py no longer reads with _AsyncHiredisParser: read_replies takes its slow path"
+        )
+        parser = conn._parser
+        assert parser._reader is not None and parser._connected, "the parser's state moved"
+        async with publisher.pipeline(transaction=False) as pipe:
+            for text in ("one", "two", "three"):
+                pipe.publish("fence:r", text)
+            await pipe.execute()
+        replies: list[Any] = []
+        while len(replies) < 4:
+            replies += await asyncio.wait_for(_redis.read_replies(conn), 30)
+        assert replies == [[b"subscribe", b"fence:r", 1],
+                           *([b"message", b"fence:r", t] for t in (b"one", b"two", b"three"))]  # fmt: skip
+        host, port = conn._writer.get_extra_info("sockname")[:2]
+        await publisher.client_kill(f"{host}:{port}")  # Redis closes the pub/sub connection
+        with pytest.raises(RedisConnectionError):
+            await asyncio.wait_for(_redis.read_replies(conn), 30)
+    finally:
+        await pubsub.aclose()
+        await client.aclose()
+        await publisher.aclose()
+
+
 @pytest.mark.parametrize("data", [[{"tool_name": "echo"}], [{"a": 1}, "two"], [], [None]], ids=repr)
 async def test_redis_manager_delivers_a_call_from_another_node_as_upstream_does(
     data: list[Any],
@@ -444,8 +499,13 @@ async def test_redis_manager_delivers_a_call_from_another_node_as_upstream_does(
     async def publish(message: dict[str, Any]) -> None:
         published.append(message)
 
+    texts: list[tuple[str, str | bytes]] = []
     sio._send_packet = send_packet  # type: ignore[method-assign]
     manager._publish = publish  # type: ignore[method-assign]
+    # Ours, while node-a's channel is not known to be heard (a coroutine, as upstream's)...
+    manager.publish_envelope = publish  # type: ignore[method-assign]
+    # ... and once it is: the envelope's text, published at once.
+    manager._publisher.publish = lambda channel, text: texts.append((channel, text))  # type: ignore[method-assign]
     message = {"method": "emit", "event": "client:tool_call", "data": data,
                "namespace": "/smcp", "room": sid, "callback": ["agent-sid", "/smcp", 7],
                "host_id": "node-a"}  # fmt: skip
@@ -463,3 +523,13 @@ async def test_redis_manager_delivers_a_call_from_another_node_as_upstream_does(
         "method": "callback", "host_id": "node-a", "sid": "agent-sid", "namespace": "/smcp",
         "id": 7, "args": ({"content": []},),
     }, "the Computer's ack goes back to the calling node differently than upstream's"  # fmt: skip
+    if data == [None]:
+        return  # upstream's delivery, both times
+    manager._publisher.audience.learn("d:socketio:node:node-a", 1, time.monotonic())
+    await manager._handle_emit(dict(message))
+    await manager.trigger_callback(sid, 3, [{"content": []}])
+    ((channel, text),) = texts
+    assert channel == "d:socketio:node:node-a", "the ack is not addressed to the calling node"
+    assert json.loads(text) == {**upstream_ack, "args": [{"content": []}]}, (
+        "the ack published at once is not the message upstream's path publishes"
+    )

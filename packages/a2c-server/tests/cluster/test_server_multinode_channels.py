@@ -385,8 +385,8 @@ async def test_the_listener_yields_messages_of_both_channels_over_resp2_and_resp
     received: list[Any] = []
 
     async def listen() -> None:
-        async for data in manager._listen():
-            received.append(data)
+        async for batch in manager._listen():  # what one socket read brought
+            received.extend(batch)
 
     task = asyncio.get_running_loop().create_task(listen())
     try:

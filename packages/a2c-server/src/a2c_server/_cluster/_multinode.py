@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import logging
 import socket
+import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from a2c_protocol import Event
-from a2c_server import _json
 from a2c_server._exceptions import StoreUnavailableError
 from a2c_server._observe import _otel as otel
 from a2c_server._observe._logs import cause, log
@@ -27,6 +27,7 @@ from a2c_server._observe._metrics import PubSubCounts
 from a2c_server._settings import ServerSettings
 from a2c_server._upstream._redis import RedisManagerShim
 
+from . import _envelope
 from ._liveness import BroadcastFn, LeaveRoomFn, NodeLiveness, RemoteCalls
 from ._publish import Audience, Publisher, ReplylessPublish
 from ._recovery import confirm_absent, require_listener
@@ -99,6 +100,7 @@ class _RedisManager(RedisManagerShim):
         # Event name → a handler of this node that takes a message for one of its sids
         # instead of delivering it as is (the progress extension: the Agent's node decides).
         self.intercepts: dict[str, Callable[[str, Any], Awaitable[None]]] = {}
+        self._node_channels: dict[str, str] = {}
 
     async def emit(self, event: str, data: Any, namespace: str | None = None,
                    room: str | None = None, **kwargs: Any) -> Any:  # fmt: skip
@@ -126,10 +128,11 @@ class _RedisManager(RedisManagerShim):
         walks the data for bytes in Python; here the encoder finds bytes by refusing
         them, and such a call takes upstream's path, which carries them.
         """
-        # Published to nobody, the call would wait out its timeout: answer 503 now.
-        await require_listener(self.listening, self._publisher,
-                               node_channel(self.shared_channel, node), node,
-                               self.registry_timeout)  # fmt: skip
+        channel = self._channel_of(node)
+        if not self.listening or not self._publisher.audience.heard(channel, time.monotonic()):
+            # Published to nobody, the call would wait out its timeout: answer 503 now.
+            await require_listener(self.listening, self._publisher, channel, node,
+                                   self.registry_timeout)  # fmt: skip
         ack = self.new_ack_id(sid, callback)
         message = {
             "method": "emit", "event": event,
@@ -138,12 +141,44 @@ class _RedisManager(RedisManagerShim):
             "host_id": self.node_id,
         }  # fmt: skip
         try:
-            payload = _json.dumps(message, separators=_json.COMPACT)
+            payload = _envelope.encode(message)
         except TypeError:
             self.drop_ack_id(sid, ack)
             await super().emit(event, data, namespace=namespace, room=sid, callback=callback)
             return
-        await self._send(payload, node, "emit")
+        # require_listener found the channel heard (or Redis too slow to say): publish
+        # there, in this loop turn.
+        self._publisher.publish(channel, payload)
+
+    def return_ack(
+        self, host_id: Any, sid: str, namespace: str, ack: int, args: tuple[Any, ...]
+    ) -> Coroutine[Any, Any, None] | None:
+        """A local Computer's answer to a call from node ``host_id``, sent back to it.
+
+        Upstream's ``_return_callback`` → ``_publish`` → :meth:`publish_envelope`, without
+        the coroutine each of those is, while ``host_id``'s channel is known to be heard.
+        """
+        node = self._other_node(host_id)
+        if node is None or sid is None or namespace is None or ack is None:
+            return super().return_ack(host_id, sid, namespace, ack, args)
+        message = {"method": "callback", "host_id": node, "sid": sid,
+                   "namespace": namespace, "id": ack, "args": args}  # fmt: skip
+        channel = self._channel_of(node)
+        if self._publisher.audience.heard(channel, time.monotonic()) is not True:
+            return self.publish_envelope(message)  # asks Redis who listens first
+        try:
+            payload = _envelope.encode(message)
+        except TypeError:
+            return self.publish_envelope(message)  # fails as upstream's path does
+        self._publisher.publish(channel, payload)
+        return None
+
+    def _channel_of(self, node: str) -> str:
+        """``node``'s channel (:func:`node_channel`), built once per node."""
+        channel = self._node_channels.get(node)
+        if channel is None:
+            channel = self._node_channels[node] = node_channel(self.shared_channel, node)
+        return channel
 
     async def screen_emit(self, message: dict[str, Any]) -> dict[str, Any] | None:
         """A message from another node: the one to deliver, or None when handled here."""
@@ -186,14 +221,14 @@ class _RedisManager(RedisManagerShim):
         # Every receiver reads the envelope with .get(): a None field can stay out, and a
         # "null" in the text sends the encoder down its slow exact path.
         message = {key: value for key, value in data.items() if value is not None}
-        payload = _json.dumps(message, separators=_json.COMPACT)
+        payload = _envelope.encode(message)
         await self._send(payload, self.addressee(data), data.get("method"))
 
-    async def _send(self, payload: str, node: str | None, method: Any) -> None:
+    async def _send(self, payload: bytes, node: str | None, method: Any) -> None:
         """Publish on ``node``'s channel when someone hears it; else on the shared one."""
         channel = self.shared_channel
         if node is not None:
-            if await self._publisher.heard(addressed := node_channel(channel, node)):
+            if await self._publisher.heard(addressed := self._channel_of(node)):
                 channel = addressed
             else:
                 log(_log, logging.DEBUG, "node channel not heard, using the shared channel",

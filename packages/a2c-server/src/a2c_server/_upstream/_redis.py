@@ -4,7 +4,7 @@ Importing this module needs the ``redis`` package (extra ``a2c-server[redis]``),
 why :mod:`a2c_server._upstream` does not import it: the multi-node modules do.
 
 :class:`RedisManagerShim` overrides the private steps of ``socketio.AsyncRedisManager``
-(``_publish``, ``_listen``, ``_handle_emit``, ``_redis_connect``) and calls hooks that
+(``_publish``, ``_thread``, ``_listen``, ``_handle_emit``, ``_redis_connect``) and calls hooks that
 :class:`a2c_server._cluster._multinode._RedisManager` implements; it also reads the manager's
 undocumented ``pubsub``, ``redis``, ``thread`` and ``callbacks`` and sets ``host_id``.
 
@@ -14,19 +14,22 @@ write
 with: the stream reader and writer, a connection made from a pool's class and settings
 (``connection_class``, ``connection_kwargs``) without being one of its connections. What
 they write is packed by :mod:`a2c_server._cluster._resp` (RESP is Redis's documented format).
+The listener reads the pub/sub connection's hiredis parser (``_reader``,
+``read_from_socket``, ``_connected``) to take every message one socket read brought.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import math
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
 
 import socketio
 from redis import asyncio as aioredis
+from redis._parsers.hiredis import NOT_ENOUGH_DATA, _AsyncHiredisParser
+from redis.exceptions import ConnectionError as RedisConnectionError
 from socketio import packet as sio_packet
 
 __all__ = [
@@ -36,6 +39,7 @@ __all__ = [
     "connection_writer",
     "fresh_connection",
     "pool_option",
+    "read_replies",
     "write_packed",
 ]
 
@@ -53,6 +57,9 @@ class RedisManagerShim(socketio.AsyncRedisManager):  # type: ignore[misc]
       before upstream delivers it; the message to deliver, or None when handled.
     * ``listen_failed(exc, retry_in)``: the listener lost Redis and retries.
     * ``listen_ready()``: Redis confirmed every subscription of the listener.
+    * ``return_ack(host_id, sid, namespace, ack, args)``: a local Computer answered a call
+      from node ``host_id`` (upstream's ``_return_callback``); may return a coroutine,
+      which upstream's ``trigger_callback`` awaits.
 
     After an outage upstream builds new clients and drops the old ones unclosed; they are
     closed here, so a long-running node does not leak a connection per outage.
@@ -84,6 +91,14 @@ class RedisManagerShim(socketio.AsyncRedisManager):  # type: ignore[misc]
 
     def listen_ready(self) -> None:
         pass
+
+    def return_ack(
+        self, host_id: Any, sid: str, namespace: str, ack: int, args: tuple[Any, ...]
+    ) -> Coroutine[Any, Any, None] | None:
+        coroutine: Coroutine[Any, Any, None] = self._return_callback(
+            host_id, sid, namespace, ack, *args
+        )
+        return coroutine
 
     # ----------------------------------------------------------------- helpers
 
@@ -144,17 +159,48 @@ class RedisManagerShim(socketio.AsyncRedisManager):  # type: ignore[misc]
         if participants is None or len(participants) != 1:
             return False
         ((sid, eio_sid),) = participants.items()
-        callback = functools.partial(self._return_callback, message.get("host_id"), *remote)
+        # upstream: partial(self._return_callback, host_id, *remote), a coroutine per ack
+        callback = _AckReturn(self, message.get("host_id"), *remote)
         ack = self._generate_ack_id(sid, callback)
         pkt = self.server.packet_class(sio_packet.EVENT, namespace=namespace,
                                        data=[event, *data], id=ack)  # fmt: skip
         await self.server._send_packet(eio_sid, pkt)
         return True
 
-    async def _listen(self) -> AsyncIterator[Any]:
-        # Upstream subscribes to the shared channel only. Messages are read with the
-        # connection's own read_response: PubSub.listen() wraps each one in retry, timing,
-        # observability and dict-building layers that cost more than decoding the message.
+    async def _thread(self) -> None:
+        # Upstream's listener, minus what it spends per message besides handling it: an
+        # async generator step, a debug line formatted whether or not it is logged. The
+        # messages one socket read brought are handled in a row.
+        async for batch in self._listen():
+            for text in batch:
+                try:
+                    await self._dispatch(text)
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    self.server.logger.exception("Handler error in pubsub listening thread")
+
+    async def _dispatch(self, text: bytes) -> None:
+        """Upstream's handling of one message (``AsyncPubSubManager._thread``'s body)."""
+        try:
+            data = self.json.loads(text)
+        except ValueError:
+            return  # upstream ignores what it cannot decode
+        if not isinstance(data, dict) or "method" not in data:
+            return
+        method = data["method"]
+        if method == "callback":
+            await self._handle_callback(data)
+        elif data.get("host_id") != self.host_id:
+            handler = _HANDLERS.get(method) if isinstance(method, str) else None
+            if handler is not None:
+                await getattr(self, handler)(data)
+
+    async def _listen(self) -> AsyncIterator[list[bytes]]:
+        # Upstream subscribes to the shared channel only, and PubSub.listen() wraps each
+        # message in retry, timing, observability and dict-building layers that cost more
+        # than decoding it. Here the replies are taken off the connection's parser, every
+        # complete one a socket read brought at once (read_replies).
         channels = self.listen_channels()
         wanted = {*channels, *(c.encode() for c in channels)}
         retry = LISTEN_RETRY
@@ -164,15 +210,16 @@ class RedisManagerShim(socketio.AsyncRedisManager):  # type: ignore[misc]
                 await self.pubsub.subscribe(*channels)
                 connection = self.pubsub.connection
                 while True:
-                    # push_request: over RESP3 (a URL may ask for it) a message is a push
-                    # notification, which read_response otherwise skips.
-                    reply = await connection.read_response(timeout=math.inf, push_request=True)
-                    if _is_message(reply) and reply[1] in wanted:
-                        self.counts.received += 1
-                        yield reply[2]
-                    elif _subscribed_all(reply, len(channels)):
-                        retry = LISTEN_RETRY
-                        self.listen_ready()
+                    batch = []
+                    for reply in await read_replies(connection):
+                        if _is_message(reply) and reply[1] in wanted:
+                            batch.append(reply[2])
+                        elif _subscribed_all(reply, len(channels)):
+                            retry = LISTEN_RETRY
+                            self.listen_ready()
+                    if batch:
+                        self.counts.received += len(batch)
+                        yield batch
             except Exception as exc:
                 self.listen_failed(exc, retry)
                 await asyncio.sleep(retry)
@@ -187,6 +234,35 @@ class RedisManagerShim(socketio.AsyncRedisManager):  # type: ignore[misc]
             task = asyncio.get_running_loop().create_task(_close_quietly(client))
             self.closing_clients.add(task)
             task.add_done_callback(self.closing_clients.discard)
+
+
+class _AckReturn:
+    """The callback of a call delivered by ``_deliver_call``: the ack goes to ``return_ack``.
+
+    Upstream's ``partial(_return_callback, ...)`` makes a coroutine per ack, which its
+    ``trigger_callback`` awaits; ``return_ack`` publishes without one when it can.
+    """
+
+    __slots__ = ("ack", "host_id", "manager", "namespace", "sid")
+
+    def __init__(
+        self, manager: RedisManagerShim, host_id: Any, sid: str, namespace: str, ack: int
+    ) -> None:
+        self.manager, self.host_id, self.sid = manager, host_id, sid
+        self.namespace, self.ack = namespace, ack
+
+    def __call__(self, *args: Any) -> Coroutine[Any, Any, None] | None:
+        return self.manager.return_ack(self.host_id, self.sid, self.namespace, self.ack, args)
+
+
+#: Upstream's handler of each method a message from another node may carry.
+_HANDLERS = {
+    "emit": "_handle_emit",
+    "disconnect": "_handle_disconnect",
+    "enter_room": "_handle_enter_room",
+    "leave_room": "_handle_leave_room",
+    "close_room": "_handle_close_room",
+}
 
 
 def _subscribed_all(reply: Any, channels: int) -> bool:
@@ -247,6 +323,34 @@ def write_packed(conn: Any, packed: bytes) -> None:
 async def read_reply(conn: Any) -> Any:
     """The next reply on ``conn`` (a pipelined read: no command is sent)."""
     return await conn.read_response()
+
+
+async def read_replies(conn: Any) -> list[Any]:
+    """The replies waiting on pub/sub connection ``conn``, at least one (one read at most).
+
+    redis-py's ``read_response`` returns one reply per call, through three coroutines and
+    a host:port string built for its error messages; its hiredis parser already holds
+    every reply the last socket read brought. Error replies are returned, not raised.
+    """
+    parser: Any = getattr(conn, "_parser", None)
+    # Without hiredis (its pure-Python parser), or over RESP3 (push notifications):
+    # redis-py's path.
+    if not isinstance(parser, _AsyncHiredisParser) or conn.protocol not in (2, "2"):
+        # push_request: over RESP3 (a URL may ask for it) a message is a push
+        # notification, which read_response otherwise skips.
+        return [await conn.read_response(timeout=math.inf, push_request=True)]
+    reader: Any = parser._reader
+    fill: Any = parser.read_from_socket  # raises ConnectionError when Redis closed it
+    reply = reader.gets()
+    while reply is NOT_ENOUGH_DATA:
+        if not parser._connected:
+            raise RedisConnectionError("the pub/sub connection closed")
+        await fill()
+        reply = reader.gets()
+    replies = [reply]
+    while (reply := reader.gets()) is not NOT_ENOUGH_DATA:
+        replies.append(reply)
+    return replies
 
 
 async def send_packed(conn: Any, packed: list[bytes]) -> None:
