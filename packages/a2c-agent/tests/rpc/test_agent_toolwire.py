@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from a2c_agent import InvalidResponseError, RemoteError
 from a2c_agent._rpc import _toolwire
+from a2c_agent._rpc._blobdrain import needs_drain
 from a2c_agent._rpc._deadline import Deadline, expire
 from a2c_agent._rpc._toolwire import tool_call_payload, tool_result_of
 from a2c_agent._rules import decode_ack
@@ -145,3 +146,10 @@ async def test_deadline_fires_moves_and_stops() -> None:
     await asyncio.sleep(0.05)
     expire(moved, "client:tool_call", 0.05)  # a timer that was already due: no harm either
     assert moved.result() == ("answer",)
+
+
+def test_only_results_with_a_handled_item_are_drained() -> None:
+    text = {"type": "text", "text": "hi"}
+    handled = {"type": "image", "data": "", "_meta": {"a2c_blob_handle": "h", "other": 1}}
+    assert not needs_drain(CallToolResult(content=[text, {"type": "image", "_meta": {}}]))
+    assert needs_drain(CallToolResult(content=[text, handled]))

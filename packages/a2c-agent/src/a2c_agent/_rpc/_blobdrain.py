@@ -55,9 +55,10 @@ def _failed(item: JsonObject, reason: str) -> JsonObject:
 def needs_drain(result: CallToolResult) -> bool:
     """Whether any content item of ``result`` travelled by blob handle (checked on every
     call before anything is awaited: most results have none)."""
-    return any(
-        isinstance(item, dict) and blob_sideband_of(item) is not None for item in result.content
-    )
+    for item in result.content:  # a plain loop: a generator costs more than the check
+        if isinstance(item, dict) and blob_sideband_of(item) is not None:
+            return True
+    return False
 
 
 async def drain_result(
