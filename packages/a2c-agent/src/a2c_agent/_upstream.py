@@ -11,8 +11,10 @@ internal.
 from __future__ import annotations
 
 from types import ModuleType
+from typing import TYPE_CHECKING
 
-import socketio
+if TYPE_CHECKING:  # the CLI entry imports this fence (tracing) but must not load socketio
+    import socketio
 
 __all__ = ["namespace_refused", "tracer_provider_unset"]
 
