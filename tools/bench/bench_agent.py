@@ -1,13 +1,15 @@
 """What the Agent SDK costs on the client side: per tool call, and per tool-cache refresh.
 
-Run: ``uv run python tools/bench/bench_agent.py [--calls 1000] [--refreshes 20]``.
+Run: ``uv run python tools/bench/bench_agent.py [--calls 1000] [--rounds 5] [--refreshes 20]``.
 
 A real ``a2c-server`` and a Computer (a plain python-socketio client in its own process,
 offering 1,000 tools) run as separate processes, so this process's CPU time is the client
 side alone. Each figure is set against a plain python-socketio client doing the same wire
 exchange in the same run (no decoding into models, no cache, no listeners):
 
-- tool call: ``AsyncAgent.call_tool`` vs a bare ``call("client:tool_call", ...)``;
+- tool call: ``AsyncAgent.call_tool`` vs a bare ``call("client:tool_call", ...)``, both
+  connected at once and measured in alternating rounds (bare then Agent, ``--calls`` each),
+  so a change in the machine's load hits both sides; the figure is the median round;
 - cache refresh: the Computer announces ``server:update_tool_list``; the Agent gets
   ``notify:update_tool_list``, fetches and decodes the 1,000 tools and fires its tools
   listener. The reference fetches the same list with a bare ``call("client:get_tools")``.
@@ -45,7 +47,7 @@ TOOLS = [
 ]
 
 
-async def host_computer(url: str) -> None:
+async def host_computer(url: str, name: str, office: str) -> None:
     """The Computer's process: answer calls and get_tools; announce on each stdin line."""
     computer = socketio.AsyncClient(reconnection=False, handle_sigint=False)
 
@@ -57,11 +59,11 @@ async def host_computer(url: str) -> None:
     async def tools(data: dict[str, Any]) -> dict[str, Any]:
         return {"tools": TOOLS, "req_id": data["req_id"]}
 
-    await join(computer, url, "a2c", "computer", "box", "office")
+    await join(computer, url, "a2c", "computer", name, office)
     print("ready", flush=True)
     loop = asyncio.get_running_loop()
     while await loop.run_in_executor(None, sys.stdin.readline):
-        await computer.emit("server:update_tool_list", {"computer": "box"}, namespace=NAMESPACE)
+        await computer.emit("server:update_tool_list", {"computer": name}, namespace=NAMESPACE)
     await computer.disconnect()
 
 
@@ -69,36 +71,63 @@ def _cpu(start: float, count: int) -> float:
     return (time.process_time() - start) / count * 1e6
 
 
-async def bare(url: str, calls: int, refreshes: int) -> tuple[float, float]:
+def _bare_payload() -> dict[str, Any]:
+    return {"agent": "bare", "req_id": uuid.uuid4().hex, "computer": "box-bare",
+            "tool_name": "echo", "params": {"text": "hi"}, "timeout": 30}  # fmt: skip
+
+
+async def calls_in_rounds(
+    url: str, agent: AsyncAgent, calls: int, rounds: int
+) -> list[tuple[float, float]]:
+    """(bare µs, Agent µs) per call, one pair per round; the bare client has its own office
+    (one Agent per office) and Computer."""
+    client = socketio.AsyncClient(reconnection=False, handle_sigint=False)
+    await join(client, url, "a2c", "agent", "bare", "office-bare")
+
+    async def bare() -> None:
+        await client.call("client:tool_call", _bare_payload(), namespace=NAMESPACE, timeout=60)
+
+    async def ours() -> None:
+        await agent.call_tool("box", "echo", {"text": "hi"}, timeout=30)
+
+    for _ in range(50):
+        await bare()
+        await ours()
+    pairs: list[tuple[float, float]] = []
+    for _ in range(rounds):
+        start = time.process_time()
+        for _ in range(calls):
+            await bare()
+        per_bare = _cpu(start, calls)
+        start = time.process_time()
+        for _ in range(calls):
+            await ours()
+        pairs.append((per_bare, _cpu(start, calls)))
+    await client.disconnect()
+    return pairs
+
+
+async def bare_fetch(url: str, refreshes: int) -> float:
     client = socketio.AsyncClient(reconnection=False, handle_sigint=False)
     await join(client, url, "a2c", "agent", "bare", "office")
-
-    async def call() -> None:
-        payload = {"agent": "bare", "req_id": uuid.uuid4().hex, "computer": "box",
-                   "tool_name": "echo", "params": {"text": "hi"}, "timeout": 30}  # fmt: skip
-        await client.call("client:tool_call", payload, namespace=NAMESPACE, timeout=60)
 
     async def fetch() -> None:
         payload = {"agent": "bare", "req_id": uuid.uuid4().hex, "computer": "box"}
         ret = await client.call("client:get_tools", payload, namespace=NAMESPACE, timeout=60)
         assert len(ret["tools"]) == 1000
 
-    for _ in range(50):
-        await call()
-    start = time.process_time()
-    for _ in range(calls):
-        await call()
-    per_call = _cpu(start, calls)
     await fetch()
     start = time.process_time()
     for _ in range(refreshes):
         await fetch()
     per_fetch = _cpu(start, refreshes)
     await client.disconnect()
-    return per_call, per_fetch
+    return per_fetch
 
 
-async def sdk(url: str, announce: subprocess.Popen[bytes], calls: int, refreshes: int) -> Any:
+async def sdk(
+    url: str, announce: subprocess.Popen[bytes], calls: int, rounds: int, refreshes: int
+) -> Any:
     async with AsyncAgent(url, name="sdk") as agent:
         arrived: asyncio.Queue[int] = asyncio.Queue()
         agent.add_tools_listener(
@@ -106,12 +135,7 @@ async def sdk(url: str, announce: subprocess.Popen[bytes], calls: int, refreshes
         )
         await agent.join_office("office")
         assert await asyncio.wait_for(arrived.get(), 60) == 1000
-        for _ in range(50):
-            await agent.call_tool("box", "echo", {"text": "hi"}, timeout=30)
-        start = time.process_time()
-        for _ in range(calls):
-            await agent.call_tool("box", "echo", {"text": "hi"}, timeout=30)
-        per_call = _cpu(start, calls)
+        pairs = await calls_in_rounds(url, agent, calls, rounds)
         assert announce.stdin is not None
         cpu = 0.0
         wall: list[float] = []
@@ -122,44 +146,54 @@ async def sdk(url: str, announce: subprocess.Popen[bytes], calls: int, refreshes
             assert await asyncio.wait_for(arrived.get(), 60) == 1000
             cpu += time.process_time() - c0
             wall.append((time.perf_counter() - w0) * 1e3)
-        return per_call, cpu / refreshes * 1e6, sorted(wall)[len(wall) // 2]
+        return pairs, cpu / refreshes * 1e6, sorted(wall)[len(wall) // 2]
 
 
-async def main_async(calls: int, refreshes: int) -> None:
+async def main_async(calls: int, rounds: int, refreshes: int) -> None:
     async with server("a2c") as (url, _pid):
-        computer = subprocess.Popen(
-            [sys.executable, __file__, "--computer", url],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
+        computer, other = (
+            subprocess.Popen(
+                [sys.executable, __file__, "--computer", url, name, office],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+            )
+            for name, office in (("box", "office"), ("box-bare", "office-bare"))
         )
         try:
-            assert computer.stdout is not None
             loop = asyncio.get_running_loop()
-            if (await loop.run_in_executor(None, computer.stdout.readline)).strip() != b"ready":
-                raise RuntimeError("the Computer's process did not start")
-            bare_call, bare_fetch = await bare(url, calls, refreshes)
-            sdk_call, sdk_refresh, refresh_ms = await sdk(url, computer, calls, refreshes)
+            for process in (computer, other):
+                assert process.stdout is not None
+                if (await loop.run_in_executor(None, process.stdout.readline)).strip() != b"ready":
+                    raise RuntimeError("a Computer's process did not start")
+            bare_list = await bare_fetch(url, refreshes)
+            pairs, sdk_refresh, refresh_ms = await sdk(url, computer, calls, rounds, refreshes)
         finally:
-            if computer.stdin is not None:
-                computer.stdin.close()
-            computer.wait(timeout=30)
-    print(f"client-side CPU, {calls} calls and {refreshes} refreshes of 1,000 tools\n")
+            for process in (computer, other):
+                if process.stdin is not None:
+                    process.stdin.close()
+                process.wait(timeout=30)
+    print(f"client-side CPU, {rounds} rounds of {calls} calls each side, "
+          f"{refreshes} refreshes of 1,000 tools\n")  # fmt: skip
     print(f"{'':<34}{'bare µs':>10}{'AsyncAgent µs':>15}{'ratio':>8}")
-    print(f"{'per tool call':<34}{bare_call:>10.0f}{sdk_call:>15.0f}{sdk_call / bare_call:>7.2f}x")
-    print(f"{'per tool list (1,000 tools)':<34}{bare_fetch:>10.0f}{sdk_refresh:>15.0f}"
-          f"{sdk_refresh / bare_fetch:>7.2f}x")  # fmt: skip
+    ratios = sorted(ours / bare for bare, ours in pairs)
+    for i, (bare, ours) in enumerate(pairs, 1):
+        print(f"{f'per tool call, round {i}':<34}{bare:>10.0f}{ours:>15.0f}{ours / bare:>7.2f}x")
+    print(f"{'per tool call, median round':<34}{'':>25}{ratios[len(ratios) // 2]:>7.2f}x")
+    print(f"{'per tool list (1,000 tools)':<34}{bare_list:>10.0f}{sdk_refresh:>15.0f}"
+          f"{sdk_refresh / bare_list:>7.2f}x")  # fmt: skip
     print(f"\nnotify:update_tool_list -> tools listener fired: median {refresh_ms:.1f} ms wall")
 
 
 def main() -> None:
-    if len(sys.argv) > 2 and sys.argv[1] == "--computer":
-        asyncio.run(host_computer(sys.argv[2]))
+    if len(sys.argv) > 4 and sys.argv[1] == "--computer":
+        asyncio.run(host_computer(*sys.argv[2:5]))
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=1000)
+    parser.add_argument("--calls", type=int, default=1000, help="calls per side per round")
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--refreshes", type=int, default=20)
     args = parser.parse_args()
-    asyncio.run(main_async(args.calls, args.refreshes))
+    asyncio.run(main_async(args.calls, args.rounds, args.refreshes))
 
 
 if __name__ == "__main__":

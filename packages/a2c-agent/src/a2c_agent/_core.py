@@ -29,6 +29,7 @@ from ._exceptions import (
     ConnectionLostError,
 )
 from ._notify import Listeners, NotificationStream
+from ._rpc._deadline import Deadline, expire
 from ._rpc._inflight import InFlightCalls
 from ._rpc._progress import ProgressWaits
 from ._rules import (
@@ -150,8 +151,11 @@ class AgentCore:
         payload: Any,
         *,
         timeout: float | None = None,
-        bind: Callable[[asyncio.Timeout], None] | None = None,
+        bind: Callable[[Deadline], None] | None = None,
     ) -> tuple[Any, ...]:
+        """Send ``payload`` (a model, or its JSON object as ``to_wire`` gives it) and wait
+        for the ack's values; :class:`AckTimeoutError` after ``timeout`` (default: the
+        agent's ``request_timeout``). ``bind`` receives a deadline it may push back."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[tuple[Any, ...]] = loop.create_future()
 
@@ -165,14 +169,17 @@ class AgentCore:
         self._pending.add(future)
         wait = self._request_timeout if timeout is None else timeout
         try:
-            await self._emit(event, to_wire(payload), on_ack)
+            await self._emit(event, payload if type(payload) is dict else to_wire(payload), on_ack)
+            timer: asyncio.TimerHandle | Deadline
+            if bind is None:
+                timer = loop.call_at(loop.time() + wait, expire, future, event.value, wait)
+            else:
+                timer = Deadline(loop, future, event.value, wait)
+                bind(timer)
             try:
-                async with asyncio.timeout(wait) as scope:
-                    if bind is not None:
-                        bind(scope)
-                    return await future
-            except TimeoutError:
-                raise AckTimeoutError(event.value, wait) from None
+                return await future
+            finally:
+                timer.cancel()
         finally:
             self._pending.discard(future)
 

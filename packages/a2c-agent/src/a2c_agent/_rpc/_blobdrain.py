@@ -35,7 +35,7 @@ from a2c_protocol import (
 
 from ._blobpull import BlobData
 
-__all__ = ["BLOB_ERROR_KEY", "PullFn", "drain_result"]
+__all__ = ["BLOB_ERROR_KEY", "PullFn", "drain_result", "needs_drain"]
 
 logger = logging.getLogger("a2c_agent.blobs")
 
@@ -50,6 +50,15 @@ def _failed(item: JsonObject, reason: str) -> JsonObject:
     meta = dict(item.get("_meta") or {})
     meta[BLOB_ERROR_KEY] = reason
     return {**item, "_meta": meta}
+
+
+def needs_drain(result: CallToolResult) -> bool:
+    """Whether any content item of ``result`` travelled by blob handle (checked on every
+    call before anything is awaited: most results have none)."""
+    for item in result.content:  # a plain loop: a generator costs more than the check
+        if isinstance(item, dict) and blob_sideband_of(item) is not None:
+            return True
+    return False
 
 
 async def drain_result(

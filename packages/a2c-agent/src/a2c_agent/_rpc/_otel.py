@@ -11,9 +11,11 @@ tool and Computer and the outcome, never arguments or results.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator
 from typing import Any
 
+from a2c_agent._upstream import tracer_provider_unset
 from a2c_protocol import install_tracer_provider, shutdown_tracer_provider
 
 trace: Any
@@ -24,6 +26,7 @@ try:
 
     trace = _trace
     _IDLE_PROVIDERS: tuple[type, ...] = (_trace.ProxyTracerProvider, _trace.NoOpTracerProvider)
+    _PROVIDER_FROM_ENV = "OTEL_PYTHON_TRACER_PROVIDER" in os.environ
 except ImportError:  # pragma: no cover - the extra is installed in the dev environment
     trace = None
 
@@ -62,10 +65,16 @@ def tracing_idle() -> bool:
     proxy or no-op provider) and no valid span current (a no-op tracer would otherwise
     hand the current span's context on). Creating the span anyway cost about 5 % of a
     call's CPU (issue 36).
+
+    While no provider is set, the API's own check reads the environment on every call;
+    the fence tells "none set" cheaply instead. A provider named by
+    ``OTEL_PYTHON_TRACER_PROVIDER`` is honoured when the variable is set at import time
+    (the API loads it on the first public check), as the standard variables are.
     """
     if trace is None:
         return True
-    if not isinstance(trace.get_tracer_provider(), _IDLE_PROVIDERS):
+    public = _PROVIDER_FROM_ENV or tracer_provider_unset(trace) is not True
+    if public and not isinstance(trace.get_tracer_provider(), _IDLE_PROVIDERS):
         return False
     return not trace.get_current_span().get_span_context().is_valid
 

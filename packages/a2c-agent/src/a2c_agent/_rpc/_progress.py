@@ -14,7 +14,7 @@ import contextlib
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Iterator
-from typing import Any, TypeAlias
+from typing import Any, Protocol, TypeAlias
 
 import attrs
 
@@ -27,13 +27,21 @@ logger = logging.getLogger("a2c_agent")
 ProgressCallback: TypeAlias = Callable[[ToolCallProgress], Awaitable[None] | None]
 
 
+class Restartable(Protocol):
+    """A call's deadline: :class:`._deadline.Deadline`, or an ``asyncio.Timeout``."""
+
+    def when(self) -> float | None: ...
+    def expired(self) -> bool: ...
+    def reschedule(self, when: float | None) -> None: ...
+
+
 @attrs.define
 class _Wait:
     computer: str
     callback: ProgressCallback
     resets: bool
     timeout: float
-    scope: asyncio.Timeout | None = None
+    scope: Restartable | None = None
 
 
 class ProgressWaits:
@@ -46,12 +54,12 @@ class ProgressWaits:
     @contextlib.contextmanager
     def waiting(
         self, req_id: str, computer: str, callback: ProgressCallback, resets: bool, timeout: float
-    ) -> Iterator[Callable[[asyncio.Timeout], None]]:
+    ) -> Iterator[Callable[[Restartable], None]]:
         """Route reports for ``req_id`` while the block runs; yields the timeout binder."""
         wait = _Wait(computer, callback, resets, timeout)
         self._waits[req_id] = wait
 
-        def bind(scope: asyncio.Timeout) -> None:
+        def bind(scope: Restartable) -> None:
             wait.scope = scope
 
         try:
@@ -80,7 +88,7 @@ class ProgressWaits:
             self._spawn(_guarded(outcome, report.req_id))
 
 
-def _restart(scope: asyncio.Timeout, timeout: float) -> None:
+def _restart(scope: Restartable, timeout: float) -> None:
     # A scope that already expired or exited (the answer is being read) stays as it is.
     with contextlib.suppress(RuntimeError):
         if scope.when() is not None and not scope.expired():

@@ -14,10 +14,7 @@ from a2c_agent._exceptions import (
     InvalidResponseError,
     ToolCallTimeoutError,
 )
-from a2c_agent._rules import (
-    decode_ack,
-    tools_from_ret,
-)
+from a2c_agent._rules import tools_from_ret
 from a2c_agent._session._lifecycle import require_connected
 from a2c_agent._types import AgentTool, ResourcePage, result_error_code
 from a2c_protocol import (
@@ -36,17 +33,17 @@ from a2c_protocol import (
     InvalidPayloadError,
     RemoteError,
     RequestTimeoutError,
-    ToolCallReq,
     WindowURI,
     from_wire,
     to_wire,
 )
 
-from ._blobdrain import drain_result
+from ._blobdrain import drain_result, needs_drain
 from ._blobpull import BlobData
 from ._facades import FacadesMixin
 from ._otel import call_span, tracing_idle
 from ._progress import ProgressCallback
+from ._toolwire import tool_call_payload, tool_result_of
 
 _NO_PROGRESS: contextlib.nullcontext[None] = contextlib.nullcontext(None)  # reusable, stateless
 
@@ -233,16 +230,10 @@ class RequestsMixin(FacadesMixin):
         if req_id is not None and not (isinstance(req_id, str) and req_id):
             raise ValueError("req_id must be a non-empty string")
         req_id = req_id or _req_id()
-        request = ToolCallReq(
-            agent=self._name,
-            req_id=req_id,
-            computer=computer,
-            tool_name=tool_name,
-            params=dict(params or {}),
-            timeout=max(1, math.ceil(timeout)),
-            a2c_progress=True if on_progress is not None else None,
-            a2c_trace=trace,
-        )
+        request = tool_call_payload(
+            self._name, req_id, computer, tool_name, dict(params or {}),
+            max(1, math.ceil(timeout)), on_progress is not None, trace,
+        )  # fmt: skip
         progress = (
             _NO_PROGRESS
             if on_progress is None
@@ -268,11 +259,12 @@ class RequestsMixin(FacadesMixin):
                 await asyncio.shield(self._cancel_once(req_id))
                 raise
         try:
-            result = decode_ack(Event.TOOL_CALL, CallToolResult, args)
+            result = tool_result_of(args)
         except RequestTimeoutError:
             await self._cancel_once(req_id)
             raise
-        if not (self._drain_blobs if drain_blobs is None else drain_blobs):
+        drain = self._drain_blobs if drain_blobs is None else drain_blobs
+        if not (drain and needs_drain(result)):
             return result
 
         async def pull(handle: str, limit: int | None) -> BlobData:
