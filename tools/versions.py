@@ -96,7 +96,7 @@ class Distribution:
     module: str
     version: str
     protocol: str
-    #: further protocol versions the distribution speaks (the Server translates, the roles negotiate)
+    #: further protocol versions it speaks (the Server translates, the roles negotiate)
     serves: tuple[str, ...] = ()
 
     def version_file(self, root: Path) -> Path:
