@@ -12,23 +12,8 @@ import sys
 
 from a2c_smcp.agent import AsyncSMCPAgentClient, DefaultAgentAuthProvider, SMCPProtocolError
 
-
-def plain(value):
-    if hasattr(value, "model_dump"):
-        return value.model_dump(mode="json", by_alias=True, exclude_none=True)
-    return value
-
-
-async def first_tools(client, computer):
-    # join_office is a plain emit in the SDK: ask until the Server has seated us.
-    last = None
-    for _ in range(600):
-        try:
-            return await client.get_tools_from_computer(computer)
-        except (SMCPProtocolError, ValueError) as exc:
-            last = exc
-        await asyncio.sleep(0.1)
-    raise RuntimeError(f"never joined: {last!r}")
+# this folder is on sys.path when the script runs: share the join wait and the dumps
+from official_agent import plain, until_joined
 
 
 async def main(url, office, name, computer, bundle):
@@ -37,7 +22,7 @@ async def main(url, office, name, computer, bundle):
     )
     await client.connect_to_server(url)
     await client.join_office(office, name, namespace="/smcp")
-    out = {"tools": (await first_tools(client, computer))["tools"]}
+    out = {"tools": (await until_joined(client, computer))["tools"]}
     call = await client.emit_tool_call(computer, f"{bundle}__echo", {"text": "hello"}, 30)
     out["call"] = plain(call)
     out["config"] = plain(await client.get_config_from_computer(computer))
