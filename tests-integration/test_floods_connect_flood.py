@@ -126,6 +126,9 @@ async def test_honest_calls_are_served_and_the_log_stays_small_under_a_connect_f
         found = re.search(r'^a2c_server_refusals_total\{cause="unauthorized"\} (\S+)$', metrics,
                           re.M)  # fmt: skip
         assert found and float(found.group(1)) == len(answers)  # each one counted
+        # Refused in numbers, new handshakes were paced (the honest pair's never are).
+        paced = re.search(r"^a2c_server_handshakes_paced_total (\S+)$", metrics, re.M)
+        assert paced and float(paced.group(1)) > 0, "new handshakes were never paced"
         # One WARNING per cause and address per 10 s, not one (~0.5 KB) per refusal.
         assert grown < 20_000, f"the log grew {grown} bytes for {len(answers)} refusals"
         assert slowest < 20.0  # generous: the machine is shared; the bench measures latency

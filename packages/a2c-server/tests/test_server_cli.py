@@ -84,7 +84,7 @@ def test_server_cli_env_vars_and_flag_precedence() -> None:
         "redis_url", "redis_prefix", "node_id", "node_ttl", "registry_timeout",
         "max_id_length", "max_outgoing_bytes", "max_queued_output_bytes", "admission_timeout",
         "max_unadmitted_per_address", "forwarded_allow_ips", "max_inbound_per_second",
-        "inbound_burst", "notice_interval",
+        "inbound_burst", "notice_interval", "handshake_pace",
         "jwt_jwks_url", "jwt_public_key", "jwt_secret", "jwt_issuer", "jwt_audience",
         "allow_offices", "max_requests_per_second", "request_burst",
         "max_connections_per_subject",
@@ -288,3 +288,10 @@ def test_server_cli_notice_interval_flag_env_and_default() -> None:
     assert settings_from_args([], env).notice_interval == 2.0
     with pytest.raises(SettingsError):
         settings_from_args(["--notice-interval", "-1"], {})
+
+
+def test_server_cli_handshake_pace_flag_env_and_default() -> None:
+    assert ServerSettings().handshake_pace == 100.0
+    assert settings_from_args(["--handshake-pace", "0"], {}).handshake_pace == 0.0
+    env = {"A2C_SERVER_HANDSHAKE_PACE": "250"}
+    assert settings_from_args([], env).handshake_pace == 250.0

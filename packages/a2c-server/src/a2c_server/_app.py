@@ -25,6 +25,7 @@ from ._edge._gate import Receive, Scope, Send, VersionGate, first_query_value, m
 from ._edge._hosts import HostGuard
 from ._edge._open_requests import OpenRequests
 from ._edge._oversize import OversizeWatch
+from ._edge._pace import wait_turn
 from ._edge._polling import PostScreen
 from ._edge._shutdown import Drain
 from ._edge._transport import serve_engineio
@@ -146,7 +147,9 @@ class A2CServerApp:
         if kind in ("http", "websocket") and mount_matches(
             scope.get("path", ""), self.settings.socketio_path
         ):
-            await self._gate(scope, receive, send)
+            pacer = getattr(self.sio, "handshake_pacer", None)
+            if pacer is None or await wait_turn(pacer, scope, receive, send):
+                await self._gate(scope, receive, send)
         elif kind == "http" and scope.get("path") == HEALTH_PATH:
             await self._health(scope, send)
         elif kind == "http" and scope.get("path") == METRICS_PATH:
@@ -333,6 +336,7 @@ def create_app(
             inbound_burst=settings.inbound_burst,
             admission_timeout=settings.admission_timeout,
             max_unadmitted_per_address=settings.max_unadmitted_per_address,
+            handshake_pace=settings.handshake_pace,
         ),
         tuple_ack_events=(Event.JOIN_OFFICE.value, Event.LEAVE_OFFICE.value),
     )
@@ -342,7 +346,9 @@ def create_app(
     else:
         state = store if store is not None else MemoryStateStore()
     metrics = ServerMetrics()
-    metrics.registry.register(FloodsCollector(sio.output_budget, sio.refusals, sio.inbound_stats))
+    metrics.registry.register(
+        FloodsCollector(sio.output_budget, sio.refusals, sio.inbound_stats, sio.handshake_pacer)
+    )
     drain = Drain()
     namespace = SmcpNamespace(
         sio, settings=settings, offices=Offices(state), auth=provider, metrics=metrics,

@@ -80,6 +80,7 @@ ENV_VARS: Final[Mapping[str, tuple[str, Callable[[str], Any]]]] = {
     "max_inbound_per_second": ("A2C_SERVER_MAX_INBOUND_PER_SECOND", float),
     "inbound_burst": ("A2C_SERVER_INBOUND_BURST", int),
     "notice_interval": ("A2C_SERVER_NOTICE_INTERVAL", float),
+    "handshake_pace": ("A2C_SERVER_HANDSHAKE_PACE", float),
     "jwt_jwks_url": ("A2C_SERVER_JWT_JWKS_URL", str),
     "jwt_public_key": ("A2C_SERVER_JWT_PUBLIC_KEY", str),
     "jwt_secret": ("A2C_SERVER_JWT_SECRET", str),
@@ -182,6 +183,9 @@ def _parser() -> argparse.ArgumentParser:
         "dropped undecoded, and 5 s of it disconnects")  # fmt: skip
     opt("--inbound-burst", "inbound_burst", int,
         "packets a session may send at once before --max-inbound-per-second applies")  # fmt: skip
+    opt("--handshake-pace", "handshake_pace", float,
+        "while connects are refused in numbers (over 20/s), new handshakes start at most "
+        "this many per second; the rest wait (0: off)")  # fmt: skip
     opt("--notice-interval", "notice_interval", float,
         "seconds: a sender's server:update_* notices reach its office at most once per "
         "interval per kind, the last held one winning (0 relays every one)")  # fmt: skip

@@ -157,6 +157,9 @@ class ServerSettings:
     ``X-Forwarded-For`` names the client address the per-address limits count.
     ``max_inbound_per_second`` / ``inbound_burst`` bound every packet one session sends
     (events and acks alike, dropped undecoded past it; cancels have their own bucket).
+    ``handshake_pace``: while more than 20 connects a second are refused, new Engine.IO
+    handshakes start at most this many a second (the others wait, or get 503 past 5 s);
+    0 turns it off (issue 41: a tokenless flood otherwise takes the whole event loop).
     ``notice_interval``: the ``server:update_*`` notices of one sender are relayed at most
     once per this many seconds per kind (the first at once, the last held one at the
     interval's end); 0 relays every one.
@@ -209,6 +212,7 @@ class ServerSettings:
     max_inbound_per_second: float = attrs.field(default=10_000.0, validator=_positive)
     inbound_burst: int = attrs.field(default=20_000, validator=_positive)
     notice_interval: float = attrs.field(default=0.5, validator=_non_negative)
+    handshake_pace: float = attrs.field(default=100.0, validator=_non_negative)
     jwt_jwks_url: str | None = None
     jwt_public_key: str | None = None
     jwt_secret: str | None = attrs.field(default=None, repr=False)

@@ -13,6 +13,7 @@ line and the counters are the same too.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
@@ -67,6 +68,7 @@ class EarlyRefusalMixin(NamespaceCore):
     ) -> None:
         """The folded WARNING of a refused token and, once per fold, its audit line (a
         tokenless flood must not fill the disk); ``key`` names the session in the log."""
+        self._sio.handshake_pacer.refused(time.monotonic())
         count = self._sio.refusals.refused("unauthorized", "authentication failed", peer,
                                            **key, reason=error)  # fmt: skip
         if count is not None:

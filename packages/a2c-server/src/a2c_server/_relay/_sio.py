@@ -28,6 +28,7 @@ import socketio
 from a2c_protocol import NAMESPACE, ErrorCode, ErrorPayload, InvalidPayloadError, to_wire
 from a2c_server._floods._inbound import CUT, REFUSED_COST, InboundBudget, InboundStats
 from a2c_server._floods._outbox import DEFAULT_MAX_QUEUED_OUTPUT_BYTES, OutputBudget
+from a2c_server._floods._pacing import HandshakePacer
 from a2c_server._floods._refusals import RefusalLog
 from a2c_server._floods._trim import HeapTrimmer
 from a2c_server._observe._noise import NoiseLog, library_logger
@@ -73,6 +74,7 @@ class Limits:
     inbound_burst: int = 20_000
     admission_timeout: float = 10.0
     max_unadmitted_per_address: int = 64
+    handshake_pace: float = 100.0
 
 
 def screen_event(data: Any) -> tuple[str, ErrorPayload] | None:
@@ -137,6 +139,8 @@ class SmcpSocketServer(ServerShim):
         self.output_budget.after_drop = HeapTrimmer().schedule
         #: connection refusals, logged once per cause and address per interval
         self.refusals = RefusalLog(logging.getLogger("a2c_server.namespace"))
+        #: new handshakes paced while connects are refused in numbers (issue 41)
+        self.handshake_pacer = HandshakePacer(self.limits.handshake_pace)
         self.inbound_stats = InboundStats()
         self.inbound_stats.notify = self._inbound_refused
         self.inbound_budget = self._new_inbound_budget
