@@ -18,6 +18,7 @@ Rules:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -65,6 +66,16 @@ class Office:
         self._max_delay = max_delay
         self._agent: AsyncAgent | None = None
         self._problem = f"not connected to {server_url} yet"
+        # Set once the first connect-and-join has ended either way: a host that asks for
+        # tools right after starting the bridge must not get an empty list for a race.
+        self._first_try = asyncio.Event()
+
+    async def first_try(self, timeout: float) -> None:
+        """Wait (at most ``timeout`` s) until the first connect-and-join has ended."""
+        if not self._first_try.is_set():
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(timeout):
+                    await self._first_try.wait()
 
     @property
     def agent(self) -> AsyncAgent | None:
@@ -101,6 +112,7 @@ class Office:
                     f"{exc.message} (not retried: fix the configuration and restart the bridge)"
                 )
                 logger.error("%s", self._problem)
+                self._first_try.set()
                 self._on_tools()
                 return
             except (A2CError, OSError) as exc:
@@ -108,6 +120,7 @@ class Office:
                 what = "join" if isinstance(exc, JoinOfficeError) else "reach"
                 self._problem = f"cannot {what} office {self.office!r} on {self._server_url}: {exc}"
                 logger.warning("%s; retrying in %.0f s", self._problem, delay)
+                self._first_try.set()
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, self._max_delay)
                 continue
@@ -132,6 +145,7 @@ class Office:
         agent.add_tools_listener(tools_changed)
         agent.add_notification_listener(notified, *_RESOURCE_EVENTS)
         self._agent = agent
+        self._first_try.set()
         logger.info("joined office %r on %s as %r", self.office, self._server_url, agent.name)
         self._on_tools()
         self._on_resources()

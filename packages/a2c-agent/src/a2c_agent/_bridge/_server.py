@@ -43,6 +43,8 @@ from ._uris import parse_uri, served_uri, split_entry
 __all__ = ["Bridge", "BridgeOptions"]
 
 logger = logging.getLogger("a2c_agent.bridge")
+#: how long a first tools/list or tools/call waits for the bridge to join its office
+_FIRST_TRY_WAIT = 15.0
 
 SERVER_NAME = "a2c-agent-bridge"
 
@@ -129,6 +131,8 @@ class Bridge:
 
     async def _list_tools(self, request: types.ListToolsRequest) -> types.ServerResult:
         self._remember_session()
+        if self.office is not None:
+            await self.office.first_try(_FIRST_TRY_WAIT)
         catalog = self.catalog()
         self._served = json.dumps(catalog.tools, sort_keys=True, default=str)
         tools: list[types.Tool] = []
@@ -156,6 +160,7 @@ class Bridge:
     async def _call(self, request: types.CallToolRequest) -> dict[str, Any]:
         name = request.params.name
         assert self.office is not None
+        await self.office.first_try(_FIRST_TRY_WAIT)
         agent = self.office.agent
         if agent is None:
             return unreachable_result(self.office.office, self.office.problem or "not joined")
