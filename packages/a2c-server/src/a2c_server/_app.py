@@ -15,8 +15,6 @@ import json
 import logging
 from typing import TYPE_CHECKING, Any
 
-import socketio
-
 from a2c_protocol import NAMESPACE, Event
 
 from ._auth import AllowAllAuth, AuthProvider, JwtAuth, SharedTokenAuth, is_loopback_host
@@ -71,7 +69,7 @@ class A2CServerApp:
         self,
         *,
         settings: ServerSettings,
-        sio: socketio.AsyncServer,
+        sio: SmcpSocketServer,
         store: StateStore,
         metrics: ServerMetrics | None = None,
         drain: Drain | None = None,
@@ -147,8 +145,7 @@ class A2CServerApp:
         if kind in ("http", "websocket") and mount_matches(
             scope.get("path", ""), self.settings.socketio_path
         ):
-            pacer = getattr(self.sio, "handshake_pacer", None)
-            if pacer is None or await wait_turn(pacer, scope, receive, send):
+            if await wait_turn(self.sio.handshake_pacer, scope, receive, send):
                 await self._gate(scope, receive, send)
         elif kind == "http" and scope.get("path") == HEALTH_PATH:
             await self._health(scope, send)
