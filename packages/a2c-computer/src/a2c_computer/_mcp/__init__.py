@@ -13,7 +13,7 @@ What it does, and nothing more:
 * turns an HTTP 401/403/5xx answer to a JSON-RPC POST into a JSON-RPC error carrying the
   status, so one refused call does not tear the session down and the caller can map it
   (:mod:`._transports`, :mod:`._failures`);
-* hands an OAuth server's transport the ``httpx`` auth of :mod:`a2c_computer._oauth`; a
+* hands an OAuth server's transport the ``httpx2`` auth of :mod:`a2c_computer._oauth`; a
   server that needs a sign-in is ``needs_auth``, not ``failed``, also when its token is
   refused mid-session (its tools are withdrawn until it is back);
 * forwards an MCP server's log notifications to the Computer's log at their level.

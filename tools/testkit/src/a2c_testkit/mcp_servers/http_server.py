@@ -36,8 +36,8 @@ from a2c_testkit.mcp_servers._kit import (
 __all__ = ["build_app", "main", "serve_http"]
 
 
-def _build_server() -> tuple[Server[Any, Any], InitializationOptions]:
-    server: Server[Any, Any] = Server("a2c-test-http")
+def _build_server() -> tuple[Server[Any], InitializationOptions]:
+    server: Server[Any] = Server("a2c-test-http")
     tools = [
         {
             "name": "search",
@@ -83,8 +83,8 @@ def _build_server() -> tuple[Server[Any, Any], InitializationOptions]:
         server_name="a2c-test-http",
         server_version="0.2.0",
         capabilities=types.ServerCapabilities(
-            tools=types.ToolsCapability(listChanged=False),
-            resources=types.ResourcesCapability(subscribe=False, listChanged=False),
+            tools=types.ToolsCapability(list_changed=False),
+            resources=types.ResourcesCapability(subscribe=False, list_changed=False),
         ),
     )
     return server, options
