@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import weakref
+from collections import OrderedDict
 from collections.abc import Collection
 from typing import Any
 
@@ -53,6 +53,8 @@ __all__ = ["Bridge", "BridgeOptions"]
 logger = logging.getLogger("a2c_agent.bridge")
 #: how long a first tools/list or tools/call waits for the bridge to join its office
 _FIRST_TRY_WAIT = 15.0
+#: handshake-era connections told of list changes (an HTTP bridge may see many hosts)
+_MAX_SESSIONS = 256
 
 SERVER_NAME = "a2c-agent-bridge"
 
@@ -83,7 +85,11 @@ class Bridge:
             on_read_resource=self._read_resource,
             on_subscriptions_listen=ListenHandler(self._bus),
         )
-        self._sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
+        #: Handshake-era connections that made a request: one ``ServerSession`` each (mcp 2
+        #: builds one per request; any of them reaches the connection's standalone
+        #: channel), keyed by the connection's ``initialize`` params, the same object for
+        #: all its requests; the oldest are forgotten past _MAX_SESSIONS.
+        self._sessions: OrderedDict[int, tuple[object, ServerSession]] = OrderedDict()
         self._served: str | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -106,8 +112,14 @@ class Bridge:
 
     def _remember_session(self, ctx: ServerRequestContext[Any]) -> None:
         # A 2026-07-28 request has no session to push to (its host listens instead).
-        if ctx.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS:
-            self._sessions.add(ctx.session)
+        if ctx.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
+            return
+        session = ctx.session
+        key = session.client_params
+        self._sessions[id(key)] = (key, session)  # the key is held: its id stays unique
+        self._sessions.move_to_end(id(key))
+        while len(self._sessions) > _MAX_SESSIONS:
+            self._sessions.popitem(last=False)
 
     def catalog(self) -> Catalog:
         """The tool list served now (empty while the office is unreachable)."""
@@ -133,17 +145,17 @@ class Bridge:
         published = asyncio.get_running_loop().create_task(self._bus.publish(event))
         self._tasks.add(published)
         published.add_done_callback(self._tasks.discard)
-        for session in list(self._sessions):
-            task = asyncio.get_running_loop().create_task(self._send(session, send))
+        for key, (_, session) in list(self._sessions.items()):
+            task = asyncio.get_running_loop().create_task(self._send(key, session, send))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 
-    async def _send(self, session: ServerSession, send: Any) -> None:
+    async def _send(self, key: int, session: ServerSession, send: Any) -> None:
         try:
             await send(session)
         except Exception as exc:  # a session whose transport went away
             logger.debug("notification not delivered: %s", exc)
-            self._sessions.discard(session)
+            self._sessions.pop(key, None)
 
     # ------------------------------------------------------------------- tools
 

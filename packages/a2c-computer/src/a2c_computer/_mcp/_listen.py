@@ -54,6 +54,8 @@ class ChangeStream:
         self._on_gap = on_gap
         self._uris: set[str] = set()
         self._changed = anyio.Event()
+        #: The stream is open (the server acknowledged it).
+        self.open = False
 
     def watch(self, uri: str) -> None:
         """Also receive ``notifications/resources/updated`` for ``uri``."""
@@ -85,8 +87,11 @@ class ChangeStream:
                 ) as subscription:
                     if opened_before:
                         self._on_gap()  # what changed while no stream was open is unknown
-                    opened_before = True
-                    ended = await _until_ended_or(subscription, changed)
+                    opened_before = self.open = True
+                    try:
+                        ended = await _until_ended_or(subscription, changed)
+                    finally:
+                        self.open = False
             except MCPError as exc:
                 logger.info(
                     "MCP server %s refuses subscriptions/listen (MCP error %s: %s): no change "

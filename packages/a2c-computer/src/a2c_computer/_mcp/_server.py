@@ -145,6 +145,11 @@ class McpServer(_Requests):
         return era_of(self.protocol_version)
 
     @property
+    def listening(self) -> bool:
+        """2026-07-28: the session's ``subscriptions/listen`` stream is open."""
+        return self._changes is not None and self._changes.open
+
+    @property
     def has_resources(self) -> bool:
         return self.capabilities is not None and self.capabilities.resources is not None
 
