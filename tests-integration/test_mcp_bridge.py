@@ -23,6 +23,7 @@ from typing import Any
 import httpx
 import httpx2
 from mcp import ClientSession, StdioServerParameters, types
+from mcp.client import Client
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -419,3 +420,33 @@ async def test_the_documented_claude_desktop_entry_works_as_written(
                 await eventually(lambda: _has(session, "alpha__echo"), timeout=90, what="tools")
                 result = await session.call_tool("alpha__echo", {"text": "desktop"})
                 assert text_of(result) == "scene-a: desktop"
+
+
+async def test_a_2026_host_is_served_2026_07_28_by_the_bridge(procs: Any, tmp_path: Path) -> None:
+    """mcp 2's server answers ``server/discover`` and serves 2026-07-28 requests itself: a
+    host on ``Client(mode="auto")`` (what 2026 hosts use) lands on the modern era, lists
+    and calls the office's tools, and the bridge logs no refused ``server/discover``."""
+    office = f"office-{uuid.uuid4()}"
+    log_dir = tmp_path / "logs"
+    async with (
+        server_process(log_dir, track=procs.track) as server,
+        computer_process(
+            log_dir, config=alpha_config(tmp_path), server_url=server.url, office=office,
+            name="alpha", track=procs.track,
+        ),
+    ):  # fmt: skip
+        argv = bridge_argv(server.url, office)
+        params = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ))
+        log = log_dir / "bridge.log"
+        with log.open("a", encoding="utf-8") as errlog:
+            async with Client(stdio_client(params, errlog=errlog), mode="auto") as client:
+                assert client.protocol_version == "2026-07-28"
+
+                async def listed() -> bool:
+                    tools = await client.list_tools(cache_mode="bypass")
+                    return "alpha__echo" in {t.name for t in tools.tools}
+
+                await eventually(listed, timeout=90, what="the office's tools")
+                result = await client.call_tool("alpha__echo", {"text": "modern"})
+                assert text_of(result) == "scene-a: modern"
+        assert "Failed to validate request" not in log.read_text(encoding="utf-8")
