@@ -11,10 +11,12 @@ from __future__ import annotations
 import contextlib
 import inspect
 import re
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.abc
 import httpx2
 import pytest
 from mcp import ClientSession, types
@@ -92,27 +94,36 @@ class _Sent:
         ]
 
 
+@contextlib.asynccontextmanager
+async def _session_with(
+    server: Any, options: Any
+) -> AsyncIterator[tuple[ClientSession, JSONRPCDispatcher[Any], _Sent, anyio.abc.TaskGroup]]:
+    """A client session over memory streams to ``server``, on a dispatcher of our own."""
+    async with (
+        create_client_server_memory_streams() as (client, served),
+        anyio.create_task_group() as tasks,
+    ):
+        tasks.start_soon(lambda: server.run(served[0], served[1], options))
+        sent = _Sent(client[1])
+        dispatcher: JSONRPCDispatcher[Any] = JSONRPCDispatcher(client[0], sent)  # type: ignore[arg-type]
+        async with ClientSession(dispatcher=dispatcher) as session:
+            yield session, dispatcher, sent, tasks
+        tasks.cancel_scope.cancel()
+
+
 async def test_send_raw_goes_out_as_the_session_sends_in_each_era() -> None:
     server, options = plain.build_server()
     for era in ("handshake", "modern"):
-        async with (
-            create_client_server_memory_streams() as (client, served),
-            anyio.create_task_group() as tasks,
-        ):
-            tasks.start_soon(lambda: server.run(served[0], served[1], options))
-            sent = _Sent(client[1])
-            dispatcher = JSONRPCDispatcher(client[0], sent)  # type: ignore[arg-type]
-            async with ClientSession(dispatcher=dispatcher) as session:
-                with anyio.fail_after(30):
-                    if era == "handshake":
-                        await session.initialize()
-                    else:
-                        await session.discover()
-                    params = {"name": "echo", "arguments": {"text": "hi"}}
-                    result = await send_raw(
-                        session, dispatcher, "tools/call", dict(params), {"request_id": 77}
-                    )
-            tasks.cancel_scope.cancel()
+        async with _session_with(server, options) as (session, dispatcher, sent, _):
+            with anyio.fail_after(30):
+                if era == "handshake":
+                    await session.initialize()
+                else:
+                    await session.discover()
+                params = {"name": "echo", "arguments": {"text": "hi"}}
+                result = await send_raw(
+                    session, dispatcher, "tools/call", dict(params), {"request_id": 77}
+                )
         assert isinstance(result, dict) and result["content"][0]["text"] == "plain:echo:hi", (
             f"send_raw no longer returns the plain JSON result ({era} era)"
         )
@@ -135,36 +146,28 @@ async def test_send_raw_goes_out_as_the_session_sends_in_each_era() -> None:
 async def test_an_abandoned_request_is_cancelled_by_the_dispatcher() -> None:
     # The Computer no longer sends notifications/cancelled itself: it relies on this.
     server, options = desk_server.build(desk_server.Desk())
-    async with (
-        create_client_server_memory_streams() as (client, served),
-        anyio.create_task_group() as tasks,
-    ):
-        tasks.start_soon(lambda: server.run(served[0], served[1], options))
-        sent = _Sent(client[1])
-        dispatcher = JSONRPCDispatcher(client[0], sent)  # type: ignore[arg-type]
-        async with ClientSession(dispatcher=dispatcher) as session:
-            with anyio.fail_after(30):
-                await session.initialize()
-            with anyio.CancelScope() as call:
+    async with _session_with(server, options) as (session, dispatcher, sent, tasks):
+        with anyio.fail_after(30):
+            await session.initialize()
+        with anyio.CancelScope() as call:
 
-                async def abandon_once_written() -> None:
-                    while not sent.requests("tools/call"):
-                        await anyio.sleep(0.01)
-                    call.cancel()
-
-                tasks.start_soon(abandon_once_written)
-                params = {"name": "wait", "arguments": {"seconds": 60}}
-                await send_raw(session, dispatcher, "tools/call", params, {"request_id": 5})
-            with anyio.fail_after(30):
-                while not [
-                    m.message
-                    for m in sent.messages
-                    if isinstance(m.message, types.JSONRPCNotification)
-                    and m.message.method == "notifications/cancelled"
-                    and (m.message.params or {}).get("requestId") == 5
-                ]:
+            async def abandon_once_written() -> None:
+                while not sent.requests("tools/call"):
                     await anyio.sleep(0.01)
-        tasks.cancel_scope.cancel()
+                call.cancel()
+
+            tasks.start_soon(abandon_once_written)
+            params = {"name": "wait", "arguments": {"seconds": 60}}
+            await send_raw(session, dispatcher, "tools/call", params, {"request_id": 5})
+        with anyio.fail_after(30):
+            while not [
+                m.message
+                for m in sent.messages
+                if isinstance(m.message, types.JSONRPCNotification)
+                and m.message.method == "notifications/cancelled"
+                and (m.message.params or {}).get("requestId") == 5
+            ]:
+                await anyio.sleep(0.01)
 
 
 # ---------------------------------------------------------- mcp.client.streamable_http
