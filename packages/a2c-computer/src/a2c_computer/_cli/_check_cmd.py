@@ -72,8 +72,8 @@ async def run_check(
             print(
                 f"MCP server {name}: {state.status}"
                 + (f" — {state.last_error}" if state.last_error else "")
-                + _era_note(state.status, state.protocol)
                 + _bundle_note(name, config.servers[name], bundles.bundle(name))
+                + _era_note(state.status, state.protocol)
             )
             server = core.server(name)
             if state.status == ServerStatus.DISABLED.value:
