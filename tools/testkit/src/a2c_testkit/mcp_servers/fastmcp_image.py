@@ -6,12 +6,15 @@ schema from an ``-> ImageContent`` annotation and put the image a second time in
 do; mcp 2's ``MCPServer`` no longer does, so the tool returns both itself, as those
 servers send them.
 
-* ``image {size, seed}``: a noise PNG of about ``size`` bytes (see ``bulk.noise_png``).
+* ``image {size, seed}``: a noise PNG of about ``size`` bytes (see ``bulk.noise_png``);
+  writes ``image of <size> bytes`` on stderr, as servers log what they do (mcp 1's server
+  logged each request there itself).
 """
 
 from __future__ import annotations
 
 import base64
+import sys
 
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, ImageContent
@@ -26,6 +29,7 @@ server = MCPServer("a2c-test-fastmcp-image")
 @server.tool()
 def image(size: int = 1024, seed: int = 0) -> CallToolResult:
     """A noise PNG of about ``size`` bytes."""
+    print(f"image of {size} bytes", file=sys.stderr, flush=True)
     data = base64.b64encode(noise_png(size, seed)).decode("ascii")
     item = ImageContent(type="image", data=data, mime_type="image/png")
     return CallToolResult(
