@@ -1,7 +1,8 @@
 """The landing dir: where ``client:put_blob`` uploads of Agents are written.
 
 :class:`LandingSettings` (what the operator chose), :class:`LandingStore` (the uploads in
-progress and their rules), the request handler and the ``run`` flags.
+progress and their rules), the budget of what the dir holds, its file-system side (never
+through a link inside it), the ``run`` flags and the ``landed`` command.
 """
 
 from ._names import PARTIAL_DIR, sanitize
