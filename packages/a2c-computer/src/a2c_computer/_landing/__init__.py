@@ -5,6 +5,7 @@ progress and their rules), the budget of what the dir holds, its file-system sid
 through a link inside it), the ``run`` flags and the ``landed`` command.
 """
 
+from ._cmd import add_landed_parser, run_landed
 from ._names import PARTIAL_DIR, sanitize
 from ._options import LANDING_OPTIONS, add_landing_flags, describe_landing, landing_settings
 from ._settings import LandingSettings
@@ -15,9 +16,11 @@ __all__ = [
     "PARTIAL_DIR",
     "LandingSettings",
     "LandingStore",
+    "add_landed_parser",
     "add_landing_flags",
     "describe_landing",
     "landing_settings",
+    "run_landed",
     "run_reaper",
     "sanitize",
 ]
