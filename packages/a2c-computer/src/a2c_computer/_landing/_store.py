@@ -98,15 +98,15 @@ class LandingStore:
         return len(self._uploads)
 
     async def open(self) -> None:
-        """Check the landing dir, sweep partial files an earlier run left, count what it
-        holds. :class:`ConfigError` when a configured dir is missing or unusable."""
+        """Check the landing dir, then :meth:`maintain` it once (partial files an earlier run
+        left, what it holds, retention). :class:`ConfigError` when a configured dir is
+        missing or unusable."""
         if self._dir is None:
             return
         problem = await self._run(self._dir.problem)
         if problem is not None:
             raise ConfigError(problem)
-        await self._run(self._dir.sweep_orphans, time.time() - self.settings.idle_timeout, set())
-        await self._rescan()
+        await self.maintain()
 
     # ------------------------------------------------------------------ requests
 
@@ -166,7 +166,8 @@ class LandingStore:
             await self._run(self._work.start, upload)
         except OSError as exc:
             self._drop(upload)
-            raise self._io_refusal(exc, upload) from exc
+            raise self._io_refusal(exc, f"upload {upload.upload_id} of {upload.agent}",
+                                     upload.upload_id) from exc  # fmt: skip
         except asyncio.CancelledError:
             self._drop(upload)
             raise
@@ -175,13 +176,16 @@ class LandingStore:
     async def _count_if_stale(self, agent: str, total: int) -> None:
         """Count the directory before the first upload, and again before refusing one for
         room when the count is older than a second (files removed since make room)."""
-        if self._scanned_at is None:
-            await self._first_scan()
-        elif (
-            self._budget.refusal(agent, total) is not None
-            and self._clock() - self._scanned_at >= _RESCAN_AFTER
-        ):
-            await self._rescan()
+        try:
+            if self._scanned_at is None:
+                await self._first_scan()
+            elif (
+                self._budget.refusal(agent, total) is not None
+                and self._clock() - self._scanned_at >= _RESCAN_AFTER
+            ):
+                await self._rescan()
+        except OSError as exc:
+            raise self._io_refusal(exc, f"agent {agent}") from exc
 
     async def _first_scan(self) -> None:
         """For a store used without :meth:`open`: the dir is checked and counted once."""
@@ -232,7 +236,8 @@ class LandingStore:
             await self._run(self._work.write, upload, data)
         except OSError as exc:
             self._drop(upload)
-            raise self._io_refusal(exc, upload) from exc
+            raise self._io_refusal(exc, f"upload {upload.upload_id} of {upload.agent}",
+                                     upload.upload_id) from exc  # fmt: skip
         if upload.dropped:  # reaped, or its Agent left, while the bytes were written
             raise _Refused(BlobWriteReason.INVALID_UPLOAD,
                            "unknown or expired upload: start again at offset 0",
@@ -251,7 +256,8 @@ class LandingStore:
             landed = await self._run(self._work.finish, upload, not self._uploads)
         except OSError as exc:
             self._budget.release(upload.upload_id)
-            raise self._io_refusal(exc, upload) from exc
+            raise self._io_refusal(exc, f"upload {upload.upload_id} of {upload.agent}",
+                                     upload.upload_id) from exc  # fmt: skip
         except asyncio.CancelledError:  # it lands anyway; the next count sees the file
             self._budget.release(upload.upload_id)
             raise
@@ -270,15 +276,15 @@ class LandingStore:
                           req_id=ret.req_id, landing_path=str(final),
                           total_size=upload.accepted, sha256=digest)  # fmt: skip
 
-    def _io_refusal(self, exc: OSError, upload: Upload) -> _Refused:
+    def _io_refusal(self, exc: OSError, who: str, upload_id: str | None = None) -> _Refused:
         # The cause (with local paths) stays in the Computer's log; the Agent learns only
         # that the Computer could not write, or that there is no landing dir any more.
-        logger.warning("upload %s of %s: %s", upload.upload_id, upload.agent, exc)
+        logger.warning("upload refused (%s): %s", who, exc)
+        details = {"upload_id": upload_id} if upload_id else {}
         if isinstance(exc, FileNotFoundError | NotADirectoryError):
             return _Refused(BlobWriteReason.FORBIDDEN, "the Computer's landing dir is gone",
-                            upload_id=upload.upload_id)  # fmt: skip
-        return _Refused(BlobWriteReason.IO_ERROR, "the Computer could not write",
-                        upload_id=upload.upload_id)  # fmt: skip
+                            **details)  # fmt: skip
+        return _Refused(BlobWriteReason.IO_ERROR, "the Computer could not write", **details)
 
     # ------------------------------------------------------------------ housekeeping
 
