@@ -100,3 +100,15 @@ def test_run_takes_every_landing_setting_from_flags_or_environment() -> None:
     assert (settings.max_files, settings.agent_max_files, settings.agent_max_bytes) == (300, 5,
                                                                                         4096)  # fmt: skip
     assert str(settings.landing_dir) == "/srv/l"
+
+
+def test_check_describes_the_landing_setup(tmp_path: Path) -> None:
+    from a2c_computer._landing import LandingSettings, describe_landing
+
+    line, bad = describe_landing(LandingSettings(landing_dir=tmp_path, max_files=50,
+                                                 agent_max_files=5, retention=3600))  # fmt: skip
+    assert not bad and f"land in {tmp_path.resolve()}" in line
+    assert "50 files in all" in line and "per Agent any bytes, 5 files" in line
+    assert "kept 3600s" in line
+    line, bad = describe_landing(LandingSettings(landing_dir=tmp_path / "typo"))
+    assert bad and "does not exist" in line and "run refuses to start" in line
