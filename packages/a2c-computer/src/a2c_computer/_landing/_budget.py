@@ -11,9 +11,10 @@ Rules:
   ``max_total_bytes`` and ``max_files`` and, when set, what its Agent landed plus reserved
   stays within ``agent_max_bytes`` and ``agent_max_files``; the first limit it would break
   is the refusal;
-* the totals are kept as running sums (admitting is O(1)); :meth:`Budget.replace` takes a
-  fresh scan of the directory (files deleted or added by others), keeping who landed an
-  entry the scan could not tell (no extended attributes) when it is still the same inode.
+* the totals are kept as running sums (admitting is O(1)); a fresh scan of the directory
+  (files deleted or added by others) is summed by :func:`tally` (off the event loop), which
+  keeps who landed an entry the scan could not tell (no extended attributes) when it is
+  still the same inode, and :meth:`Budget.adopt` takes it in O(uploads in progress).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import attrs
 
 from ._settings import LandingSettings
 
-__all__ = ["Budget", "Entry", "Refusal"]
+__all__ = ["Budget", "Entry", "Refusal", "Tally", "tally"]
 
 
 @attrs.frozen
@@ -40,6 +41,36 @@ class Entry:
     allocated: int  # bytes of the blocks it takes on disk
     mtime: float
     agent: str | None = None
+
+
+@attrs.frozen
+class Tally:
+    """What a scan found, summed: entries (with who landed them), bytes on disk, per Agent."""
+
+    entries: Mapping[str, Entry]
+    bytes: int
+    agent_bytes: Mapping[str, int]
+    agent_files: Mapping[str, int]
+
+
+def tally(entries: Mapping[str, Entry], known: Mapping[str, Entry]) -> Tally:
+    """Sum a scan's ``entries``; an entry whose Agent the scan could not read (no extended
+    attributes) keeps the one ``known`` for the same inode under that name."""
+    merged: dict[str, Entry] = {}
+    total = 0
+    agent_bytes: Counter[str] = Counter()
+    agent_files: Counter[str] = Counter()
+    for name, entry in entries.items():
+        if entry.agent is None:
+            was = known.get(name)
+            if was is not None and was.agent is not None and was.ino == entry.ino:
+                entry = attrs.evolve(entry, agent=was.agent)
+        merged[name] = entry
+        total += entry.allocated
+        if entry.agent is not None:
+            agent_bytes[entry.agent] += entry.allocated
+            agent_files[entry.agent] += 1
+    return Tally(merged, total, agent_bytes, agent_files)
 
 
 @attrs.frozen
@@ -126,15 +157,20 @@ class Budget:
 
     def replace(self, entries: Mapping[str, Entry], block: int) -> None:
         """A fresh scan of the directory replaces what was known (reservations stay)."""
+        self.adopt(tally(entries, self._entries), block)
+
+    def adopt(self, counted: Tally, block: int) -> None:
+        """Take a :func:`tally` made from a fresh scan (O(uploads in progress): the tally
+        itself is made off the event loop)."""
         self.block = block
-        old = dict(self._entries)
-        for name in list(old):
-            self.forget(name)
-        for name, entry in entries.items():
-            was = old.get(name)
-            if entry.agent is None and was is not None and was.ino == entry.ino:
-                entry = attrs.evolve(entry, agent=was.agent)
-            self._put(entry)
+        self._entries = dict(counted.entries)
+        self._bytes, self._files = counted.bytes, len(counted.entries)
+        self._agent_bytes, self._agent_files = (
+            Counter(counted.agent_bytes),
+            Counter(counted.agent_files),
+        )
+        for agent, cost in self._reserved.values():
+            self._add(agent, cost, 1)
 
     def _put(self, entry: Entry) -> None:
         self.forget(entry.name)

@@ -42,7 +42,7 @@ from typing import Any, ParamSpec, TypeVar
 from a2c_computer._exceptions import ConfigError
 from a2c_protocol import BlobWriteError, BlobWriteReason, PutBlobReq, PutBlobRet, to_wire
 
-from ._budget import Budget
+from ._budget import Budget, Entry, Tally, tally
 from ._fs import LandingDir
 from ._names import sanitize
 from ._settings import LandingSettings
@@ -339,9 +339,14 @@ class LandingStore:
 
     async def _rescan(self) -> None:
         assert self._dir is not None
-        scan = await self._run(self._dir.scan, dict(self._budget.entries))
-        self._budget.replace(scan.entries, scan.block)
+        counted, block = await self._run(self._count, self._dir, dict(self._budget.entries))
+        self._budget.adopt(counted, block)
         self._scanned_at = self._clock()
+
+    @staticmethod
+    def _count(landing: LandingDir, known: dict[str, Entry]) -> tuple[Tally, int]:
+        scan = landing.scan(known)
+        return tally(scan.entries, known), scan.block
 
     def _submit(self, fn: Callable[_P, _T], *args: _P.args, **kw: _P.kwargs) -> Any:
         if self._pool is None:
