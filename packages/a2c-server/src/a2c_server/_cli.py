@@ -185,7 +185,7 @@ def _parser() -> argparse.ArgumentParser:
         "packets a session may send at once before --max-inbound-per-second applies")  # fmt: skip
     opt("--handshake-pace", "handshake_pace", float,
         "while connects are refused in numbers (over 20/s), new handshakes start at most "
-        "this many per second; the rest wait (0: off)")  # fmt: skip
+        "this many per second, in turn per client address; the rest wait (0: off)")  # fmt: skip
     opt("--notice-interval", "notice_interval", float,
         "seconds: a sender's server:update_* notices reach its office at most once per "
         "interval per kind, the last held one winning (0 relays every one)")  # fmt: skip
