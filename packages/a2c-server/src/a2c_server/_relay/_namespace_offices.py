@@ -53,6 +53,7 @@ class MembershipMixin(NamespaceCore):
         self._metrics.join(req.role, outcome.refusal)  # None exactly when it was accepted
         if outcome.ok:
             self._metrics.settled(sid, req.role)  # a role-less connect has its role now
+            self._join_deadlines.settled(sid)
         if not outcome.ok:
             log(_log, logging.INFO, "join refused", sid=sid, name=req.name,
                 office=req.office_id, refusal=outcome.refusal, reason=outcome.reason)  # fmt: skip
