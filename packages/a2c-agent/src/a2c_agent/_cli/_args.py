@@ -63,7 +63,8 @@ EXIT_CODES: Final[Mapping[int, str]] = {
     "a refused request; the reason is printed on stderr",
     EXIT_USAGE: "bad usage: unknown flag, missing --server/--office, a URL without "
     "http://, a timeout that is not > 0, JSON that is not an object, an output file or "
-    "directory that cannot be written (checked before anything is sent)",
+    "directory that cannot be written (checked before anything is sent), a call without "
+    "JSON to a tool whose input schema requires arguments",
     EXIT_TOOL_ERROR: "the tool ran but returned a result with isError (it is printed)",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
 }
@@ -157,7 +158,10 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
     call = commands.add_parser("call", help="call a tool")
     call.add_argument("computer")
     call.add_argument("tool")
-    call.add_argument("params", help="tool arguments as a JSON object")
+    call.add_argument(
+        "params", nargs="?", default=None,
+        help="tool arguments as a JSON object (leave it out for a tool that takes none)",
+    )  # fmt: skip
     call.add_argument(
         "--timeout",
         type=_positive_float,
@@ -260,7 +264,7 @@ def parse_args(
     if args.name is None:
         args.name = _granted_name(args) or DEFAULT_NAME_PREFIX + secrets.token_hex(3)
     args.params_object = {}
-    if args.command == "call":
+    if args.command == "call" and args.params is not None:
         args.params_object = _params(parser, args.params)
     problem = _destination_problem(args) or (put_problem(args) if args.command == "put" else None)
     if problem is not None:

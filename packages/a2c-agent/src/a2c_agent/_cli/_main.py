@@ -7,7 +7,7 @@
     a2c-agent --server URL --office ID config COMPUTER
     a2c-agent --server URL --office ID desktop COMPUTER [--size N] [--window URI]
     a2c-agent --server URL --office ID resources COMPUTER SERVER [--all] [--cursor C]
-    a2c-agent --server URL --office ID call COMPUTER TOOL JSON [--timeout S] [--save-dir D]
+    a2c-agent --server URL --office ID call COMPUTER TOOL [JSON] [--timeout S] [--save-dir D]
     a2c-agent --server URL --office ID blob COMPUTER HANDLE -o FILE
     a2c-agent --server URL --office ID put COMPUTER FILE [--name NAME]
     a2c-agent --server URL --office ID skills COMPUTER
@@ -71,6 +71,7 @@ from ._args import (
     build_parser,
     parse_args,
 )
+from ._arguments import missing_arguments_problem
 from ._dest import write_file
 from ._files import ProgressBar, save_binaries
 from ._progress import ToolProgressView
@@ -130,6 +131,13 @@ async def _command(
     if command == "skill":
         kind, data = await skill_command(agent, args, out)
         return kind, data, EXIT_OK
+    if args.params is None:  # no JSON given: {} only if the tool's schema allows it
+        problem = missing_arguments_problem(
+            args.computer, args.tool, await agent.get_tools(args.computer)
+        )
+        if problem is not None:
+            _note(f"error: {problem}")
+            return RAW, None, EXIT_USAGE
     view = ToolProgressView(sys.stderr, bar=sys.stderr.isatty())
     req_id = uuid.uuid4().hex
     try:
