@@ -250,6 +250,10 @@ class ForwardingMixin(NamespaceCore):
                 req_id=req_id, computer=computer, wait=wait,
                 delivered=True if disrupted else None)  # fmt: skip
             message = f"Computer {computer!r} did not answer within {wait:g} seconds"
+            if keepalive is not None:  # progress restarted the wait: say which limit ended it
+                message = keepalive.timeout_message(
+                    computer, time.monotonic() - started, self._settings.max_tool_timeout
+                )
             return _flat(ErrorCode.TIMEOUT, message + may_have_run_note(disrupted, sent),
                          {"computer_name": computer,
                           **delivered_details(disrupted, sent)})  # fmt: skip
