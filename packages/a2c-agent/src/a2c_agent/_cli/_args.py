@@ -177,9 +177,9 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
     )
     call.add_argument(
         "--save-dir",
-        default=".",
         help="existing directory binary result items are written to, each under a free "
-        "name <tool>-<n>.<ext> (default: .); nothing is ever overwritten",
+        "name <tool>-<n>.<ext>; nothing is ever overwritten (default: a new private "
+        "directory under the system temp dir, made only for a result with binary items)",
     )
     blob = commands.add_parser("blob", help="download one blob by handle (SHA-256 checked)")
     blob.add_argument("computer")
@@ -280,6 +280,8 @@ def parse_args(
 def _destination_problem(args: argparse.Namespace) -> str | None:
     """The one output-path rule, checked before connecting (so no work is lost)."""
     if args.command == "call":
+        if args.save_dir is None:  # a fresh temp dir, made when an item needs it
+            return None
         problem = dir_problem(args.save_dir)
         return None if problem is None else f"--save-dir: {problem}"
     path = {"blob": "output", "skill": "file"}.get(args.command)

@@ -17,7 +17,8 @@
 
 ``call`` writes each binary item of the result (image, audio, embedded blob; restored from
 its blob handle when it travelled by one) to a new file ``<tool>-<n>.<ext>`` in
-``--save-dir`` (``<tool>-<n>-<k>.<ext>`` when that name is taken: nothing is overwritten),
+``--save-dir`` (default: a new private directory under the system temp dir, made only for
+a result with binary items) (``<tool>-<n>-<k>.<ext>`` when that name is taken: nothing is overwritten),
 says where on stderr, and prints the item with ``data`` emptied and ``_meta.a2c_saved_to``
 naming the file. Output paths are checked before anything is sent (see
 :mod:`a2c_agent._cli._dest`); ``blob`` and ``skill`` replace an existing FILE only with
@@ -154,7 +155,7 @@ async def _command(
     finally:
         view.finish()
     data = await asyncio.to_thread(
-        save_binaries, to_wire(result), Path(args.save_dir), args.tool, _note
+        save_binaries, to_wire(result), args.save_dir and Path(args.save_dir), args.tool, _note
     )
     return "call", data, EXIT_TOOL_ERROR if result.is_error else EXIT_OK
 
