@@ -4,7 +4,8 @@ Rules:
 
 * ``--server``, ``--office`` and ``--token`` fall back to ``A2C_SERVER_URL``,
   ``A2C_OFFICE`` and ``A2C_TOKEN``; a flag wins over its variable. A variable that is set
-  but empty is a usage error (an empty token would silently mean "no token").
+  but empty (or blank) is a usage error (an empty token would silently mean "no token"),
+  the rule of ``a2c-server`` and ``a2c-computer`` too.
 * Every mistake the user can fix on the command line is a usage error (exit 2) found before
   connecting: a URL without ``http://``, a timeout that is not a positive number, a JSON
   argument that is not an object, a ``--window`` that is not a plain window URI, an output
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from a2c_agent._bridge import add_parser as add_bridge_parser
+from a2c_agent._bridge._args import HTTP_TOKEN_ENV
 from a2c_agent._session._connection import versioned_url
 from a2c_agent._upload._cli import add_put_parser, put_problem
 from a2c_agent._version import __version__
@@ -91,7 +93,7 @@ def _positive_int(text: str) -> int:
 
 
 def _epilog() -> str:
-    env = "\n".join(f"  {var:<15} default for --{dest}" for dest, var in ENV_VARS.items())
+    env = "\n".join(f"  {var:<15} default for {_flag(dest)}" for dest, var in ENV_VARS.items())
     codes = "\n".join(f"  {code:<4} {text}" for code, text in EXIT_CODES.items())
     return (
         "environment (a flag wins over its variable; prefer A2C_TOKEN to --token, which\n"
@@ -230,6 +232,10 @@ def _output_flags_after_the_command(commands: Any) -> None:
             )  # fmt: skip
 
 
+def _flag(dest: str) -> str:
+    return "--" + dest.replace("_", "-")
+
+
 def _url_problem(url: str) -> str | None:
     try:
         versioned_url(url)
@@ -249,11 +255,15 @@ def parse_args(
     for dest in ("server", "office"):
         if getattr(args, dest) is None:
             parser.error(f"--{dest} is needed (or set {ENV_VARS[dest]})")
+    # One rule with a2c-server and a2c-computer: a variable set but blank is an error.
     for dest, var in ENV_VARS.items():
-        if getattr(args, dest) == "" and environ.get(var) == "":
-            parser.error(f"{var} is set but empty: unset it or give a value")
-        if getattr(args, dest) == "":
-            parser.error(f"--{dest} must not be empty")
+        value = getattr(args, dest)
+        if value is not None and not value.strip():
+            if environ.get(var) == value:
+                parser.error(f"{var} is set but empty: unset it or give a value")
+            parser.error(f"{_flag(dest)} must not be empty")
+    if args.command == "mcp" and args.http_token is not None and not args.http_token.strip():
+        parser.error(f"--http-token / {HTTP_TOKEN_ENV} is set but empty: unset it or give a value")
     token_problem = token_flags_problem(args.token, args.token_file)
     if token_problem is not None:
         # Not a syntax slip: the whole usage block would only bury the one line that matters.

@@ -2,7 +2,9 @@
 
 Rules:
 
-* a flag wins over its environment variable; an empty variable counts as unset;
+* a flag wins over its environment variable; a variable that is set but empty (or blank)
+  is a usage error naming it, as in ``a2c-server`` and ``a2c-agent`` (an empty
+  ``A2C_TOKEN=`` would otherwise quietly mean "no token");
 * every value, from a flag or from the environment, is checked before anything starts; a
   bad one is a usage error (exit 2) naming where it came from, never a traceback;
 * a Server URL without a scheme (``127.0.0.1:8000``) is refused with the fix
@@ -235,6 +237,9 @@ def apply_env(
         value = option.default
         for name in option.names:
             raw = env.get(name)
+            if raw is not None and not raw.strip():
+                parser.error(f"environment variable {name} is set but empty: unset it or "
+                             "give a value")  # fmt: skip
             if raw:
                 try:
                     value = option.convert(raw)
@@ -261,7 +266,7 @@ def _checked(convert: Callable[[str], Any], what: str) -> Callable[[str], Any]:
 
 
 _ENV_HELP = """\
-environment (a flag wins over its variable; empty counts as unset):
+environment (a flag wins over its variable; a variable set but empty is an error):
   A2C_COMPUTER_CONFIG  --config         A2C_SERVER_URL      --server
   A2C_OFFICE           --office (also A2C_OFFICE_ID)
   A2C_COMPUTER_NAME    --name           A2C_TOKEN           --token
@@ -436,6 +441,10 @@ def parse_command_line(
 ) -> argparse.Namespace:
     """Parse ``argv``: an unknown option is named first, then a missing command."""
     args, unknown = parser.parse_known_args(argv)
+    log_format = os.environ.get("A2C_LOG_FORMAT")
+    if log_format is not None and not log_format.strip():
+        parser.error("environment variable A2C_LOG_FORMAT is set but empty: unset it or give "
+                     "a value")  # fmt: skip
     if unknown:
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     if args.command is None:
