@@ -94,8 +94,15 @@ def test_names_never_break_only_descriptions_shrink():
         assert lines[2].split()[:2] == [name, server], (width, lines)
         assert sum(name in line for line in lines) == 1
         assert all(line.startswith(" ") for line in lines[3:]), lines  # only the description
-    resources = {"resources": [{"uri": "window://org.example.long/path/of/a/window",
-                                "name": "a_long_window_name", "mimeType": "text/plain"}]}
+    resources = {
+        "resources": [
+            {
+                "uri": "window://org.example.long/path/of/a/window",
+                "name": "a_long_window_name",
+                "mimeType": "text/plain",
+            }
+        ]
+    }
     lines = render_table("resources", resources, width=30).splitlines()
     assert lines[2].split()[:2] == ["window://org.example.long/path/of/a/window",
                                     "a_long_window_name"]  # fmt: skip

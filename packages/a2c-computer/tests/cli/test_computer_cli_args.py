@@ -117,10 +117,9 @@ async def test_version_help_and_usage_errors_as_a_user_sees_them() -> None:
     )
     assert bad_env.returncode == 2 and "Traceback" not in bad_env.stderr
     assert "A2C_WAIT_SERVER='abc'" in bad_env.stderr
-    unset: dict[str, str | None] = {
-        var: None for var in ("A2C_COMPUTER_CONFIG", "A2C_SERVER_URL", "A2C_OFFICE",
-                              "A2C_OFFICE_ID", "A2C_COMPUTER_NAME")
-    }  # fmt: skip
+    names = ("A2C_COMPUTER_CONFIG", "A2C_SERVER_URL", "A2C_OFFICE", "A2C_OFFICE_ID",
+             "A2C_COMPUTER_NAME")  # fmt: skip
+    unset: dict[str, str | None] = dict.fromkeys(names)
     missing = await asyncio.to_thread(run_cli, "run", env=unset)
     assert missing.returncode == 2 and "--config, --server, --office, --name" in missing.stderr
     empty = await asyncio.to_thread(run_cli, "run", env={"A2C_LOG_FORMAT": ""})

@@ -123,8 +123,7 @@ async def test_a_progress_call_that_goes_quiet_times_out_naming_its_last_report(
         stop.set()
         assert isinstance(answer, dict) and answer["code"] == 408, answer
         assert answer["message"].startswith(
-            "Computer 'box' did not answer within 1.2 seconds of its last progress report "
-            "(waited "
+            "Computer 'box' did not answer within 1.2 seconds of its last progress report (waited "
         ), answer
         assert " s in all, 1 progress report)" in answer["message"], answer
 

@@ -38,7 +38,7 @@ def missing_arguments_problem(computer: str, tool: str, tools: Iterable[AgentToo
     if not names:
         return None
     listed = ", ".join(names)
-    example = json.dumps({name: "..." for name in names}, ensure_ascii=False)
+    example = json.dumps(dict.fromkeys(names, "..."), ensure_ascii=False)
     return (
         f"tool {tool!r} of {computer!r} needs arguments: its input schema requires "
         f"{listed}; pass them as a JSON object, e.g. a2c-agent call {computer} {tool} "

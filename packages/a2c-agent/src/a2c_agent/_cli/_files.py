@@ -45,7 +45,8 @@ def save_binaries(
     """``result`` with each non-empty binary item written to ``directory`` and emptied.
 
     ``directory`` None: a new private directory under the system temp dir, made for the
-    first item (a result without binary items makes none). Item ``n`` goes to ``<stem>-<n><ext>``, or the next free name: an existing file is never
+    first item (a result without binary items makes none). Item ``n`` goes to
+    ``<stem>-<n><ext>``, or the next free name: an existing file is never
     overwritten. ``report`` gets one line per item saying where it went; an item that
     cannot be written stays inline (its data is not lost) and ``report`` says why.
     """

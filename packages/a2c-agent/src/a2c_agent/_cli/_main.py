@@ -18,9 +18,9 @@
 ``call`` writes each binary item of the result (image, audio, embedded blob; restored from
 its blob handle when it travelled by one) to a new file ``<tool>-<n>.<ext>`` in
 ``--save-dir`` (default: a new private directory under the system temp dir, made only for
-a result with binary items) (``<tool>-<n>-<k>.<ext>`` when that name is taken: nothing is overwritten),
-says where on stderr, and prints the item with ``data`` emptied and ``_meta.a2c_saved_to``
-naming the file. Output paths are checked before anything is sent (see
+a result with binary items; ``<tool>-<n>-<k>.<ext>`` when that name is taken: nothing is
+overwritten), says where on stderr, and prints the item with ``data`` emptied and
+``_meta.a2c_saved_to`` naming the file. Output paths are checked before anything is sent (see
 :mod:`a2c_agent._cli._dest`); ``blob`` and ``skill`` replace an existing FILE only with
 ``--overwrite``. ``blob`` pulls one blob
 into FILE, verified, with a progress bar on stderr when that is a terminal. ``skills`` lists
