@@ -9,7 +9,6 @@ the status of every configured server, as the metrics and ``client:get_config`` 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Mapping
 from types import TracebackType

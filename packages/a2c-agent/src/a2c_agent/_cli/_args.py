@@ -215,6 +215,16 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
     )
     watch.add_argument("--count", type=_positive_int, help="stop after this many notifications")
     watch.add_argument("--for", dest="duration", type=_positive_float, help="stop after S seconds")
+    watch.add_argument(
+        "--console", action="store_true",
+        help="follow the office through the Server's console (a2c-server --console) instead "
+        "of joining it: read-only, takes no Agent seat, also shows each call; needs the "
+        "console's admin token in A2C_ADMIN_TOKEN or --admin-token-file",
+    )  # fmt: skip
+    watch.add_argument(
+        "--admin-token-file", metavar="FILE",
+        help="file holding the console's admin token (with --console)",
+    )  # fmt: skip
     add_bridge_parser(commands, env)
     _output_flags_after_the_command(commands)
     return parser
@@ -279,6 +289,8 @@ def parse_args(
     problem = _destination_problem(args) or (put_problem(args) if args.command == "put" else None)
     if problem is not None:
         parser.error(problem)
+    if args.command == "watch" and args.admin_token_file is not None and not args.console:
+        parser.error("--admin-token-file goes with --console")
     if args.command == "desktop" and args.window is not None:
         try:
             WindowURI.parse(args.window)

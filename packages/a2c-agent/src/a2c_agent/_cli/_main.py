@@ -12,7 +12,7 @@
     a2c-agent --server URL --office ID put COMPUTER FILE [--name NAME]
     a2c-agent --server URL --office ID skills COMPUTER
     a2c-agent --server URL --office ID skill COMPUTER NAME [REL_PATH] [-o FILE]
-    a2c-agent --server URL --office ID watch [--count N] [--for S]
+    a2c-agent --server URL --office ID watch [--count N] [--for S] [--console]
     a2c-agent --server URL --office ID mcp [--http HOST:PORT] [--computer NAME]...
 
 ``call`` writes each binary item of the result (image, audio, embedded blob; restored from
@@ -39,7 +39,8 @@ returned a result with ``isError``.
 
 The office may hold only one Agent: this command joins it as ``--name`` (default
 ``a2c-agent-cli-<6 hex>``, new each run), so it cannot run while another Agent occupies
-the office.
+the office; except ``watch --console``, which follows the office through the Server's
+console feed and joins nothing (:mod:`a2c_agent._cli._observe`).
 """
 
 from __future__ import annotations
@@ -248,6 +249,10 @@ def main(
     if args.command == "mcp":  # a long-lived MCP server, not a one-shot command
         return bridge_main(args)
     as_table = args.output == "table" or (args.output is None and out.isatty())
+    if args.command == "watch" and args.console:  # no Agent: the console's feed, no seat
+        from ._observe import main as observe_main
+
+        return observe_main(args, out, as_table, env)
     traced = environ is None and otel.configure_from_env()
     if traced:
         print(f"a2c-agent: tracing on: spans go to {traces_endpoint()}", file=sys.stderr)
