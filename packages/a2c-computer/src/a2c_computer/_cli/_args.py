@@ -2,9 +2,7 @@
 
 Rules:
 
-* a flag wins over its environment variable; a variable that is set but empty (or blank)
-  is a usage error naming it, as in ``a2c-server`` and ``a2c-agent`` (an empty
-  ``A2C_TOKEN=`` would otherwise quietly mean "no token");
+* a flag wins over its environment variable; one set but blank is a usage error naming it;
 * every value, from a flag or from the environment, is checked before anything starts; a
   bad one is a usage error (exit 2) naming where it came from, never a traceback;
 * a Server URL without a scheme (``127.0.0.1:8000``) is refused with the fix
@@ -236,10 +234,8 @@ def apply_env(
             continue
         value = option.default
         for name in option.names:
-            raw = env.get(name)
-            if raw is not None and not raw.strip():
-                parser.error(f"environment variable {name} is set but empty: unset it or "
-                             "give a value")  # fmt: skip
+            if (raw := env.get(name)) is not None and not raw.strip():  # as the other CLIs
+                parser.error(f"{name} is set but empty: unset it or give a value")
             if raw:
                 try:
                     value = option.convert(raw)
@@ -441,10 +437,6 @@ def parse_command_line(
 ) -> argparse.Namespace:
     """Parse ``argv``: an unknown option is named first, then a missing command."""
     args, unknown = parser.parse_known_args(argv)
-    log_format = os.environ.get("A2C_LOG_FORMAT")
-    if log_format is not None and not log_format.strip():
-        parser.error("environment variable A2C_LOG_FORMAT is set but empty: unset it or give "
-                     "a value")  # fmt: skip
     if unknown:
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     if args.command is None:
