@@ -26,6 +26,15 @@ def _record(client: RawClient) -> list[Any]:
     return got
 
 
+async def _office(stack: contextlib.AsyncExitStack, server: Any) -> tuple[RawClient, RawClient]:
+    """Agent ``ag`` and Computer ``box`` in office ``o1``."""
+    agent = await stack.enter_async_context(connect_raw(server, "agent"))
+    assert await agent.join("agent", "ag", "o1") == (True, None)
+    box = await stack.enter_async_context(connect_raw(server, "computer"))
+    assert await box.join("computer", "box", "o1") == (True, None)
+    return agent, box
+
+
 def _call(req_id: str, **extra: Any) -> dict[str, Any]:
     return {"agent": "ag", "req_id": req_id, "computer": "box", "tool_name": "t",
             "params": {}, "timeout": 30, **extra}  # fmt: skip
@@ -68,10 +77,7 @@ async def test_reports_are_stamped_gated_and_bad_ones_dropped() -> None:
 async def test_progress_restarts_the_wait_but_never_past_max_tool_timeout() -> None:
     settings = ServerSettings(max_tool_timeout=3, tool_call_buffer=0.2)
     async with running_server(settings) as server, contextlib.AsyncExitStack() as stack:
-        agent = await stack.enter_async_context(connect_raw(server, "agent"))
-        assert await agent.join("agent", "ag", "o1") == (True, None)
-        box = await stack.enter_async_context(connect_raw(server, "computer"))
-        assert await box.join("computer", "box", "o1") == (True, None)
+        agent, box = await _office(stack, server)
         stop = asyncio.Event()
 
         async def on_call(data: Any) -> Any:
@@ -106,10 +112,7 @@ async def test_progress_restarts_the_wait_but_never_past_max_tool_timeout() -> N
 async def test_a_progress_call_that_goes_quiet_times_out_naming_its_last_report() -> None:
     settings = ServerSettings(max_tool_timeout=60, tool_call_buffer=0.2)
     async with running_server(settings) as server, contextlib.AsyncExitStack() as stack:
-        agent = await stack.enter_async_context(connect_raw(server, "agent"))
-        assert await agent.join("agent", "ag", "o1") == (True, None)
-        box = await stack.enter_async_context(connect_raw(server, "computer"))
-        assert await box.join("computer", "box", "o1") == (True, None)
+        agent, box = await _office(stack, server)
         stop = asyncio.Event()
 
         async def on_call(data: Any) -> Any:
