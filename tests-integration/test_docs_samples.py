@@ -39,9 +39,11 @@ def _json_after(text: str, marker: str) -> dict[str, Any]:
 
 
 async def _real_health(procs: Any) -> dict[str, Any]:
-    async with server_process(procs.log_dir, track=procs.track) as server:
-        async with httpx.AsyncClient() as http:
-            health: dict[str, Any] = (await http.get(f"{server.url}/healthz")).json()
+    async with (
+        server_process(procs.log_dir, track=procs.track) as server,
+        httpx.AsyncClient() as http,
+    ):
+        health: dict[str, Any] = (await http.get(f"{server.url}/healthz")).json()
     return health
 
 

@@ -286,9 +286,12 @@ def parse_args(
     args.params_object = {}
     if args.command == "call" and args.params is not None:
         args.params_object = _params(parser, args.params)
-    problem = _destination_problem(args) or (put_problem(args) if args.command == "put" else None)
+    problem = _destination_problem(args)
     if problem is not None:
         parser.error(problem)
+    problem = put_problem(args) if args.command == "put" else None
+    if problem is not None:  # the command is right, the file is not: no usage block
+        parser.exit(EXIT_USAGE, f"{parser.prog}: error: {problem}\n")
     if args.command == "watch" and args.admin_token_file is not None and not args.console:
         parser.error("--admin-token-file goes with --console")
     if args.command == "desktop" and args.window is not None:
