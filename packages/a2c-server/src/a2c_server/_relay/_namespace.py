@@ -227,6 +227,7 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin, EarlyRefusalMi
             self._join_deadlines.settled(sid)
             self._limiter.forget(sid)
             self._notices.forget(sid)
+            self._new_offices.forget(sid)
             gone = self._gone.pop(sid, None)
             if gone is not None and not gone.done():
                 gone.set_result(None)

@@ -32,6 +32,7 @@ from a2c_server._observe._metrics import ServerMetrics
 from a2c_server._relay._expiry import A2C_SESSION_EXPIRED, ExpiryWindow, expired_notice
 from a2c_server._relay._notices import CoalescedNotices
 from a2c_server._settings import ServerSettings
+from a2c_server._state._absent import NewOffices
 from a2c_server._state._access import Access
 from a2c_server._state._offices import Broadcast, Offices
 from a2c_server._state._ratelimit import RequestLimiter
@@ -110,6 +111,8 @@ class NamespaceCore:
         self._notices = CoalescedNotices(
             settings.notice_interval, self._notice, lambda s: self._penalize(s, COALESCED_COST)
         )
+        # Which Agent sessions created their office by joining it (a 404 says so, see _absent).
+        self._new_offices = NewOffices()
         #: Set by the console while someone watches it; None costs one attribute check.
         self.observer: CallObserver | None = None
 
