@@ -10,7 +10,8 @@ Rules:
 
 * K1 A client may send ``auth.a2c_reclaim`` at connect: a secret it chose itself (32 to 256
   characters from ``[A-Za-z0-9_-]``), the same on every connect of one client instance and
-  never shared (docs/compatibility.md). Anything else there is refused with 400.
+  never shared (docs/compatibility.md; the clients' side is ``a2c_protocol._rejoin``).
+  Anything else there is refused with 400.
 * K2 The Server never keeps the secret: it keeps :func:`reclaim_key`, a SHA-256 of the
   authenticated identity and the secret, on the session's record, and never logs either.
 * K3 A join whose name, or (for an Agent) whose office seat, is held by another session may
@@ -28,12 +29,12 @@ import hashlib
 import re
 from typing import Final
 
+from a2c_protocol import RECLAIM_AUTH_KEY
+
 from ._rules import Member
 
-__all__ = ["RECLAIM_AUTH_KEY", "may_reclaim", "reclaim_key", "reclaim_secret_problem"]
+__all__ = ["may_reclaim", "reclaim_key", "reclaim_secret_problem"]
 
-#: The ``auth`` field that carries a client's reclaim secret.
-RECLAIM_AUTH_KEY: Final = "a2c_reclaim"
 _SECRET: Final = re.compile(r"[A-Za-z0-9_-]{32,256}")
 
 
