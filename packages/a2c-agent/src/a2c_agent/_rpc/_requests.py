@@ -15,7 +15,6 @@ from a2c_agent._exceptions import (
     ToolCallTimeoutError,
 )
 from a2c_agent._rules import tools_from_ret
-from a2c_agent._session._lifecycle import require_connected
 from a2c_agent._types import AgentTool, ResourcePage, result_error_code
 from a2c_protocol import (
     A2CResource,
@@ -274,7 +273,7 @@ class RequestsMixin(FacadesMixin):
 
     async def cancel_tool_call(self, req_id: str) -> None:
         """Send ``server:tool_call_cancel`` for ``req_id`` (best effort, no answer)."""
-        require_connected(self._state)
+        self._require_connected()
         self._calls.claim(req_id)  # sent now: leaving will not send it again
         await self._emit(
             Event.TOOL_CALL_CANCEL, to_wire(AgentCallData(agent=self._name, req_id=req_id))
