@@ -68,6 +68,9 @@ async def test_a_held_seat_is_waited_out_and_every_request_says_why(
                 assert "re-joining office 'office-1' was refused (Room already has an agent)" in (
                     str(refused.value)
                 )
+                # A tool call is not sent from outside the office either (it was a 4103).
+                with pytest.raises(AgentConnectionError, match="Room already has an agent"):
+                    await agent.call_tool("box", "echo", {})
                 await asyncio.sleep(3.5)  # tries at about 0, 1 and 3 s, all refused
                 assert agent.state is AgentState.RECONNECTING and agent.last_error is None
             # The seat is free again: back in the office, CONNECTED, without a new open().

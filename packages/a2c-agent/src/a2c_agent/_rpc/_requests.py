@@ -15,6 +15,7 @@ from a2c_agent._exceptions import (
     ToolCallTimeoutError,
 )
 from a2c_agent._rules import tools_from_ret
+from a2c_agent._session._lifecycle import AgentState
 from a2c_agent._types import AgentTool, ResourcePage, result_error_code
 from a2c_protocol import (
     A2CResource,
@@ -226,6 +227,10 @@ class RequestsMixin(FacadesMixin):
     ) -> CallToolResult:
         if timeout <= 0:
             raise ValueError("timeout must be positive")
+        if self._state is not AgentState.CONNECTED:
+            # Reconnecting: never sent from outside the office; the error says what the
+            # agent waits for (one compare on the plain path).
+            self._require_connected()
         if req_id is not None and not (isinstance(req_id, str) and req_id):
             raise ValueError("req_id must be a non-empty string")
         req_id = req_id or _req_id()

@@ -267,12 +267,15 @@ class LinkMixin(RejoinMixin):
     async def _on_disconnect(self, reason: object = None) -> None:
         told, self._cut_reason = self._cut_reason, None
         self._last_cut = told  # read by `a2c-agent watch` to say why it reconnects
+        # Said to every request still out: each was sent, so a tool call may have run.
+        after = "while the request was out; a tool call may have run: retry only an idempotent one"
         if told is not None:
             logger.info("agent %s disconnected by the Server: %s", self._name, told)
-            lost = ConnectionLostError(f"disconnected by the Server: {told}")
+            lost = ConnectionLostError(f"disconnected by the Server: {told}, {after}",
+                                       may_have_run=True)  # fmt: skip
         else:
             logger.info("agent %s disconnected (%s)", self._name, reason)
-            lost = ConnectionLostError(f"connection lost ({reason})")
+            lost = ConnectionLostError(f"connection lost ({reason}) {after}", may_have_run=True)
         self._fail_pending(lost)
         if self._state is not AgentState.CONNECTED:
             return
