@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import re
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -29,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-import httpx
 import pytest
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
@@ -44,7 +42,8 @@ from a2c_agent import (
     result_text,
 )
 from a2c_protocol import A2CError
-from a2c_testkit.nginx import STICKY_CONFIG, nginx_process
+from a2c_testkit.metrics import clients_held
+from a2c_testkit.nginx import fail_timeout, nginx_process
 from a2c_testkit.processes import bin_path, free_port, spawn
 from a2c_testkit.redis_server import RedisServer, redis_server
 from a2c_testkit.triangle import (
@@ -77,17 +76,6 @@ def node(
         args += ["--node-ttl", str(node_ttl)]
     return server_process(procs.log_dir, port=port, name=f"node-{node_id}", extra_args=args,
                           track=procs.track)  # fmt: skip
-
-
-async def connected_here(server: ServerProcess) -> float:
-    """How many clients this node itself holds (its own /metrics, not the registry)."""
-    async with httpx.AsyncClient(timeout=10) as http:
-        text = (await http.get(f"{server.url}/metrics")).text
-    return sum(
-        float(line.rsplit(" ", 1)[1])
-        for line in text.splitlines()
-        if line.startswith("a2c_server_connected_clients{")
-    )
 
 
 async def echo(agent: AsyncAgent, box: str) -> bool:
@@ -151,9 +139,9 @@ async def test_kill_9_of_the_node_holding_every_client_costs_seconds_not_their_o
         await eventually(lambda: bridge_echo(bridge), timeout=90, what="the bridge answers")
         await watch.wait_for_log("watching office", timeout=60)
 
-        here = {n: await connected_here(n) for n in (n1, n2)}
+        here = {n: await clients_held(n.url) for n in (n1, n2)}
         victim, survivor = (n1, n2) if here[n1] >= here[n2] else (n2, n1)
-        assert await connected_here(survivor) == 0, here  # nginx put everyone on one node
+        assert await clients_held(survivor.url) == 0, here  # nginx put everyone on one node
         victim.process.kill()
         killed = time.monotonic()
 
@@ -171,7 +159,7 @@ async def test_kill_9_of_the_node_holding_every_client_costs_seconds_not_their_o
               f"{bridge_back:.1f} s (node ttl {KILL_NODE_TTL:g} s)")  # fmt: skip
 
         assert box.running and box2.running and watch.running  # none of them gave up
-        assert await connected_here(survivor) >= 5  # everyone moved over
+        assert await clients_held(survivor.url) >= 5  # everyone moved over
         # The Agent was never CONNECTED outside its office (the issue's half-state).
         assert (AgentState.CONNECTED, None) not in transitions, transitions
         assert transitions[-1] == (AgentState.CONNECTED, office), transitions
@@ -180,13 +168,6 @@ async def test_kill_9_of_the_node_holding_every_client_costs_seconds_not_their_o
 
 
 # -- SIGTERM rolling restart -------------------------------------------------------------
-
-
-def balancer_fail_timeout() -> float:
-    """The shipped config's ``fail_timeout``: how long nginx skips a node that failed."""
-    found = re.search(r"fail_timeout=(\d+)s", STICKY_CONFIG.read_text())
-    assert found is not None, "the shipped nginx config lost its fail_timeout"
-    return float(found.group(1))
 
 
 @attrs.define
@@ -273,7 +254,7 @@ async def test_sigterm_rolling_restart_under_a_stream_of_calls_loses_none(
         streaming = asyncio.create_task(stream(agent))
         await eventually(lambda: len(runs.read_text().split()) >= 10, what="calls running")
 
-        here = {i: await connected_here(n) for i, n in nodes.items()}
+        here = {i: await clients_held(n.url) for i, n in nodes.items()}
         first = max(here, key=lambda i: here[i])
         order = [first, *(i for i in nodes if i != first)]
         for step, node_id in enumerate(order):
@@ -291,7 +272,7 @@ async def test_sigterm_rolling_restart_under_a_stream_of_calls_loses_none(
             # (docs/operations.md, "Rolling restart").
             nodes[node_id] = await stack.enter_async_context(
                 node(procs, redis, node_id, ports[node_id]))  # fmt: skip
-            await asyncio.sleep(balancer_fail_timeout() + 1)
+            await asyncio.sleep(fail_timeout() + 1)
         await asyncio.sleep(2)
         stop.set()
         await asyncio.wait_for(streaming, 120)  # every call ended

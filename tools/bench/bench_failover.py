@@ -34,7 +34,6 @@ import argparse
 import asyncio
 import contextlib
 import os
-import re
 import statistics
 import sys
 import tempfile
@@ -45,11 +44,10 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from a2c_agent import AsyncAgent, result_text
 from a2c_protocol import A2CError
-from a2c_testkit.nginx import STICKY_CONFIG, nginx_process
+from a2c_testkit.metrics import clients_held
+from a2c_testkit.nginx import fail_timeout, nginx_process
 from a2c_testkit.processes import free_port
 from a2c_testkit.redis_server import redis_server
 from a2c_testkit.scripted_computer import ScriptedComputer, scripted_tool
@@ -65,22 +63,6 @@ from a2c_testkit.triangle import (
 
 PREFIX = "bench-failover"
 PONG = {"content": [{"type": "text", "text": "pong"}], "isError": False}
-
-
-async def clients_here(node: ServerProcess) -> float:
-    """How many clients this node holds (its own /metrics)."""
-    async with httpx.AsyncClient(timeout=10) as http:
-        text = (await http.get(f"{node.url}/metrics")).text
-    return sum(
-        float(line.rsplit(" ", 1)[1])
-        for line in text.splitlines()
-        if line.startswith("a2c_server_connected_clients{")
-    )
-
-
-def fail_timeout() -> float:
-    found = re.search(r"fail_timeout=(\d+)s", STICKY_CONFIG.read_text())
-    return float(found.group(1)) if found else 5.0
 
 
 async def answers(call: Callable[[], Awaitable[Any]], ok: Callable[[Any], bool]) -> bool:
@@ -132,7 +114,7 @@ class Probe:
 async def one_round(
     nodes: dict[str, ServerProcess], planner: AsyncAgent, office: str, peer_office: str
 ) -> tuple[str, float, float]:
-    here = {i: await clients_here(n) for i, n in nodes.items()}
+    here = {i: await clients_held(n.url) for i, n in nodes.items()}
     victim = max(here, key=lambda i: here[i])
     survivor = next(i for i in nodes if i != victim)
     async with (

@@ -15,9 +15,8 @@ from contextlib import AsyncExitStack
 from typing import Any
 
 import pytest
-import socketio
 
-from a2c_protocol import NAMESPACE, PROTOCOL_VERSION, Event, Role
+from a2c_protocol import NAMESPACE, Event, Role
 from a2c_server import Member, ServerSettings
 from a2c_server._cluster._redis_store import (
     RedisStateStore,
@@ -29,8 +28,8 @@ from a2c_testkit.redis_server import RedisServer
 from a2c_testkit.server import (
     RawClient,
     RunningServer,
-    close_client,
     connect_raw,
+    connect_refusal,
     joined_raw,
     running_nodes,
 )
@@ -195,25 +194,10 @@ async def test_reclaim_resync_of_the_old_node_does_not_bring_the_session_back(
 async def test_reclaim_malformed_secret_is_refused_with_400(
     nodes: RunningServer, secret: object
 ) -> None:
-    sio = socketio.AsyncClient(reconnection=False)
-    error: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-
-    async def on_connect_error(data: Any = None) -> None:
-        if not error.done():
-            error.set_result(data)
-
-    sio.on("connect_error", on_connect_error, namespace=NAMESPACE)
-    try:
-        with pytest.raises(socketio.exceptions.ConnectionError):
-            await sio.connect(f"{nodes.url}?a2c_version={PROTOCOL_VERSION}",
-                              namespaces=[NAMESPACE], socketio_path=nodes.socketio_path,
-                              auth={"role": "computer", "a2c_reclaim": secret},
-                              transports=["websocket"], wait_timeout=30)  # fmt: skip
-        refused = await asyncio.wait_for(error, 30)
-        assert refused["data"]["code"] == 400
-        assert "a2c_reclaim" in refused["data"]["message"]
-    finally:
-        await close_client(sio)
+    refused = await connect_refusal(nodes, {"role": "computer", "a2c_reclaim": secret},
+                                    ["websocket"])  # fmt: skip
+    assert refused["data"]["code"] == 400
+    assert "a2c_reclaim" in refused["data"]["message"]
 
 
 async def _ignore(*args: Any, **kwargs: Any) -> None:

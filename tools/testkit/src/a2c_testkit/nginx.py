@@ -18,7 +18,7 @@ import pytest
 
 from .processes import ManagedProcess, free_port, spawn, wait_until_healthy
 
-__all__ = ["STICKY_CONFIG", "nginx_binary", "nginx_process", "render_sticky"]
+__all__ = ["STICKY_CONFIG", "fail_timeout", "nginx_binary", "nginx_process", "render_sticky"]
 
 #: The nginx example the docs ship (docs/server.md, "Sticky sessions").
 STICKY_CONFIG = Path(__file__).resolve().parents[4] / "docs" / "deploy" / "nginx-sticky.conf"
@@ -33,6 +33,15 @@ def nginx_binary() -> str:
             pytest.fail(message, pytrace=False)
         pytest.skip(message)
     return binary
+
+
+def fail_timeout() -> float:
+    """The shipped config's ``fail_timeout``: how long nginx skips a node that failed (a
+    rolling restart waits it out before stopping the next node, docs/operations.md)."""
+    found = re.search(r"fail_timeout=(\d+)s", STICKY_CONFIG.read_text())
+    if found is None:
+        raise AssertionError("the shipped nginx config lost its fail_timeout")
+    return float(found.group(1))
 
 
 def render_sticky(node_ports: Sequence[int], port: int, *, sticky: bool = True) -> str:
