@@ -9,7 +9,9 @@ Rules:
   the office re-joined.
 * A refusal carrying the Server's flat ErrorPayload (a version refusal 4008 / close 4900,
   a refused token 401, ...) seen while reconnecting ends the agent
-  (``RECONNECTING → CLOSED``): such a refusal is never retried.
+  (``RECONNECTING → CLOSED``): such a refusal is never retried. So does a refused re-join
+  that waiting cannot change, or one still refused after ``rejoin_budget``
+  (:mod:`~a2c_agent._session._rejoin`); until then the agent stays ``RECONNECTING``.
 * ``close`` is allowed from every state and is idempotent; ``CLOSED`` is final.
 * Requests are allowed only while ``CONNECTED``.
 """

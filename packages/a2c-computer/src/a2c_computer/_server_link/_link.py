@@ -155,9 +155,12 @@ class ComputerLink(LinkHandlers):
 
         async def on_disconnect(*args: Any) -> None:
             # A client this link dropped itself (a refused join, a dead transport being
-            # replaced, close) is no loss to report or recover from.
+            # replaced, close) is no loss to report or recover from; closing still ends
+            # the calls whose answers can no longer go out.
             if sio is self._sio:
                 await self._on_disconnect(*args)
+            elif self._closing:
+                self._calls.cancel_undeliverable(args[0] if args else "closed")
 
         sio.on("disconnect", on_disconnect, namespace=NAMESPACE)
         sio.on(ExtensionEvent.NOTIFY_SESSION_EXPIRED.value, self._on_session_expired,
