@@ -19,7 +19,7 @@ from typing import Any
 
 import socketio
 
-from a2c_protocol import with_version_query
+from a2c_protocol import REJOIN_BUDGET, new_reclaim_secret, with_version_query
 from a2c_protocol._lines import LINE_0_2, LINE_VERSIONS, Line
 
 from ._core import _req_id as _req_id
@@ -97,6 +97,13 @@ class AsyncAgent(LinkMixin, RequestsMixin, UploadMixin):
         protocol: ``"0.2"`` or ``"0.4"`` pins the protocol line. By default the agent
             announces 0.2 and, when the Server refuses it with 4008 but accepts 0.4,
             reconnects once announcing 0.4 and speaks 0.4 for the session (:attr:`protocol`).
+        rejoin_budget: after a reconnect, how long (seconds; None: for ever) a re-join
+            refused because the agent's name or the office's seat is still held is tried
+            again, while the agent stays ``RECONNECTING`` (:attr:`reconnecting_reason`
+            says why). The agent sends a reclaim secret with every connect, so a Server of
+            this project gives its name back at once when its old node died; this covers
+            other Servers. Then, or on a re-join refusal that waiting cannot change, the
+            agent closes and :attr:`last_error` says why.
     """
 
     def __init__(
@@ -120,6 +127,7 @@ class AsyncAgent(LinkMixin, RequestsMixin, UploadMixin):
         blob_chunk_bytes: int = DEFAULT_CHUNK_BYTES,
         blob_max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
         protocol: Line | None = None,
+        rejoin_budget: float | None = REJOIN_BUDGET,
     ) -> None:
         if not name:
             raise ValueError("an agent needs a non-empty name")
@@ -172,6 +180,11 @@ class AsyncAgent(LinkMixin, RequestsMixin, UploadMixin):
         self._last_cut: str | None = None
         self._emit_lock: asyncio.Lock | None = None
         self._sio: socketio.AsyncClient | None = None
+        # One per agent, never logged: see _session/_rejoin.py.
+        self._reclaim = new_reclaim_secret()
+        self._rejoin_budget = rejoin_budget
+        self._held = None
+        self._reconnecting_reason: str | None = None
 
     # ------------------------------------------------------------------ properties
 
