@@ -48,6 +48,28 @@ def test_pairs_that_join_to_the_same_name_both_get_a_digest() -> None:
     assert all(name.startswith("a__b__c_") for name in names.values())
 
 
+def test_a_computer_cannot_take_or_hide_another_computers_tool_name() -> None:
+    # Issue 49 item 4: 'büro'/'deploy' is served as b_ro__deploy_<d>; a Computer named
+    # 'b_ro' with tools 'deploy_<d>' and 'deploy_<d>_<d>' used to leave it under no name.
+    digest = tool_names([("büro", "deploy")])[("büro", "deploy")].rpartition("_")[2]
+    crafted = [("b_ro", f"deploy_{digest}"), ("b_ro", f"deploy_{digest}_{digest}")]
+    names = tool_names([("büro", "deploy"), *crafted])
+    assert len(set(names.values())) == 3
+    catalog = build_catalog(
+        {"büro": [tool("büro", "deploy")], "b_ro": [tool("b_ro", t) for _, t in crafted]}
+    )
+    routes = {(r.computer, r.tool) for r in catalog.routes.values()}
+    assert routes == {("büro", "deploy"), *crafted}
+    assert len(catalog.tools) == 3
+
+
+def test_names_still_clashing_after_every_round_are_numbered() -> None:
+    # Only a crafted digest collision gets this far; rounds=0 takes the fallback at once.
+    names = tool_names([("a__b", "c"), ("a", "b__c"), ("a", "b__c_1")], rounds=0)
+    assert names == {("a", "b__c"): "a__b__c_2", ("a__b", "c"): "a__b__c_3",
+                     ("a", "b__c_1"): "a__b__c_1"}  # fmt: skip
+
+
 def test_long_names_are_cut_to_the_limit() -> None:
     name = tool_names([("c" * 50, "t" * 50)])[("c" * 50, "t" * 50)]
     assert len(name) == MAX_NAME_LENGTH and is_valid_name(name)
