@@ -31,7 +31,9 @@ from a2c_testkit.bridge import (
     stdio_host,
     text_of,
 )
+from a2c_protocol import CallToolResult, Event
 from a2c_testkit.mcp_servers import stdio_server_config
+from a2c_testkit.scripted_computer import ScriptedComputer, scripted_tool
 from a2c_testkit.triangle import (
     computer_process,
     eventually,
@@ -292,3 +294,42 @@ async def test_hosts_that_go_away_leave_no_error_in_the_log(procs: Any, tmp_path
 
 async def _lists(session: ClientSession, name: str) -> bool:
     return name in {t.name for t in (await session.list_tools()).tools}
+
+
+TRACE = "0af7651916cd43dd8448eb211c80319c"
+
+
+@pytest.mark.parametrize("era", ["2025-11-25", "2026-07-28"])
+async def test_a_hosts_trace_context_goes_on_with_the_call(
+    procs: Any, tmp_path: Path, era: str
+) -> None:
+    """Per-request metadata: the ``traceparent`` a host puts in a call's ``_meta`` (MCP's
+    W3C trace context convention) starts mcp 2's span for the request, and the bridge's
+    call to the office carries that trace on (``a2c_trace``), in both eras, with no
+    tracer configured in the bridge. (A Computer with tracing on hands it to the MCP
+    server: test_tracing.py.)"""
+    office = f"office-{uuid.uuid4()}"
+    logs = tmp_path / "logs"
+    meta = {"traceparent": f"00-{TRACE}-b7ad6b7169203331-01"}
+    async with (
+        server_process(logs, track=procs.track) as server,
+        ScriptedComputer(server.url, name="box", office_id=office) as box,
+    ):
+        box.tools = [scripted_tool("echo")]
+        box.tool_results["echo"] = CallToolResult(content=[{"type": "text", "text": "ok"}])
+        if era == "2025-11-25":
+            async with stdio_host(server.url, office, logs / "bridge.log") as (session, _):
+                await eventually(lambda: _lists(session, "box__echo"), timeout=90, what="tools")
+                await session.call_tool("box__echo", {}, meta=meta)  # type: ignore[arg-type]
+        else:
+            async with modern_stdio_host(server.url, office, logs / "bridge.log") as client:
+
+                async def listed() -> bool:
+                    tools = await client.list_tools(cache_mode="bypass")
+                    return "box__echo" in {t.name for t in tools.tools}
+
+                await eventually(listed, timeout=90, what="tools")
+                await client.call_tool("box__echo", {}, meta=meta)  # type: ignore[arg-type]
+        (call,) = box.received(Event.TOOL_CALL)
+    carried = (call.get("a2c_trace") or {}).get("traceparent", "")
+    assert carried.split("-")[1:2] == [TRACE], call
