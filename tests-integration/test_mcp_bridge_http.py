@@ -24,6 +24,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.server.subscriptions import ResourcesListChanged, ToolsListChanged
 
 from a2c_agent._bridge._server import INSTRUCTIONS
+from a2c_protocol import CallToolResult, Event
 from a2c_testkit.bridge import (
     http_bridge,
     modern_http_host,
@@ -31,7 +32,6 @@ from a2c_testkit.bridge import (
     stdio_host,
     text_of,
 )
-from a2c_protocol import CallToolResult, Event
 from a2c_testkit.mcp_servers import stdio_server_config
 from a2c_testkit.scripted_computer import ScriptedComputer, scripted_tool
 from a2c_testkit.triangle import (
