@@ -16,7 +16,6 @@ import contextlib
 import json
 import os
 import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +27,7 @@ from mcp.client import Client
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
+from a2c_testkit.bridge import bridge_argv, stdio_host, text_of
 from a2c_testkit.mcp_servers import stdio_server_config
 from a2c_testkit.mcp_servers.bulk import noise_png
 from a2c_testkit.processes import bin_path, free_port, spawn
@@ -90,49 +90,8 @@ def beta_config(tmp: Path) -> Path:
     )
 
 
-class Listener:
-    """Collects the server notifications a bridge session receives."""
-
-    def __init__(self) -> None:
-        self.tool_list_changes = 0
-        self.resource_list_changes = 0
-
-    async def __call__(self, message: Any) -> None:
-        if isinstance(message, types.ServerNotification):
-            if isinstance(message, types.ToolListChangedNotification):
-                self.tool_list_changes += 1
-            elif isinstance(message, types.ResourceListChangedNotification):
-                self.resource_list_changes += 1
-
-
-def bridge_argv(server_url: str, office: str, *extra: str) -> list[str]:
-    return [bin_path("a2c-agent"), "--server", server_url, "--office", office,
-            "--name", "bridge", "mcp", *extra]  # fmt: skip
-
-
-@contextlib.asynccontextmanager
-async def stdio_bridge(
-    server_url: str, office: str, log: Path, *extra: str
-) -> AsyncIterator[tuple[ClientSession, Listener]]:
-    argv = bridge_argv(server_url, office, *extra)
-    params = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ))
-    listener = Listener()
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("a", encoding="utf-8") as errlog:
-        async with (
-            stdio_client(params, errlog=errlog) as (read, write),
-            ClientSession(read, write, message_handler=listener) as session,
-        ):
-            await session.initialize()
-            yield session, listener
-
-
 async def names(session: ClientSession) -> set[str]:
     return {tool.name for tool in (await session.list_tools()).tools}
-
-
-def text_of(result: types.CallToolResult) -> str:
-    return "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
 
 
 async def test_stdio_bridge_lists_calls_fails_cleanly_and_follows_the_office(
@@ -146,7 +105,7 @@ async def test_stdio_bridge_lists_calls_fails_cleanly_and_follows_the_office(
             log_dir, config=alpha_config(tmp_path), server_url=server.url, office=office,
             name="alpha", track=procs.track,
         ),
-        stdio_bridge(server.url, office, log_dir / "bridge.log") as (session, listener),
+        stdio_host(server.url, office, log_dir / "bridge.log") as (session, listener),
     ):  # fmt: skip
         await eventually(
             lambda: _has(session, "alpha__echo"), what="alpha's tools served", timeout=90
@@ -257,7 +216,7 @@ async def test_computer_filter_separator_and_cancellation(procs: Any, tmp_path: 
             log_dir, config=secret_beta_config(tmp_path), server_url=server.url,
             office=office, name="beta", track=procs.track,
         ),
-        stdio_bridge(
+        stdio_host(
             server.url, office, log_dir / "bridge.log", "--computer", "alpha", "--separator", "-"
         ) as (session, _),
     ):  # fmt: skip
@@ -295,7 +254,7 @@ async def test_unreachable_office_answers_errors_then_reconnects(
     log_dir = tmp_path / "logs"
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    async with stdio_bridge(url, office, log_dir / "bridge.log") as (session, listener):
+    async with stdio_host(url, office, log_dir / "bridge.log") as (session, listener):
         # no Server yet: the session works; listing is an MCP error the host shows, a
         # call an error result, both naming the cause (issue 50 item 3)
         with pytest.raises(MCPError, match=f"unreachable: .*127.0.0.1:{port}"):
@@ -494,10 +453,10 @@ async def test_the_first_requests_after_start_see_the_office(procs: Any, tmp_pat
         ) as alpha,
     ):  # fmt: skip
         await alpha.wait_for_log("joined office", timeout=90)
-        async with stdio_bridge(server.url, office, log_dir / "bridge.log") as (session, _):
+        async with stdio_host(server.url, office, log_dir / "bridge.log") as (session, _):
             resources = (await session.list_resources()).resources  # the very first request
             assert f"a2c://alpha/{WINDOW}" in {str(r.uri) for r in resources}
-        async with stdio_bridge(server.url, office, log_dir / "bridge-2.log") as (session, _):
+        async with stdio_host(server.url, office, log_dir / "bridge-2.log") as (session, _):
             read = await session.read_resource(f"a2c://alpha/{WINDOW}")  # type: ignore[arg-type]
             (contents,) = read.contents
             assert isinstance(contents, types.TextResourceContents)
@@ -517,13 +476,14 @@ async def test_a_taken_agent_seat_is_an_error_the_host_sees(procs: Any, tmp_path
         computer_process(
             log_dir, config=alpha_config(tmp_path), server_url=server.url, office=office,
             name="alpha", track=procs.track,
-        ),
+        ) as alpha,
     ):  # fmt: skip
+        await alpha.wait_for_log("joined office", timeout=90)
         holder = AsyncAgent(server.url, name="someone-else")
         await holder.open()
         await holder.join_office(office)
         try:
-            async with stdio_bridge(server.url, office, log_dir / "bridge.log") as (
+            async with stdio_host(server.url, office, log_dir / "bridge.log") as (
                 session,
                 listener,
             ):
