@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import math
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
 from a2c_agent._core import _req_id
 from a2c_agent._exceptions import (
     AckTimeoutError,
+    InputRoundsExceededError,
     InvalidResponseError,
     ToolCallTimeoutError,
 )
@@ -30,20 +32,27 @@ from a2c_protocol import (
     GetResourcesRet,
     GetToolsReq,
     GetToolsRet,
+    InputOrigin,
+    InputRequired,
     InvalidPayloadError,
     RemoteError,
     RequestTimeoutError,
     WindowURI,
     from_wire,
+    is_input_required,
+    parse_input_required,
     to_wire,
 )
 
 from ._blobdrain import drain_result, needs_drain
 from ._blobpull import BlobData
 from ._facades import FacadesMixin
+from ._input import InputHandler, answer_round, cancel_round
 from ._otel import call_span, tracing_idle
 from ._progress import ProgressCallback
 from ._toolwire import tool_call_payload, tool_result_of
+
+logger = logging.getLogger("a2c_agent")
 
 _NO_PROGRESS: contextlib.nullcontext[None] = contextlib.nullcontext(None)  # reusable, stateless
 
@@ -159,6 +168,7 @@ class RequestsMixin(FacadesMixin):
         drain_blobs: bool | None = None,
         on_progress: ProgressCallback | None = None,
         timeout_resets_on_progress: bool = False,
+        on_input: InputHandler | None = None,
     ) -> CallToolResult:
         """Call ``tool_name`` on ``computer`` and return its ``CallToolResult``.
 
@@ -187,12 +197,23 @@ class RequestsMixin(FacadesMixin):
         the wire. With ``timeout_resets_on_progress`` each report restarts ``timeout`` here;
         the Server and the Computer restart their waits on progress in any case (the Server
         up to its ``--max-tool-timeout``).
+
+        ``on_input`` (default: the agent's ``input_handler``; an extension, see
+        docs/compatibility.md) answers the MCP server's requests for input during the call:
+        each :class:`~a2c_protocol.ElicitationRequest` or
+        :class:`~a2c_protocol.SamplingRequest` is passed to it and its answer sent back on a
+        new round of the call (same ``timeout`` each, ``req_id`` of round *n* is
+        ``<req_id>.<n>``), until the tool returns. Without a handler the call does not take
+        input, and the Computer declines on the Agent's behalf, as before. More than the
+        agent's ``max_input_rounds`` rounds raise :class:`InputRoundsExceededError`.
         """
+        handler = on_input if on_input is not None else self._input_handler
         if tracing_idle():
             return await self._call_tool(
                 computer, tool_name, params, timeout=timeout, req_id=req_id,
                 drain_blobs=drain_blobs, on_progress=on_progress,
                 timeout_resets_on_progress=timeout_resets_on_progress, trace=None,
+                on_input=handler,
             )  # fmt: skip
         with call_span(self._office, computer, tool_name) as span:
             try:
@@ -200,7 +221,7 @@ class RequestsMixin(FacadesMixin):
                     computer, tool_name, params, timeout=timeout, req_id=req_id,
                     drain_blobs=drain_blobs, on_progress=on_progress,
                     timeout_resets_on_progress=timeout_resets_on_progress,
-                    trace=span.carrier(),
+                    trace=span.carrier(), on_input=handler,
                 )  # fmt: skip
             except RemoteError as exc:
                 span.outcome("error", exc.code)
@@ -224,15 +245,72 @@ class RequestsMixin(FacadesMixin):
         on_progress: ProgressCallback | None,
         timeout_resets_on_progress: bool,
         trace: dict[str, str] | None,
+        on_input: InputHandler | None = None,
     ) -> CallToolResult:
         if timeout <= 0:
             raise ValueError("timeout must be positive")
         if req_id is not None and not (isinstance(req_id, str) and req_id):
             raise ValueError("req_id must be a non-empty string")
         req_id = req_id or _req_id()
+        params = dict(params or {})
+
+        async def once(rid: str, extra: dict[str, Any] | None) -> CallToolResult | InputRequired:
+            return await self._call_once(
+                computer, tool_name, params, timeout=timeout, req_id=rid,
+                drain_blobs=drain_blobs, on_progress=on_progress,
+                timeout_resets_on_progress=timeout_resets_on_progress, trace=trace, extra=extra,
+            )  # fmt: skip
+
+        if on_input is None:
+            return await once(req_id, None)  # type: ignore[return-value]
+        return await self._input_rounds(
+            once, req_id, InputOrigin(computer=computer, tool=tool_name), on_input
+        )
+
+    async def _input_rounds(
+        self,
+        once: Callable[[str, dict[str, Any] | None], Awaitable[CallToolResult | InputRequired]],
+        req_id: str,
+        origin: InputOrigin,
+        handler: InputHandler,
+    ) -> CallToolResult:
+        """The rounds of a call that takes input (see :mod:`a2c_agent._rpc._input`)."""
+        declared = {"a2c_input": self._input_capabilities.to_wire()}
+        answer = await once(req_id, declared)
+        rounds = 0
+        while isinstance(answer, InputRequired):
+            rounds += 1
+            if rounds > self._max_input_rounds:
+                self._spawn(_abandon(once, f"{req_id}.x", {**declared, **_resume(answer, None)}))
+                raise InputRoundsExceededError(origin.computer, origin.tool, self._max_input_rounds)
+            try:
+                responses = await answer_round(handler, answer)
+            except BaseException:
+                # Tell the Computer now rather than leave the MCP server waiting for expiry.
+                self._spawn(_abandon(once, f"{req_id}.x", {**declared, **_resume(answer, None)}))
+                raise
+            answer = await once(
+                f"{req_id}.{rounds + 1}", {**declared, **_resume(answer, responses)}
+            )
+        return answer
+
+    async def _call_once(
+        self,
+        computer: str,
+        tool_name: str,
+        params: dict[str, Any],
+        *,
+        timeout: float,
+        req_id: str,
+        drain_blobs: bool | None,
+        on_progress: ProgressCallback | None,
+        timeout_resets_on_progress: bool,
+        trace: dict[str, str] | None,
+        extra: dict[str, Any] | None,
+    ) -> CallToolResult | InputRequired:
         request = tool_call_payload(
-            self._name, req_id, computer, tool_name, dict(params or {}),
-            max(1, math.ceil(timeout)), on_progress is not None, trace,
+            self._name, req_id, computer, tool_name, params,
+            max(1, math.ceil(timeout)), on_progress is not None, trace, extra,
         )  # fmt: skip
         progress = (
             _NO_PROGRESS
@@ -258,6 +336,11 @@ class RequestsMixin(FacadesMixin):
             except asyncio.CancelledError:
                 await asyncio.shield(self._cancel_once(req_id))
                 raise
+        if extra is not None and len(args) == 1 and is_input_required(args[0]):
+            try:
+                return parse_input_required(args[0], InputOrigin(computer=computer, tool=tool_name))
+            except InvalidPayloadError as exc:
+                raise InvalidResponseError("input-required answer", exc.errors) from exc
         try:
             result = tool_result_of(args)
         except RequestTimeoutError:
@@ -279,3 +362,21 @@ class RequestsMixin(FacadesMixin):
         await self._emit(
             Event.TOOL_CALL_CANCEL, to_wire(AgentCallData(agent=self._name, req_id=req_id))
         )
+
+
+def _resume(required: InputRequired, responses: dict[str, Any] | None) -> dict[str, Any]:
+    """The retry's keys: the answers (None: cancel every request) and the state unchanged."""
+    return {
+        "a2c_input_responses": cancel_round(required) if responses is None else responses,
+        "a2c_request_state": required.state,
+    }
+
+
+async def _abandon(
+    once: Callable[[str, dict[str, Any] | None], Awaitable[Any]], rid: str, keys: dict[str, Any]
+) -> None:
+    """The cancelling round of an abandoned call; its answer is of no use to anyone."""
+    try:
+        await once(rid, keys)
+    except Exception as exc:  # the Computer expires the state in the end
+        logger.info("could not cancel the input requests of call %s: %s", rid, exc)
