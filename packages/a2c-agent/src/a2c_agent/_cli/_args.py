@@ -36,6 +36,7 @@ from a2c_agent._version import __version__
 from a2c_protocol import InvalidWindowURIError, WindowURI, token_flags_problem
 
 from ._dest import dir_problem, file_problem
+from ._input import add_input_args, read_input_args
 
 __all__ = ["DEFAULT_NAME_PREFIX", "ENV_VARS", "EXIT_CODES", "build_parser", "parse_args"]
 
@@ -171,6 +172,7 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
         "keeps reporting is not cut (the Server still stops waiting after its "
         "--max-tool-timeout)",
     )
+    add_input_args(call)
     call.add_argument(
         "--save-dir",
         default=".",
@@ -262,6 +264,7 @@ def parse_args(
     args.params_object = {}
     if args.command == "call":
         args.params_object = _params(parser, args.params)
+        read_input_args(parser, args)
     problem = _destination_problem(args) or (put_problem(args) if args.command == "put" else None)
     if problem is not None:
         parser.error(problem)

@@ -54,6 +54,9 @@ from ._toolwire import tool_call_payload, tool_result_of
 
 logger = logging.getLogger("a2c_agent")
 
+#: Seconds a cancelled call waits for the Computer to hear that its input requests are off.
+ABANDON_WAIT = 5.0
+
 _NO_PROGRESS: contextlib.nullcontext[None] = contextlib.nullcontext(None)  # reusable, stateless
 
 
@@ -280,14 +283,24 @@ class RequestsMixin(FacadesMixin):
         rounds = 0
         while isinstance(answer, InputRequired):
             rounds += 1
+            # Given up: tell the Computer now rather than leave the MCP server waiting for
+            # expiry. The caller hears of it after the Computer answered that round (when
+            # this task is being cancelled, after ABANDON_WAIT at most: a process that exits
+            # at once would lose the round in its send queue).
+            cancel = {**declared, **_resume(answer, None)}
             if rounds > self._max_input_rounds:
-                self._spawn(_abandon(once, f"{req_id}.x", {**declared, **_resume(answer, None)}))
+                await _abandon(once, f"{req_id}.x", cancel)
                 raise InputRoundsExceededError(origin.computer, origin.tool, self._max_input_rounds)
             try:
                 responses = await answer_round(handler, answer)
+            except Exception:
+                await _abandon(once, f"{req_id}.x", cancel)
+                raise
             except BaseException:
-                # Tell the Computer now rather than leave the MCP server waiting for expiry.
-                self._spawn(_abandon(once, f"{req_id}.x", {**declared, **_resume(answer, None)}))
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.shield(
+                        asyncio.wait_for(_abandon(once, f"{req_id}.x", cancel), ABANDON_WAIT)
+                    )
                 raise
             answer = await once(
                 f"{req_id}.{rounds + 1}", {**declared, **_resume(answer, responses)}
@@ -373,7 +386,7 @@ def _resume(required: InputRequired, responses: dict[str, Any] | None) -> dict[s
 
 
 async def _abandon(
-    once: Callable[[str, dict[str, Any] | None], Awaitable[Any]], rid: str, keys: dict[str, Any]
+    once: Callable[[str, dict[str, Any]], Awaitable[Any]], rid: str, keys: dict[str, Any]
 ) -> None:
     """The cancelling round of an abandoned call; its answer is of no use to anyone."""
     try:
