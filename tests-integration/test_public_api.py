@@ -254,6 +254,7 @@ PUBLIC: dict[str, frozenset[str]] = {
             "ConfirmRequest",
             "InputResolutionError",
             "InputResolver",
+            "LandingSettings",
             "LinkError",
             "LintFinding",
             "ReloadPlan",

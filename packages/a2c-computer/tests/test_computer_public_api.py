@@ -24,6 +24,7 @@ def test_public_surface_is_pinned() -> None:
         "ConfirmRequest",
         "InputResolutionError",
         "InputResolver",
+        "LandingSettings",
         "LinkError",
         "LintFinding",
         "ReloadPlan",

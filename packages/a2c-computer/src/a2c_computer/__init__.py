@@ -49,6 +49,7 @@ if TYPE_CHECKING:
         LinkError,
         ServerRefusedError,
     )
+    from ._landing import LandingSettings
     from ._mcp import ServerStatus
     from ._observe._logging import redacting_filter
     from ._observe._metrics import ComputerMetrics
@@ -78,6 +79,7 @@ __all__ = [
     "ConfirmRequest",
     "InputResolutionError",
     "InputResolver",
+    "LandingSettings",
     "LinkError",
     "LintFinding",
     "ReloadPlan",
@@ -136,6 +138,7 @@ _LAZY: dict[str, str] = {
     "ServerRefusedError": "._exceptions",
     "InputResolver": "._config",
     "env_var_names": "._config",
+    "LandingSettings": "._landing",
     "LintFinding": "._desk._lint",
     "lint_windows": "._desk._lint",
     "redacting_filter": "._observe._logging",

@@ -149,7 +149,8 @@ class Computer(ComputerCore):
         try:
             await asyncio.to_thread(self.blob_store.open)
             self._sweeper = asyncio.ensure_future(self.blob_store.run_sweeper())
-            self.landing.sweep_orphans()
+            # A missing landing dir fails the start before any MCP server is started.
+            await self.landing.open()
             self._reaper = asyncio.ensure_future(run_reaper(self.landing))
             await self.skills.start()
             await self.start()
@@ -185,7 +186,7 @@ class Computer(ComputerCore):
             with contextlib.suppress(asyncio.CancelledError):
                 await self._reaper
             self._reaper = None
-        self.landing.close()
+        await self.landing.aclose()
         if self._sweeper is not None:
             self._sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -265,9 +265,12 @@ def parse_args(
     if args.command == "call":
         args.params_object = _params(parser, args.params)
         read_input_args(parser, args)
-    problem = _destination_problem(args) or (put_problem(args) if args.command == "put" else None)
+    problem = _destination_problem(args)
     if problem is not None:
         parser.error(problem)
+    problem = put_problem(args) if args.command == "put" else None
+    if problem is not None:  # the command is right, the file is not: no usage block
+        parser.exit(EXIT_USAGE, f"{parser.prog}: error: {problem}\n")
     if args.command == "desktop" and args.window is not None:
         try:
             WindowURI.parse(args.window)

@@ -8,6 +8,7 @@ on the Computer (JSON: ``landing_path``, ``size``, ``sha256``).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,12 +32,23 @@ def add_put_parser(commands: Any) -> None:
 
 
 def put_problem(args: argparse.Namespace) -> str | None:
-    """Why FILE cannot be uploaded, checked before connecting; None when it can."""
+    """Why FILE cannot be uploaded (one line, no usage: the command was typed right),
+    checked before connecting; None when it can."""
     path = Path(args.file)
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return f"put: {args.file} does not exist"
+    except OSError as exc:
+        return f"put: {args.file} cannot be read: {exc.strerror or exc}"
+    if path.is_dir():
+        return f"put: {args.file} is a directory (upload one file; archive a directory first)"
     if not path.is_file():
-        return f"put: {args.file} is not a file"
-    if path.stat().st_size == 0:
+        return f"put: {args.file} is not a regular file"
+    if st.st_size == 0:
         return f"put: {args.file} is empty (nothing to upload)"
+    if not os.access(path, os.R_OK):
+        return f"put: {args.file} is not readable"
     return None
 
 

@@ -22,7 +22,7 @@ import attrs
 
 from a2c_computer._blobs import BlobSettings
 from a2c_computer._exceptions import ConfigError
-from a2c_computer._landing import LANDING_OPTIONS, add_landing_flags
+from a2c_computer._landing import LANDING_OPTIONS, add_landed_parser, add_landing_flags
 from a2c_computer._oauth._cmd import add_auth_parser
 from a2c_computer._skills import SkillSettings, default_skill_settings
 from a2c_computer._version import __version__
@@ -277,7 +277,7 @@ environment (a flag wins over its variable; empty counts as unset):
   A2C_SKILLS_DIR       --skills-dir     A2C_SKILLS_INSTALL_DIR --skills-install-dir
   A2C_NO_USER_SKILLS   --no-user-skills  A2C_LANDING_DIR  --landing-dir
   A2C_PROTOCOL         --protocol
-  A2C_LANDING_MAX_BYTES --landing-max-bytes  A2C_LANDING_MAX_TOTAL_BYTES --landing-max-total-bytes
+  A2C_LANDING_*        --landing-* (every one: A2C_LANDING_MAX_FILES is --landing-max-files)
 
 exit status: 0 stopped, 1 refused by or cannot reach the Server (run) / problems found
 (check), 2 usage error (bad flag, environment value or configuration), 3 protocol version
@@ -300,7 +300,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_logging_flags(parser, os.environ.get("A2C_LOG_FORMAT", "text"))
     # Not required=True: argparse would then report a missing command before an unknown
     # option (`a2c-computer --bogus`); parse_command_line checks both, in that order.
-    sub = parser.add_subparsers(dest="command", metavar="{run,check,skills,config,auth}")
+    sub = parser.add_subparsers(dest="command", metavar="{run,check,skills,config,auth,landed}")
     run = sub.add_parser(
         "run",
         help="serve the configured MCP servers to an office",
@@ -412,7 +412,7 @@ def build_parser() -> argparse.ArgumentParser:
     converter.add_argument("-o", "--output", metavar="OUT", help="write here instead of stdout")
     converter.add_argument("--overwrite", action="store_true", help="replace OUT if it exists")
     auth = add_auth_parser(sub)
-    for command in (run, check, skills, config, converter, auth):
+    for command in (run, check, skills, config, converter, auth, add_landed_parser(sub)):
         # Accepted after the command too (`run -v`); unset there, the top level's value stays.
         _add_logging_flags(command, argparse.SUPPRESS)
     return parser
@@ -439,7 +439,7 @@ def parse_command_line(
     if unknown:
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     if args.command is None:
-        parser.error("a command is needed: run, check, skills, config or auth (see --help)")
+        parser.error("a command is needed: run, check, skills, config, auth, landed (see --help)")
     if args.command == "auth" and getattr(args, "auth_command", None) is None:
         parser.error(
             "auth needs a command: login, status or logout (see 'a2c-computer auth --help')"

@@ -8,6 +8,7 @@
     a2c-computer skills --config computer.json [--skills-dir DIR]
     a2c-computer config convert mcp.json [-o computer.json] [--overwrite]
     a2c-computer auth login SERVER --config computer.json   (also: auth status, auth logout)
+    a2c-computer landed list --landing-dir DIR   (also: landed clean --older-than 7d)
 
 Options of ``run`` may come from the environment: ``A2C_COMPUTER_CONFIG``,
 ``A2C_SERVER_URL``, ``A2C_OFFICE_ID``, ``A2C_COMPUTER_NAME``, ``A2C_TOKEN``. The token is
@@ -30,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from a2c_computer._config import load_config
 from a2c_computer._exceptions import ComputerError, ConfigError, LinkError
-from a2c_computer._landing import landing_settings
+from a2c_computer._landing import landing_settings, run_landed
 from a2c_computer._observe._logging import configure_logging, register_secret
 from a2c_computer._toolcalls._confirm import ALLOW_HINT, foreground_terminal
 from a2c_protocol import ProtocolVersionError, token_file_auth, token_flags_problem
@@ -255,6 +256,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         apply_env(parser, args, options=SKILL_OPTIONS)
     if args.command == "check":
         apply_env(parser, args, options=LANDING_ENV)
+    if args.command == "landed":
+        apply_env(parser, args, options=LANDING_ENV[:1])  # A2C_LANDING_DIR
     level = (
         logging.WARNING - 10 * min(args.verbose, 2)
         if args.command in ("check", "skills")
@@ -269,6 +272,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from a2c_computer._oauth._cmd import run_auth
 
             return run_auth(args)
+        if args.command == "landed":
+            return run_landed(args)
         if getattr(args, "config", None):  # sign-in hints name the real file, not a placeholder
             from a2c_computer._oauth._provider import CONFIG_PATH
 

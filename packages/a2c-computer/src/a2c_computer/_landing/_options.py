@@ -3,21 +3,42 @@
 from __future__ import annotations
 
 import argparse
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from a2c_computer._exceptions import ConfigError
 
+from ._fs import LandingDir
 from ._settings import LandingSettings
 
-__all__ = ["LANDING_OPTIONS", "add_landing_flags", "describe_landing", "landing_settings"]
+__all__ = [
+    "LANDING_OPTIONS",
+    "add_landing_flags",
+    "age",
+    "describe_landing",
+    "landing_settings",
+]
 
 
 def _positive_int(text: str) -> int:
     value = int(text)
     if value <= 0:
+        raise ValueError("must be more than 0")
+    return value
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def age(text: str) -> float:
+    """Seconds of ``90``, ``90s``, ``15m``, ``12h`` or ``7d`` (more than 0)."""
+    number, unit = (text[:-1], text[-1]) if text[-1:] in _UNITS else (text, "s")
+    try:
+        value = float(number) * _UNITS[unit]
+    except ValueError:
+        raise ValueError("not an age: a number of seconds, or with s, m, h or d") from None
+    if not 0 < value < float("inf"):
         raise ValueError("must be more than 0")
     return value
 
@@ -29,7 +50,16 @@ LANDING_OPTIONS: tuple[tuple[str, str, str, Callable[[str], Any], str], ...] = (
     ("--landing-max-bytes", "max_upload_bytes", "A2C_LANDING_MAX_BYTES", _positive_int,
      "largest upload, bytes (default 104857600)"),
     ("--landing-max-total-bytes", "max_total_bytes", "A2C_LANDING_MAX_TOTAL_BYTES",
-     _positive_int, "what the landing dir may hold in all, bytes (default 1073741824)"),
+     _positive_int, "what the landing dir may hold in all, bytes allocated on disk "
+     "(default 1073741824)"),
+    ("--landing-max-files", "max_files", "A2C_LANDING_MAX_FILES", _positive_int,
+     "how many files the landing dir may hold (default 10000)"),
+    ("--landing-agent-max-bytes", "agent_max_bytes", "A2C_LANDING_AGENT_MAX_BYTES",
+     _positive_int, "what one Agent's uploads may take on disk (default: no per-Agent limit)"),
+    ("--landing-agent-max-files", "agent_max_files", "A2C_LANDING_AGENT_MAX_FILES",
+     _positive_int, "how many files one Agent may have landed (default: no per-Agent limit)"),
+    ("--landing-retention", "retention", "A2C_LANDING_RETENTION", age,
+     "remove landed files older than this: 3600, 90m, 12h, 7d (default: keep them)"),
 )  # fmt: skip
 
 
@@ -60,13 +90,17 @@ def describe_landing(settings: LandingSettings) -> tuple[str, bool]:
     if directory is None:
         return "uploads: off (no --landing-dir): client:put_blob is refused (4019 forbidden)", False
     path = Path(directory).resolve()
-    limits = (f"at most {settings.max_upload_bytes} bytes each, "
-              f"{settings.max_total_bytes} in all")  # fmt: skip
-    if not path.is_dir():
-        return f"uploads: landing dir {path} does not exist: every upload is refused", True
-    if not os.access(path, os.W_OK | os.X_OK):
-        return f"uploads: landing dir {path} is not writable: every upload is refused", True
-    return f"uploads: land in {path} ({limits})", False
+    problem = LandingDir(path).problem()
+    if problem is not None:
+        return f"uploads: {problem}: run refuses to start", True
+    s = settings
+    limits = (f"at most {s.max_upload_bytes} bytes each, {s.max_total_bytes} bytes on disk "
+              f"and {s.max_files} files in all")  # fmt: skip
+    if s.agent_max_bytes is not None or s.agent_max_files is not None:
+        limits += (f"; per Agent {s.agent_max_bytes or 'any'} bytes, "
+                   f"{s.agent_max_files or 'any'} files")  # fmt: skip
+    keep = f"kept {s.retention:g}s" if s.retention is not None else "kept until removed"
+    return f"uploads: land in {path} ({limits}; {keep})", False
 
 
 def _checked(convert: Callable[[str], Any], what: str) -> Callable[[str], Any]:

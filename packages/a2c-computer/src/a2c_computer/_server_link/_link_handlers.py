@@ -244,7 +244,7 @@ class LinkHandlers:
     async def _on_put_blob(self, data: Any) -> Any:
         req = from_wire(PutBlobReq, data)
         self._check_target(req.computer)
-        return self._landing.put(req)
+        return await self._landing.put(req)
 
     async def _on_get_skills(self, data: Any) -> Any:
         req = from_wire(GetSkillsReq, data)
