@@ -90,3 +90,26 @@ async def test_demo_version() -> None:
     out, err = await asyncio.wait_for(process.communicate(), 120)
     assert process.returncode == 0, err.decode()
     assert out.decode().startswith("a2c-demo 0.") and "protocol 0.2." in out.decode()
+
+
+@pytest.mark.parametrize(
+    ("url", "code", "said"),
+    [
+        ("http://127.0.0.1:9", 1, "a2c-demo: error: cannot reach the Server at "
+         "http://127.0.0.1:9: All connection attempts failed; start one with 'a2c-server'"),
+        ("127.0.0.1:9", 2, "did you mean http://127.0.0.1:9?"),
+    ],
+)  # fmt: skip
+async def test_demo_against_a_dead_server_says_so_in_one_line(
+    url: str, code: int, said: str
+) -> None:
+    """Issue 50 item 13: it printed a raw httpx traceback."""
+    process = await asyncio.create_subprocess_exec(
+        bin_path("a2c-demo"), "--server", url,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(process.communicate(), 120)
+    assert process.returncode == code
+    assert said in err.decode() and "Traceback" not in err.decode()
+    assert out.decode() == ""  # no tour heading before the refusal

@@ -374,7 +374,8 @@ def test_a_non_loopback_http_address_needs_a_token() -> None:
 
     done = subprocess.run(
         bridge_argv("http://127.0.0.1:9", "o1", "--http", "0.0.0.0:8765"),
-        capture_output=True, text=True, timeout=120, env={**os.environ, "A2C_MCP_HTTP_TOKEN": ""},
+        capture_output=True, text=True, timeout=120,
+        env={k: v for k, v in os.environ.items() if k != "A2C_MCP_HTTP_TOKEN"},
     )  # fmt: skip
     assert done.returncode == 2
     assert "needs a bearer token" in done.stderr

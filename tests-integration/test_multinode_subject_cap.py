@@ -1,7 +1,8 @@
 """``--max-connections-per-subject`` over two ``a2c-server --redis`` processes, one killed.
 
 With allow-all authentication every Agent has one subject (``anonymous-agent``) and every
-Computer another, so the cap of 2 covers all Agents of the deployment together.
+Computer another, counted per client address (issue 49): every client here is on
+127.0.0.1, so the cap of 2 covers all its Agents on the deployment together.
 """
 
 from __future__ import annotations
@@ -18,7 +19,10 @@ from a2c_protocol import NAMESPACE, PROTOCOL_VERSION
 from a2c_testkit.redis_server import RedisServer, redis_server
 from a2c_testkit.triangle import ServerProcess, eventually, server_process
 
-TOO_MANY = {"code": 429, "message": "Too many connections: this identity may hold 2"}
+TOO_MANY = {
+    "code": 429,
+    "message": "Too many connections: this identity may hold 2 from one address",
+}
 
 
 @pytest.fixture

@@ -19,10 +19,13 @@ its wall time the Server and the honest pair spent waiting for a CPU (``schedsta
 shared machine that, not the Server's work, is most of the tail. ``--flooder-nice 0`` runs
 the flooders as the Server's peers; ``--separate`` is the control: the same flood against a
 second Server process, so what is left of the honest tail is CPU contention alone. Every
-3 s of a flood a new Agent connects and joins: how long a legitimate newcomer waits.
+3 s of a flood a new Agent connects and joins: how long a legitimate newcomer waits, and
+how often it is refused (``--newcomer-source 127.0.0.2``: from another address than the
+flood's, issue 49.1).
 
     uv run python tools/bench/bench_connect_flood.py [--seconds 30] [--rounds 3]
         [--flooder-nice 19] [--transports both|polling|websocket] [--separate]
+        [--flooders 3 --lanes 200 --newcomer-source 127.0.0.2]
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import httpx
 import socketio
 from _benchkit import NAMESPACE, cpu_seconds
@@ -132,8 +136,11 @@ async def flooder(port: int, lanes: int, transports: str) -> None:
 # ---------------------------------------------------------------- the honest pair
 
 
-async def join(url: str, role: str, name: str, office: str = "office-h") -> socketio.AsyncClient:
-    client = socketio.AsyncClient(reconnection=False)
+async def join(
+    url: str, role: str, name: str, office: str = "office-h",
+    session: aiohttp.ClientSession | None = None,
+) -> socketio.AsyncClient:  # fmt: skip
+    client = socketio.AsyncClient(reconnection=False, http_session=session)
     if role == "computer":
 
         @client.on("client:tool_call", namespace=NAMESPACE)  # type: ignore[untyped-decorator]
@@ -174,17 +181,25 @@ def runqueue_seconds(pid: int) -> float:
     return int(Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()[1]) / 1e9
 
 
-async def newcomers(url: str, seconds: float, tag: str) -> list[float]:
-    """A legitimate Agent connecting and joining every 3 s of the flood; the times in ms."""
+async def newcomers(url: str, seconds: float, tag: str, source: str) -> tuple[list[float], int]:
+    """A legitimate Agent connecting (from ``source``) and joining every 3 s of the flood;
+    the times in ms, and how many times it was refused."""
     took: list[float] = []
+    refused = 0
     end = time.monotonic() + seconds - 3
-    while time.monotonic() < end:
-        started = time.perf_counter()
-        late = await join(url, "agent", "late", f"office-late-{tag}-{len(took)}")
-        took.append((time.perf_counter() - started) * 1000)
-        await late.disconnect()
-        await asyncio.sleep(3)
-    return took
+    connector = aiohttp.TCPConnector(local_addr=(source, 0))
+    async with aiohttp.ClientSession(connector=connector) as session:
+        while time.monotonic() < end:
+            started = time.perf_counter()
+            try:
+                late = await join(url, "agent", "late", f"office-late-{tag}-{len(took)}", session)
+            except socketio.exceptions.ConnectionError:
+                refused += 1
+            else:
+                took.append((time.perf_counter() - started) * 1000)
+                await late.disconnect()
+            await asyncio.sleep(3)
+    return took, refused
 
 
 def summary(latencies: list[float]) -> tuple[float, float]:
@@ -290,10 +305,12 @@ async def _run(
                 flood.stdin.write(f"{args.seconds}\n")
                 flood.stdin.flush()
             phase = Phase(pid, log_path)
-            late = asyncio.create_task(newcomers(url, args.seconds, str(round_)))
+            late = asyncio.create_task(
+                newcomers(url, args.seconds, str(round_), args.newcomer_source)
+            )
             during = await honest_calls(agent, args.seconds, args.rate)
             phase.end()
-            joined = await late
+            joined, turned_away = await late
             refused = await refused_so_far(http, flood_url) - refused_before
             outs = [json.loads(await asyncio.to_thread(p.stdout.readline))  # type: ignore[union-attr]
                     for p in flooders]  # fmt: skip
@@ -308,7 +325,7 @@ async def _run(
                   f"  flooders: {totals}; {refused:.0f} refused ({refused / phase.elapsed:.0f}/s); "
                   f"server CPU per refused connect {1e6 * net_cpu / max(refused, 1):.0f} µs\n"
                   f"  a new Agent connected and joined {len(joined)} times during the flood "
-                  f"in {', '.join(f'{t:.0f}' for t in joined)} ms",
+                  f"in {', '.join(f'{t:.0f}' for t in joined)} ms; refused {turned_away} times",
                   flush=True)  # fmt: skip
         print(
             f"p99 ratio per round: {', '.join(f'x{r:.2f}' for r in ratios)}; "
@@ -360,6 +377,10 @@ if __name__ == "__main__":
         help="control: flood a second Server process, not the honest pair's "
         "(what is left is the flood's CPU contention on this machine alone)",
     )
+    parser.add_argument("--newcomer-source", default="127.0.0.1",
+                        help="the address the newcomers connect from (127.0.0.2: another "
+                        "address than the flooders', whose handshakes wait in a share of "
+                        "their own)")  # fmt: skip
     parser.add_argument("--rate", type=float, default=50.0, help="honest calls per second")
     parser.add_argument("--server-flag", action="append", default=[],
                         help="extra a2c-server flag (repeatable)")  # fmt: skip

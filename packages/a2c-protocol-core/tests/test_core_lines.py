@@ -123,6 +123,25 @@ def test_02_computer_seen_by_a_04_agent() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("tool", "shaped"),
+    [
+        ({"name": "x", "bundle_id": "fs"}, {"name": "a2c-0-2__x", "bundle_id": "a2c-0-2"}),
+        ({"bundle_id": "fs", "name": "x"}, {"name": "a2c-0-2__x", "bundle_id": "a2c-0-2"}),
+        ({"bundle_id": None, "name": "x", "description": "d"},
+         {"name": "a2c-0-2__x", "bundle_id": "a2c-0-2", "description": "d"}),
+        ({"name": "x", "description": "d", "bundle_id": "a2c-0-2"},
+         {"name": "a2c-0-2__x", "bundle_id": "a2c-0-2", "description": "d"}),
+        ({"name": "x"}, {"name": "a2c-0-2__x", "bundle_id": "a2c-0-2"}),
+    ],
+)  # fmt: skip
+def test_a_02_tool_cannot_name_its_own_bundle(tool: dict[str, object], shaped: object) -> None:
+    # Issue 49 item 7: a bundle_id after the name overrode a2c-0-2 (key order decided).
+    answer = translate_answer("client:get_tools", {"tools": [tool]}, agent="0.4", computer="0.2")
+    assert answer["tools"] == [shaped]
+    assert list(answer["tools"][0])[:2] == ["name", "bundle_id"]
+
+
 def test_put_blob_passes_both_ways_unchanged() -> None:
     """Uploads have one shape on both lines; who may take one is the Server's rule (a 0.2
     Computer may announce the extension), so translation never refuses them."""

@@ -83,6 +83,7 @@ def test_server_cli_env_vars_and_flag_precedence() -> None:
         "log_protocol", "shutdown_grace",
         "redis_url", "redis_prefix", "node_id", "node_ttl", "registry_timeout",
         "max_id_length", "max_outgoing_bytes", "max_queued_output_bytes", "admission_timeout",
+        "join_timeout",
         "max_unadmitted_per_address", "forwarded_allow_ips", "max_inbound_per_second",
         "inbound_burst", "notice_interval", "handshake_pace",
         "jwt_jwks_url", "jwt_public_key", "jwt_secret", "jwt_issuer", "jwt_audience",
@@ -295,3 +296,11 @@ def test_server_cli_handshake_pace_flag_env_and_default() -> None:
     assert settings_from_args(["--handshake-pace", "0"], {}).handshake_pace == 0.0
     env = {"A2C_SERVER_HANDSHAKE_PACE": "250"}
     assert settings_from_args([], env).handshake_pace == 250.0
+
+
+def test_server_cli_join_timeout_flag_env_and_default() -> None:
+    assert ServerSettings().join_timeout == 60.0
+    assert settings_from_args(["--join-timeout", "0"], {}).join_timeout == 0.0
+    assert settings_from_args([], {"A2C_SERVER_JOIN_TIMEOUT": "15"}).join_timeout == 15.0
+    with pytest.raises(ValueError):
+        ServerSettings(join_timeout=-1)

@@ -200,7 +200,7 @@ async def test_socketio_manager_state_has_the_shape_the_fence_walks() -> None:
         "AsyncServer._binary_packet is gone: the stale-ack screen cannot tell a binary "
         "attachment from an ack"
     )
-    _socketio.forget_callback(sio, sid, callback)
+    assert _socketio.forget_callback(sio, sid, callback) == [ack]
     assert ack not in manager.callbacks[sid]
     manager.pre_disconnect(sid, "/smcp")
     assert _socketio.is_disconnecting(sio, sid, "/smcp"), (

@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import os
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -19,7 +21,9 @@ from a2c_testkit.server import running_server
 OFFICE = "office-1"
 
 
-async def run_cli(url: str, *args: str) -> tuple[int, str, str]:
+async def run_cli(
+    url: str, *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> tuple[int, str, str]:
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -31,6 +35,8 @@ async def run_cli(url: str, *args: str) -> tuple[int, str, str]:
         *args,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
+        cwd=cwd,
+        env=None if env is None else {**os.environ, **env},
     )
     out, err = await asyncio.wait_for(process.communicate(), 120)
     assert process.returncode is not None

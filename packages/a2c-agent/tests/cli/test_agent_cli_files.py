@@ -47,6 +47,36 @@ async def test_call_never_overwrites_a_saved_item(make_computer, server, tmp_pat
     assert mine.read_bytes() == b"my own file"
 
 
+async def test_without_save_dir_items_go_to_a_new_temp_dir_not_the_current_one(
+    make_computer, server, tmp_path
+):
+    """Issue 50 item 13: binary items landed in whatever directory the user stood in."""
+    computer = await make_computer()
+    computer.tools = [scripted_tool("shot"), scripted_tool("words")]
+    computer.tool_results["shot"] = image_result(PNG)
+    computer.tool_results["words"] = CallToolResult(content=[{"type": "text", "text": "hi"}])
+    temp = tmp_path / "tmp"
+    here = tmp_path / "here"
+    temp.mkdir()
+    here.mkdir()
+    env = {"TMPDIR": str(temp)}
+
+    code, out, err = await run_cli(server.url, "--json", "call", "box-1", "shot", "{}",
+                                   cwd=here, env=env)  # fmt: skip
+    assert code == 0, err
+    saved = Path(json.loads(out)["content"][1]["_meta"]["a2c_saved_to"])
+    assert saved.parent.parent == temp and saved.parent.name.startswith("a2c-agent-shot-")
+    assert saved.name == "shot-1.png" and saved.read_bytes() == PNG
+    assert saved.parent.stat().st_mode & 0o777 == 0o700  # private, like the items may be
+    assert f"saved to {saved}" in err
+    assert list(here.iterdir()) == []
+
+    code, out, err = await run_cli(server.url, "--json", "call", "box-1", "words", "{}",
+                                   cwd=here, env=env)  # fmt: skip
+    assert code == 0, err
+    assert [p.name for p in temp.iterdir()] == [saved.parent.name]  # nothing made for text
+
+
 def test_concurrent_saves_pick_distinct_names(tmp_path):
     result = {"content": [{"type": "image", "data": base64.b64encode(PNG).decode()}]}
 

@@ -83,6 +83,31 @@ def test_long_cells_wrap_to_the_width():
     assert table(("A", "B"), [("x", "y")], width=60) == "A  B\n-  -\nx  y"
 
 
+def test_names_never_break_only_descriptions_shrink():
+    """Issue 50 item 13: a narrow terminal broke a tool name mid-word (``notes_clear`` /
+    ``_everything``), which cannot be copied back into ``a2c-agent call``."""
+    name, server = "notes_clear_everything_now", "notes-server-long"
+    tools = [{"name": name, "description": "Clear every note of the current user. " * 3,
+              "meta": {"a2c_mcp_server": server}, "tool_meta": None}]  # fmt: skip
+    for width in (40, 60, 80):
+        lines = render_table("tools", tools, width=width).splitlines()
+        assert lines[2].split()[:2] == [name, server], (width, lines)
+        assert sum(name in line for line in lines) == 1
+        assert all(line.startswith(" ") for line in lines[3:]), lines  # only the description
+    resources = {
+        "resources": [
+            {
+                "uri": "window://org.example.long/path/of/a/window",
+                "name": "a_long_window_name",
+                "mimeType": "text/plain",
+            }
+        ]
+    }
+    lines = render_table("resources", resources, width=30).splitlines()
+    assert lines[2].split()[:2] == ["window://org.example.long/path/of/a/window",
+                                    "a_long_window_name"]  # fmt: skip
+
+
 def test_config_table_has_a_status_column():
     config = {
         "servers": {

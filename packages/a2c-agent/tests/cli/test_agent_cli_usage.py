@@ -69,6 +69,16 @@ def test_empty_environment_variable_is_a_usage_error(capsys):
     env = {"A2C_SERVER_URL": "127.0.0.1:9", "A2C_OFFICE": OFFICE}
     assert main(["room"], stdout=io.StringIO(), environ=env) == 2
     assert "did you mean http://127.0.0.1:9" in capsys.readouterr().err
+    # Blank is empty too, and the flag is named as typed (issue 50 item 13).
+    env = {"A2C_SERVER_URL": "http://127.0.0.1:9", "A2C_OFFICE": OFFICE, "A2C_TOKEN_FILE": " "}
+    assert main(["room"], stdout=io.StringIO(), environ=env) == 2
+    assert "A2C_TOKEN_FILE is set but empty" in capsys.readouterr().err
+    base = ["--server", "http://127.0.0.1:9", "--office", OFFICE]
+    assert main([*base, "--token-file", "", "room"], stdout=io.StringIO(), environ={}) == 2
+    assert "--token-file must not be empty" in capsys.readouterr().err
+    env = {"A2C_MCP_HTTP_TOKEN": ""}
+    assert main([*base, "mcp", "--http", "127.0.0.1:0"], stdout=io.StringIO(), environ=env) == 2
+    assert "A2C_MCP_HTTP_TOKEN is set but empty" in capsys.readouterr().err
 
 
 def test_help_documents_environment_and_exit_codes(capsys):
@@ -78,6 +88,8 @@ def test_help_documents_environment_and_exit_codes(capsys):
     text = capsys.readouterr().out
     for var in ("A2C_SERVER_URL", "A2C_OFFICE", "A2C_TOKEN"):
         assert var in text
+    assert "A2C_TOKEN_FILE  default for --token-file" in text  # was --token_file
+    assert "--token_file" not in text
     for code in ("0 ", "1 ", "2 ", "3 "):
         assert f"\n  {code}" in text
     assert "watch" in text

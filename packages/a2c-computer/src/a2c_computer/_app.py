@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
@@ -26,6 +27,8 @@ from ._toolcalls._extensions import CallExtras
 
 __all__ = ["Computer"]
 
+_log = logging.getLogger("a2c_computer.link")
+
 
 class Computer(ComputerCore):
     """An A2C Computer. Use it as an async context manager::
@@ -36,7 +39,9 @@ class Computer(ComputerCore):
 
     Entering starts every enabled MCP server (each with its own lifecycle) and, when
     ``server_url`` is given, connects (polling first, ``a2c_version`` added automatically),
-    joins ``office_id`` and serves the ``client:*`` events. A version refusal raises
+    joins ``office_id`` and serves the ``client:*`` events. While the MCP servers start, one
+    connect (closed at once, no join) checks the Server, so a wrong URL or token fails
+    before the slowest MCP server is up rather than after. A version refusal raises
     ``ProtocolVersionError`` after disconnecting; other connection failures raise
     ``LinkError`` (a Server that is not reachable yet is retried for ``wait_for_server``
     seconds). After a transient disconnect it reconnects with backoff and re-joins.
@@ -153,7 +158,7 @@ class Computer(ComputerCore):
             await self.landing.open()
             self._reaper = asyncio.ensure_future(run_reaper(self.landing))
             await self.skills.start()
-            await self.start()
+            await self._start_checked()
             if self._link is not None:
                 try:
                     await self._link.connect(self._wait_for_server)
@@ -165,6 +170,28 @@ class Computer(ComputerCore):
             await self._teardown()
             raise
         return self
+
+    async def _start_checked(self) -> None:
+        """Start the MCP servers while one connect checks the Server (:meth:`ComputerLink.probe`).
+
+        A wrong URL, token or version fails at once instead of after the slowest MCP server
+        (an ``npx`` one can take a minute) came up; the start is then cancelled and torn
+        down. The real connect and join still wait for the MCP servers, so an office never
+        sees this Computer with half its tools.
+        """
+        starting = asyncio.ensure_future(self.start())
+        if self._link is not None:
+            try:
+                await self._link.probe(self._wait_for_server)
+            except BaseException as exc:
+                if not starting.done() and isinstance(exc, Exception):
+                    # Said now: stopping an MCP server that is still starting takes a while.
+                    _log.error("%s; stopping the MCP servers that were starting", exc)
+                starting.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await starting
+                raise
+        await starting
 
     async def __aexit__(
         self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None

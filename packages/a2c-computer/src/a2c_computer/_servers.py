@@ -9,7 +9,6 @@ the status of every configured server, as the metrics and ``client:get_config`` 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Mapping
 from types import TracebackType
@@ -64,9 +63,16 @@ class ServersMixin(ToolsMixin, WindowsMixin):
 
     async def wait_settled(self, timeout: float) -> None:
         """Wait until every server's first start attempt has finished."""
-        servers = list(self._servers.values())
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.gather(*(s.wait_settled() for s in servers)), timeout)
+        waits = [asyncio.ensure_future(s.wait_settled()) for s in self._servers.values()]
+        if not waits:
+            return
+        # Not wait_for(gather(...)): cancelled (a start given up, see Computer.__aenter__),
+        # that leaves a gathering future whose CancelledError nobody reads, logged at exit.
+        try:
+            await asyncio.wait(waits, timeout=timeout)
+        finally:
+            for wait in waits:
+                wait.cancel()
 
     async def stop(self) -> None:
         """Stop every server (kills stdio children) and cancel in-flight calls."""

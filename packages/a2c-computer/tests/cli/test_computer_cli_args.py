@@ -40,7 +40,8 @@ def test_environment_fills_what_flags_leave_unset_and_flags_win() -> None:
     flags = parse([*BASE, "--token", "flag", "--office", "o-flag"], env)
     assert (flags["token"], flags["office"]) == ("flag", "o-flag")
     assert parse(BASE, {"A2C_OFFICE_ID": "o-legacy"})["office"] == "o-legacy"
-    assert parse(BASE, {"A2C_TOKEN": ""})["token"] is None  # empty counts as unset
+    # A flag wins: the empty variable is not read (issue 50 item 13, one rule for 3 CLIs).
+    assert parse([*BASE, "--token", "t"], {"A2C_TOKEN": ""})["token"] == "t"
 
 
 @pytest.mark.parametrize(
@@ -50,6 +51,8 @@ def test_environment_fills_what_flags_leave_unset_and_flags_win() -> None:
         ({"A2C_SERVER_URL": "127.0.0.1:18800"}, "did you mean 'http://127.0.0.1:18800'"),
         ({"A2C_CONFIRM": "maybe"}, "'maybe' is not one of ask, allow, deny"),
         ({"A2C_METRICS_PORT": "99999"}, "99999 is not a port"),
+        ({"A2C_TOKEN": ""}, "A2C_TOKEN is set but empty: unset it or give a value"),
+        ({"A2C_OFFICE": " ", "A2C_OFFICE_ID": "o"}, "A2C_OFFICE is set but empty"),
     ],
 )
 def test_a_bad_environment_value_is_a_usage_error(
@@ -82,14 +85,17 @@ def test_check_refuses_a_zero_timeout(capsys: pytest.CaptureFixture[str]) -> Non
     assert exited.value.code == 2 and "more than 0" in capsys.readouterr().err
 
 
-def run_cli(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    *argv: str, env: dict[str, str | None] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "a2c_computer._cli", *argv],
         capture_output=True,
         text=True,
         timeout=120,
         stdin=subprocess.DEVNULL,
-        env={**os.environ, **(env or {})},
+        # None removes a variable the test run may have set.
+        env={k: v for k, v in {**os.environ, **(env or {})}.items() if v is not None},
         check=False,
     )
 
@@ -111,8 +117,13 @@ async def test_version_help_and_usage_errors_as_a_user_sees_them() -> None:
     )
     assert bad_env.returncode == 2 and "Traceback" not in bad_env.stderr
     assert "A2C_WAIT_SERVER='abc'" in bad_env.stderr
-    missing = await asyncio.to_thread(run_cli, "run", env={"A2C_SERVER_URL": ""})
+    names = ("A2C_COMPUTER_CONFIG", "A2C_SERVER_URL", "A2C_OFFICE", "A2C_OFFICE_ID",
+             "A2C_COMPUTER_NAME")  # fmt: skip
+    unset: dict[str, str | None] = dict.fromkeys(names)
+    missing = await asyncio.to_thread(run_cli, "run", env=unset)
     assert missing.returncode == 2 and "--config, --server, --office, --name" in missing.stderr
+    empty = await asyncio.to_thread(run_cli, "run", env={"A2C_LOG_FORMAT": ""})
+    assert empty.returncode == 2 and "A2C_LOG_FORMAT is set but empty" in empty.stderr
 
 
 def test_check_piped_into_a_closed_reader_exits_without_a_traceback(tmp_path: Path) -> None:

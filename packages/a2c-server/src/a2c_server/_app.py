@@ -23,7 +23,7 @@ from ._edge._gate import Receive, Scope, Send, VersionGate, first_query_value, m
 from ._edge._hosts import HostGuard
 from ._edge._open_requests import OpenRequests
 from ._edge._oversize import OversizeWatch
-from ._edge._pace import wait_turn
+from ._edge._pace import HandshakeTurns
 from ._edge._polling import PostScreen
 from ._edge._shutdown import Drain
 from ._edge._transport import serve_engineio
@@ -100,6 +100,7 @@ class A2CServerApp:
         self.multinode = multinode
         self.requests = OpenRequests()
         self.host_guard: HostGuard | None = None  # DNS rebinding (tokenless loopback only)
+        self.handshake_turns = HandshakeTurns(sio.handshake_pacer)
         self._gate = VersionGate(
             watched,
             server_version=settings.served_versions,
@@ -130,8 +131,11 @@ class A2CServerApp:
         """At shutdown: answer open HTTP requests with 503 and close polling sessions.
 
         The ``a2c-server`` command runs it after the drain, before uvicorn closes the
-        connections (see :mod:`a2c_server._edge._open_requests`).
+        connections (see :mod:`a2c_server._edge._open_requests`). Handshakes waiting for
+        their pacing turn are answered busy (503 / close 1013) first: uvicorn would
+        cancel them with a traceback each.
         """
+        self.handshake_turns.close()
         await self.requests.end(self._close_polling_sessions, timeout)
 
     async def _close_polling_sessions(self) -> int:
@@ -145,7 +149,7 @@ class A2CServerApp:
         if kind in ("http", "websocket") and mount_matches(
             scope.get("path", ""), self.settings.socketio_path
         ):
-            if await wait_turn(self.sio.handshake_pacer, scope, receive, send):
+            if await self.handshake_turns.wait_turn(scope, receive, send):
                 await self._gate(scope, receive, send)
         elif kind == "http" and scope.get("path") == HEALTH_PATH:
             await self._health(scope, send)

@@ -75,6 +75,7 @@ ENV_VARS: Final[Mapping[str, tuple[str, Callable[[str], Any]]]] = {
     "max_outgoing_bytes": ("A2C_SERVER_MAX_OUTGOING_BYTES", int),
     "max_queued_output_bytes": ("A2C_SERVER_MAX_QUEUED_OUTPUT_BYTES", int),
     "admission_timeout": ("A2C_SERVER_ADMISSION_TIMEOUT", float),
+    "join_timeout": ("A2C_SERVER_JOIN_TIMEOUT", float),
     "max_unadmitted_per_address": ("A2C_SERVER_MAX_UNADMITTED_PER_ADDRESS", int),
     "forwarded_allow_ips": ("A2C_SERVER_FORWARDED_ALLOW_IPS", str),
     "max_inbound_per_second": ("A2C_SERVER_MAX_INBOUND_PER_SECOND", float),
@@ -175,6 +176,9 @@ def _parser() -> argparse.ArgumentParser:
         "over 1 MB are dropped")  # fmt: skip
     opt("--admission-timeout", "admission_timeout", float,
         "seconds a new connection has to be admitted to /smcp before it is closed")  # fmt: skip
+    opt("--join-timeout", "join_timeout", float,
+        "seconds a session admitted without auth.role has to join an office before it "
+        "is disconnected (0: no deadline)")  # fmt: skip
     opt("--max-unadmitted-per-address", "max_unadmitted_per_address", int,
         "connections one address may hold that are not admitted yet (a new one closes "
         "the oldest)")  # fmt: skip
@@ -185,7 +189,7 @@ def _parser() -> argparse.ArgumentParser:
         "packets a session may send at once before --max-inbound-per-second applies")  # fmt: skip
     opt("--handshake-pace", "handshake_pace", float,
         "while connects are refused in numbers (over 20/s), new handshakes start at most "
-        "this many per second; the rest wait (0: off)")  # fmt: skip
+        "this many per second, in turn per client address; the rest wait (0: off)")  # fmt: skip
     opt("--notice-interval", "notice_interval", float,
         "seconds: a sender's server:update_* notices reach its office at most once per "
         "interval per kind, the last held one winning (0 relays every one)")  # fmt: skip

@@ -152,14 +152,17 @@ class ServerSettings:
     (past it, clients holding over 1 MB are dropped); an Engine.IO session must be
     admitted to ``/smcp`` within ``admission_timeout`` seconds, and one address may hold
     ``max_unadmitted_per_address`` sessions not admitted yet (a new one closes the oldest;
-    see "Security model" in docs/server.md). ``forwarded_allow_ips`` (uvicorn's setting
+    see "Security model" in docs/server.md). A session admitted without ``auth.role``
+    (the official SDKs') must join an office within ``join_timeout`` seconds or is
+    disconnected (0: no deadline). ``forwarded_allow_ips`` (uvicorn's setting
     of that name: a comma list of proxy addresses, or ``*``) says whose
     ``X-Forwarded-For`` names the client address the per-address limits count.
     ``max_inbound_per_second`` / ``inbound_burst`` bound every packet one session sends
     (events and acks alike, dropped undecoded past it; cancels have their own bucket).
     ``handshake_pace``: while more than 20 connects a second are refused, new Engine.IO
-    handshakes start at most this many a second (the others wait, or get 503 past 5 s);
-    0 turns it off (issue 41: a tokenless flood otherwise takes the whole event loop).
+    handshakes start at most this many a second, the turns going round the client
+    addresses (the others wait, or get 503 past their address's share of 5 s); 0 turns
+    it off (issue 41: a tokenless flood otherwise takes the whole event loop).
     ``notice_interval``: the ``server:update_*`` notices of one sender are relayed at most
     once per this many seconds per kind (the first at once, the last held one at the
     interval's end); 0 relays every one.
@@ -207,6 +210,7 @@ class ServerSettings:
     max_outgoing_bytes: int = attrs.field(default=16_000_000, validator=_positive)
     max_queued_output_bytes: int = attrs.field(default=256_000_000, validator=_positive)
     admission_timeout: float = attrs.field(default=10.0, validator=_positive)
+    join_timeout: float = attrs.field(default=60.0, validator=_non_negative)
     max_unadmitted_per_address: int = attrs.field(default=64, validator=_positive)
     forwarded_allow_ips: str = "127.0.0.1"
     max_inbound_per_second: float = attrs.field(default=10_000.0, validator=_positive)

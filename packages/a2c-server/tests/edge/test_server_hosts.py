@@ -20,6 +20,17 @@ def test_host_name_drops_the_port() -> None:
     assert host_name("evil.example:80") == "evil.example"
 
 
+@pytest.mark.parametrize(
+    "header",
+    ["localhost:evil", "localhost:", "localhost:80:80", "127.0.0.1:8000x", "[::1]evil",
+     "[::1]:", "[::1]:80x", "localhost:123456", "localhost:８０"],
+)  # fmt: skip
+def test_host_name_keeps_a_header_whose_port_is_not_a_port(header: str) -> None:
+    # Issue 49 item 8: the name was whatever preceded the last colon, so these passed
+    # as loopback names; whole, they match no allowed name.
+    assert host_name(header) == header.lower()
+
+
 async def test_rebinding_host_is_refused_loopback_names_work(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -31,7 +42,7 @@ async def test_rebinding_host_is_refused_loopback_names_work(
         handshake += f"&a2c_version={PROTOCOL_VERSION}"
         port = base.rsplit(":", 1)[1]
         for url in (f"{base}/healthz", handshake):
-            for host in ("evil.example", f"evil.example:{port}", "127.0.0.2"):
+            for host in ("evil.example", f"evil.example:{port}", "127.0.0.2", "localhost:evil"):
                 answer = await http.get(url, headers={"Host": host})
                 assert answer.status_code == 421, (url, host, answer.status_code)
             for host in (f"localhost:{port}", f"127.0.0.1:{port}", "[::1]", "proxy.example"):

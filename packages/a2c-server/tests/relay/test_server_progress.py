@@ -26,6 +26,15 @@ def _record(client: RawClient) -> list[Any]:
     return got
 
 
+async def _office(stack: contextlib.AsyncExitStack, server: Any) -> tuple[RawClient, RawClient]:
+    """Agent ``ag`` and Computer ``box`` in office ``o1``."""
+    agent = await stack.enter_async_context(connect_raw(server, "agent"))
+    assert await agent.join("agent", "ag", "o1") == (True, None)
+    box = await stack.enter_async_context(connect_raw(server, "computer"))
+    assert await box.join("computer", "box", "o1") == (True, None)
+    return agent, box
+
+
 def _call(req_id: str, **extra: Any) -> dict[str, Any]:
     return {"agent": "ag", "req_id": req_id, "computer": "box", "tool_name": "t",
             "params": {}, "timeout": 30, **extra}  # fmt: skip
@@ -68,10 +77,7 @@ async def test_reports_are_stamped_gated_and_bad_ones_dropped() -> None:
 async def test_progress_restarts_the_wait_but_never_past_max_tool_timeout() -> None:
     settings = ServerSettings(max_tool_timeout=3, tool_call_buffer=0.2)
     async with running_server(settings) as server, contextlib.AsyncExitStack() as stack:
-        agent = await stack.enter_async_context(connect_raw(server, "agent"))
-        assert await agent.join("agent", "ag", "o1") == (True, None)
-        box = await stack.enter_async_context(connect_raw(server, "computer"))
-        assert await box.join("computer", "box", "o1") == (True, None)
+        agent, box = await _office(stack, server)
         stop = asyncio.Event()
 
         async def on_call(data: Any) -> Any:
@@ -92,6 +98,37 @@ async def test_progress_restarts_the_wait_but_never_past_max_tool_timeout() -> N
         assert isinstance(answer, dict) and answer["code"] == 408, answer
         # Alive well past timeout + buffer (1.2 s), ended at --max-tool-timeout + buffer.
         assert 3.0 <= elapsed < 10, elapsed
+        # The message names the cap that ended it and the time waited (issue 50 item 14).
+        message = answer["message"]
+        assert message.startswith(
+            "Computer 'box' did not answer within this Server's cap for calls that report "
+            "progress (--max-tool-timeout 3 s); waited "
+        ), message
+        waited = float(message.split("waited ")[1].split(" s,")[0])
+        assert 3.0 <= waited <= elapsed, (waited, elapsed)
+        assert "progress reports" in message
+
+
+async def test_a_progress_call_that_goes_quiet_times_out_naming_its_last_report() -> None:
+    settings = ServerSettings(max_tool_timeout=60, tool_call_buffer=0.2)
+    async with running_server(settings) as server, contextlib.AsyncExitStack() as stack:
+        agent, box = await _office(stack, server)
+        stop = asyncio.Event()
+
+        async def on_call(data: Any) -> Any:
+            await box.emit(REPORT, {"agent": "ag", "req_id": data["req_id"],
+                                    "computer": "box", "progress": 1})  # fmt: skip
+            await stop.wait()  # then silence: no report, no answer
+            return REPLY
+
+        box.sio.on("client:tool_call", on_call, namespace=NAMESPACE)
+        answer = await agent.call("client:tool_call", _call("r1", timeout=1, a2c_progress=True))
+        stop.set()
+        assert isinstance(answer, dict) and answer["code"] == 408, answer
+        assert answer["message"].startswith(
+            "Computer 'box' did not answer within 1.2 seconds of its last progress report (waited "
+        ), answer
+        assert " s in all, 1 progress report)" in answer["message"], answer
 
 
 async def test_an_older_report_than_one_sent_is_dropped() -> None:

@@ -31,6 +31,7 @@ from a2c_agent import AsyncAgent, JoinOfficeError, result_text
 from a2c_computer import Computer, SkillSettings
 from a2c_protocol import (
     PROTOCOL_VERSION,
+    A2CError,
     Event,
     ProtocolVersionError,
     error_from_handshake_response,
@@ -107,6 +108,30 @@ async def _wait_for(predicate: Any, timeout: float, what: str) -> None:
     del what
 
 
+class DemoError(Exception):
+    """Something the demo cannot go on without; its message is the one line printed."""
+
+
+async def _health(server_url: str) -> dict[str, Any]:
+    """The Server's ``/healthz``, or a DemoError saying in one line why it cannot be read."""
+    hint = "start one with 'a2c-server', or leave out --server and the demo starts its own"
+    try:
+        async with httpx.AsyncClient(timeout=10) as http:
+            response = await http.get(f"{server_url.rstrip('/')}/healthz")
+        health = response.json()
+    except httpx.HTTPError as exc:
+        reason = str(exc).rstrip(".") or type(exc).__name__
+        raise DemoError(f"cannot reach the Server at {server_url}: {reason}; {hint}") from exc
+    except ValueError as exc:
+        raise DemoError(
+            f"{server_url} answered /healthz with HTTP {response.status_code} and no JSON: "
+            f"is it an a2c-server? {hint}"
+        ) from exc
+    if not isinstance(health, dict):
+        raise DemoError(f"{server_url}/healthz is not an a2c-server's answer: {health!r}")
+    return health
+
+
 async def run_demo(server_url: str | None = None) -> None:
     """Run the tour against ``server_url`` or a Server started here."""
     async with contextlib.AsyncExitStack() as stack:
@@ -117,9 +142,8 @@ async def run_demo(server_url: str | None = None) -> None:
             started = "already running"
         office = f"demo-{uuid.uuid4()}"
 
+        health = await _health(server_url)
         _say("1. Handshake")
-        async with httpx.AsyncClient() as http:
-            health = (await http.get(f"{server_url}/healthz")).json()
         print(f"Server {server_url} ({started}) runs protocol {health.get('protocol_version')}.")
         print(f"This SDK speaks PROTOCOL_VERSION={PROTOCOL_VERSION} and adds "
               f"?a2c_version={PROTOCOL_VERSION} to every connection itself.")  # fmt: skip
@@ -251,6 +275,8 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="show the libraries' logs")
     args = parser.parse_args(argv)
+    if args.server is not None and "://" not in args.server:
+        parser.error(f"--server needs a scheme: did you mean http://{args.server}?")
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.ERROR,
         format="%(levelname)s %(name)s: %(message)s",
@@ -259,6 +285,9 @@ def main(argv: list[str] | None = None) -> None:
         asyncio.run(run_demo(args.server))
     except KeyboardInterrupt:
         raise SystemExit(130) from None
+    except (DemoError, A2CError) as exc:  # one line, not a traceback of httpx internals
+        print(f"a2c-demo: error: {exc}", file=sys.stderr)
+        raise SystemExit(1) from None
 
 
 if __name__ == "__main__":

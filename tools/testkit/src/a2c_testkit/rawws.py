@@ -48,6 +48,7 @@ class RawWs:
         )
         status = await reader.readuntil(b"\r\n\r\n")
         if b" 101 " not in status.split(b"\r\n", 1)[0]:
+            writer.transport.abort()
             raise ConnectionError(status.decode("latin-1", "replace"))
         client = cls(reader, writer)
         opened = await client.recv()

@@ -4,7 +4,8 @@ Rules:
 
 * ``--server``, ``--office`` and ``--token`` fall back to ``A2C_SERVER_URL``,
   ``A2C_OFFICE`` and ``A2C_TOKEN``; a flag wins over its variable. A variable that is set
-  but empty is a usage error (an empty token would silently mean "no token").
+  but empty (or blank) is a usage error (an empty token would silently mean "no token"),
+  the rule of ``a2c-server`` and ``a2c-computer`` too.
 * Every mistake the user can fix on the command line is a usage error (exit 2) found before
   connecting: a URL without ``http://``, a timeout that is not a positive number, a JSON
   argument that is not an object, a ``--window`` that is not a plain window URI, an output
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from a2c_agent._bridge import add_parser as add_bridge_parser
+from a2c_agent._bridge._args import HTTP_TOKEN_ENV
 from a2c_agent._session._connection import versioned_url
 from a2c_agent._upload._cli import add_put_parser, put_problem
 from a2c_agent._version import __version__
@@ -64,7 +66,8 @@ EXIT_CODES: Final[Mapping[int, str]] = {
     "a refused request; the reason is printed on stderr",
     EXIT_USAGE: "bad usage: unknown flag, missing --server/--office, a URL without "
     "http://, a timeout that is not > 0, JSON that is not an object, an output file or "
-    "directory that cannot be written (checked before anything is sent)",
+    "directory that cannot be written (checked before anything is sent), a call without "
+    "JSON to a tool whose input schema requires arguments",
     EXIT_TOOL_ERROR: "the tool ran but returned a result with isError (it is printed)",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
 }
@@ -91,7 +94,7 @@ def _positive_int(text: str) -> int:
 
 
 def _epilog() -> str:
-    env = "\n".join(f"  {var:<15} default for --{dest}" for dest, var in ENV_VARS.items())
+    env = "\n".join(f"  {var:<15} default for {_flag(dest)}" for dest, var in ENV_VARS.items())
     codes = "\n".join(f"  {code:<4} {text}" for code, text in EXIT_CODES.items())
     return (
         "environment (a flag wins over its variable; prefer A2C_TOKEN to --token, which\n"
@@ -158,7 +161,10 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
     call = commands.add_parser("call", help="call a tool")
     call.add_argument("computer")
     call.add_argument("tool")
-    call.add_argument("params", help="tool arguments as a JSON object")
+    call.add_argument(
+        "params", nargs="?", default=None,
+        help="tool arguments as a JSON object (leave it out for a tool that takes none)",
+    )  # fmt: skip
     call.add_argument(
         "--timeout",
         type=_positive_float,
@@ -175,9 +181,9 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
     add_input_args(call)
     call.add_argument(
         "--save-dir",
-        default=".",
         help="existing directory binary result items are written to, each under a free "
-        "name <tool>-<n>.<ext> (default: .); nothing is ever overwritten",
+        "name <tool>-<n>.<ext>; nothing is ever overwritten (default: a new private "
+        "directory under the system temp dir, made only for a result with binary items)",
     )
     blob = commands.add_parser("blob", help="download one blob by handle (SHA-256 checked)")
     blob.add_argument("computer")
@@ -211,6 +217,16 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
     )
     watch.add_argument("--count", type=_positive_int, help="stop after this many notifications")
     watch.add_argument("--for", dest="duration", type=_positive_float, help="stop after S seconds")
+    watch.add_argument(
+        "--console", action="store_true",
+        help="follow the office through the Server's console (a2c-server --console) instead "
+        "of joining it: read-only, takes no Agent seat, also shows each call; needs the "
+        "console's admin token in A2C_ADMIN_TOKEN or --admin-token-file",
+    )  # fmt: skip
+    watch.add_argument(
+        "--admin-token-file", metavar="FILE",
+        help="file holding the console's admin token (with --console)",
+    )  # fmt: skip
     add_bridge_parser(commands, env)
     _output_flags_after_the_command(commands)
     return parser
@@ -226,6 +242,10 @@ def _output_flags_after_the_command(commands: Any) -> None:
                 f"--{flag}", dest="output", action="store_const", const=flag,
                 default=argparse.SUPPRESS, help=f"print {flag.upper()} (also before the command)",
             )  # fmt: skip
+
+
+def _flag(dest: str) -> str:
+    return "--" + dest.replace("_", "-")
 
 
 def _url_problem(url: str) -> str | None:
@@ -247,11 +267,15 @@ def parse_args(
     for dest in ("server", "office"):
         if getattr(args, dest) is None:
             parser.error(f"--{dest} is needed (or set {ENV_VARS[dest]})")
+    # One rule with a2c-server and a2c-computer: a variable set but blank is an error.
     for dest, var in ENV_VARS.items():
-        if getattr(args, dest) == "" and environ.get(var) == "":
-            parser.error(f"{var} is set but empty: unset it or give a value")
-        if getattr(args, dest) == "":
-            parser.error(f"--{dest} must not be empty")
+        value = getattr(args, dest)
+        if value is not None and not value.strip():
+            if environ.get(var) == value:
+                parser.error(f"{var} is set but empty: unset it or give a value")
+            parser.error(f"{_flag(dest)} must not be empty")
+    if args.command == "mcp" and args.http_token is not None and not args.http_token.strip():
+        parser.error(f"--http-token / {HTTP_TOKEN_ENV} is set but empty: unset it or give a value")
     token_problem = token_flags_problem(args.token, args.token_file)
     if token_problem is not None:
         # Not a syntax slip: the whole usage block would only bury the one line that matters.
@@ -262,7 +286,7 @@ def parse_args(
     if args.name is None:
         args.name = _granted_name(args) or DEFAULT_NAME_PREFIX + secrets.token_hex(3)
     args.params_object = {}
-    if args.command == "call":
+    if args.command == "call" and args.params is not None:
         args.params_object = _params(parser, args.params)
         read_input_args(parser, args)
     problem = _destination_problem(args)
@@ -271,6 +295,8 @@ def parse_args(
     problem = put_problem(args) if args.command == "put" else None
     if problem is not None:  # the command is right, the file is not: no usage block
         parser.exit(EXIT_USAGE, f"{parser.prog}: error: {problem}\n")
+    if args.command == "watch" and args.admin_token_file is not None and not args.console:
+        parser.error("--admin-token-file goes with --console")
     if args.command == "desktop" and args.window is not None:
         try:
             WindowURI.parse(args.window)
@@ -282,6 +308,8 @@ def parse_args(
 def _destination_problem(args: argparse.Namespace) -> str | None:
     """The one output-path rule, checked before connecting (so no work is lost)."""
     if args.command == "call":
+        if args.save_dir is None:  # a fresh temp dir, made when an item needs it
+            return None
         problem = dir_problem(args.save_dir)
         return None if problem is None else f"--save-dir: {problem}"
     path = {"blob": "output", "skill": "file"}.get(args.command)

@@ -6,6 +6,7 @@ import base64
 import binascii
 import mimetypes
 import re
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -13,7 +14,7 @@ from typing import Any, TextIO
 
 from ._dest import write_free
 
-__all__ = ["SAVED_TO_KEY", "ProgressBar", "save_binaries"]
+__all__ = ["SAVED_TO_KEY", "SAVE_DIR_PREFIX", "ProgressBar", "save_binaries"]
 
 #: ``_meta`` key naming the file a binary item was written to (CLI output only).
 SAVED_TO_KEY = "a2c_saved_to"
@@ -29,15 +30,23 @@ def _carrier(item: dict[str, Any]) -> tuple[dict[str, Any], str, str] | None:
     return None
 
 
+#: The default ``--save-dir`` is a new directory whose name starts with this, under the
+#: system temp dir (``$TMPDIR``): the current directory is where the user happens to be,
+#: not where they asked files to go.
+SAVE_DIR_PREFIX = "a2c-agent-"
+
+
 def save_binaries(
     result: dict[str, Any],
-    directory: Path,
+    directory: Path | None,
     stem: str,
     report: Callable[[str], None] = lambda line: None,
 ) -> dict[str, Any]:
     """``result`` with each non-empty binary item written to ``directory`` and emptied.
 
-    Item ``n`` goes to ``<stem>-<n><ext>``, or the next free name: an existing file is never
+    ``directory`` None: a new private directory under the system temp dir, made for the
+    first item (a result without binary items makes none). Item ``n`` goes to
+    ``<stem>-<n><ext>``, or the next free name: an existing file is never
     overwritten. ``report`` gets one line per item saying where it went; an item that
     cannot be written stays inline (its data is not lost) and ``report`` says why.
     """
@@ -56,6 +65,8 @@ def save_binaries(
             continue
         extension = mimetypes.guess_extension(mime.split(";")[0].strip()) or ".bin"
         try:
+            if directory is None:
+                directory = Path(tempfile.mkdtemp(prefix=f"{SAVE_DIR_PREFIX}{safe_stem}-"))
             path = write_free(directory, f"{safe_stem}-{index}", extension, data)
         except OSError as exc:
             report(f"content[{index}] not saved ({exc.strerror or exc}); it stays inline")

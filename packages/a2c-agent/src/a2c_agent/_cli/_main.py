@@ -7,20 +7,21 @@
     a2c-agent --server URL --office ID config COMPUTER
     a2c-agent --server URL --office ID desktop COMPUTER [--size N] [--window URI]
     a2c-agent --server URL --office ID resources COMPUTER SERVER [--all] [--cursor C]
-    a2c-agent --server URL --office ID call COMPUTER TOOL JSON [--timeout S] [--save-dir D]
-                                            [--answer V]... [--sample T]... [--no-prompt]
+    a2c-agent --server URL --office ID call COMPUTER TOOL [JSON] [--timeout S] [--save-dir D]
+                                              [--answer V]... [--sample T]... [--no-prompt]
     a2c-agent --server URL --office ID blob COMPUTER HANDLE -o FILE
     a2c-agent --server URL --office ID put COMPUTER FILE [--name NAME]
     a2c-agent --server URL --office ID skills COMPUTER
     a2c-agent --server URL --office ID skill COMPUTER NAME [REL_PATH] [-o FILE]
-    a2c-agent --server URL --office ID watch [--count N] [--for S]
+    a2c-agent --server URL --office ID watch [--count N] [--for S] [--console]
     a2c-agent --server URL --office ID mcp [--http HOST:PORT] [--computer NAME]...
 
 ``call`` writes each binary item of the result (image, audio, embedded blob; restored from
 its blob handle when it travelled by one) to a new file ``<tool>-<n>.<ext>`` in
-``--save-dir`` (``<tool>-<n>-<k>.<ext>`` when that name is taken: nothing is overwritten),
-says where on stderr, and prints the item with ``data`` emptied and ``_meta.a2c_saved_to``
-naming the file. Output paths are checked before anything is sent (see
+``--save-dir`` (default: a new private directory under the system temp dir, made only for
+a result with binary items; ``<tool>-<n>-<k>.<ext>`` when that name is taken: nothing is
+overwritten), says where on stderr, and prints the item with ``data`` emptied and
+``_meta.a2c_saved_to`` naming the file. Output paths are checked before anything is sent (see
 :mod:`a2c_agent._cli._dest`); ``blob`` and ``skill`` replace an existing FILE only with
 ``--overwrite``. ``blob`` pulls one blob
 into FILE, verified, with a progress bar on stderr when that is a terminal. ``skills`` lists
@@ -41,7 +42,8 @@ returned a result with ``isError``.
 
 The office may hold only one Agent: this command joins it as ``--name`` (default
 ``a2c-agent-cli-<6 hex>``, new each run), so it cannot run while another Agent occupies
-the office.
+the office; except ``watch --console``, which follows the office through the Server's
+console feed and joins nothing (:mod:`a2c_agent._cli._observe`).
 """
 
 from __future__ import annotations
@@ -74,6 +76,7 @@ from ._args import (
     build_parser,
     parse_args,
 )
+from ._arguments import missing_arguments_problem
 from ._dest import write_file
 from ._files import ProgressBar, save_binaries
 from ._input import CliInput
@@ -134,6 +137,13 @@ async def _command(
     if command == "skill":
         kind, data = await skill_command(agent, args, out)
         return kind, data, EXIT_OK
+    if args.params is None:  # no JSON given: {} only if the tool's schema allows it
+        problem = missing_arguments_problem(
+            args.computer, args.tool, await agent.get_tools(args.computer)
+        )
+        if problem is not None:
+            _note(f"error: {problem}")
+            return RAW, None, EXIT_USAGE
     view = ToolProgressView(sys.stderr, bar=sys.stderr.isatty())
     req_id = uuid.uuid4().hex
     asking = sys.stdin is not None and sys.stdin.isatty() and not args.no_prompt
@@ -155,7 +165,7 @@ async def _command(
     finally:
         view.finish()
     data = await asyncio.to_thread(
-        save_binaries, to_wire(result), Path(args.save_dir), args.tool, _note
+        save_binaries, to_wire(result), args.save_dir and Path(args.save_dir), args.tool, _note
     )
     if on_input.exchanges:  # --json shows what was asked and answered
         data["input_requests"] = on_input.exchanges
@@ -250,6 +260,10 @@ def main(
     if args.command == "mcp":  # a long-lived MCP server, not a one-shot command
         return bridge_main(args)
     as_table = args.output == "table" or (args.output is None and out.isatty())
+    if args.command == "watch" and args.console:  # no Agent: the console's feed, no seat
+        from ._observe import main as observe_main
+
+        return observe_main(args, out, as_table, env)
     traced = environ is None and otel.configure_from_env()
     if traced:
         print(f"a2c-agent: tracing on: spans go to {traces_endpoint()}", file=sys.stderr)

@@ -7,6 +7,9 @@ Rules:
 * A missing value prints as ``-`` (never as ``0.00`` or an empty cell).
 * Tables fit ``width`` columns: the widest columns shrink first and their cells wrap, up to
   :data:`MAX_CELL_LINES` lines, the last one ending in ``…`` when text was cut.
+* Names are never broken: the columns holding what a user types back (a tool, Computer,
+  MCP server, skill or member name, a URI) keep their full width; only the others
+  (descriptions, tags) shrink. A terminal too narrow for the names wraps the line itself.
 """
 
 from __future__ import annotations
@@ -75,13 +78,21 @@ def _wrap(text: str, width: int) -> list[str]:
 
 
 def table(
-    headers: Sequence[str], rows: Sequence[Sequence[object]], *, width: int | None = None
+    headers: Sequence[str],
+    rows: Sequence[Sequence[object]],
+    *,
+    width: int | None = None,
+    whole: Sequence[int] = (0,),
 ) -> str:
-    """A plain-text table that fits ``width`` columns (no limit when None)."""
+    """A plain-text table that fits ``width`` columns (no limit when None); the columns
+    in ``whole`` (names) are never shrunk, so their cells never break."""
     cells = [[_cell(c) for c in row] for row in rows]
     heads = [str(h) for h in headers]
     natural = [max([len(heads[i])] + [len(r[i]) for r in cells]) for i in range(len(heads))]
-    minimum = [min(natural[i], max(len(heads[i]), MIN_COLUMN)) for i in range(len(heads))]
+    minimum = [
+        natural[i] if i in whole else min(natural[i], max(len(heads[i]), MIN_COLUMN))
+        for i in range(len(heads))
+    ]
     widths = _fit(natural, minimum, width)
     lines = [_GAP.join(h.ljust(w) for h, w in zip(heads, widths, strict=True)).rstrip()]
     lines.append(_GAP.join("-" * w for w in widths))
@@ -228,7 +239,7 @@ def render_table(
             for t in data
         ]
         heads = ("TOOL", "MCP SERVER", "AUTO_APPLY", "TAGS", "DESCRIPTION")
-        return table(heads, rows, width=width)
+        return table(heads, rows, width=width, whole=(0, 1))
     if kind == "config":
         rows = [
             (
@@ -249,7 +260,7 @@ def render_table(
     if kind == "resources":
         resources = [from_wire(A2CResource, r) for r in data["resources"]]
         rows = [(r.uri, r.name, r.mime_type, _priority(r)) for r in resources]
-        text = table(("URI", "NAME", "MIME", "PRIORITY"), rows, width=width)
+        text = table(("URI", "NAME", "MIME", "PRIORITY"), rows, width=width, whole=(0, 1))
         if data.get("next_cursor"):
             text += f"\n(next cursor: {data['next_cursor']})"
         return text

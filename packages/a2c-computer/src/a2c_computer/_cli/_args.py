@@ -2,7 +2,7 @@
 
 Rules:
 
-* a flag wins over its environment variable; an empty variable counts as unset;
+* a flag wins over its environment variable; one set but blank is a usage error naming it;
 * every value, from a flag or from the environment, is checked before anything starts; a
   bad one is a usage error (exit 2) naming where it came from, never a traceback;
 * a Server URL without a scheme (``127.0.0.1:8000``) is refused with the fix
@@ -234,7 +234,8 @@ def apply_env(
             continue
         value = option.default
         for name in option.names:
-            raw = env.get(name)
+            if (raw := env.get(name)) is not None and not raw.strip():  # as the other CLIs
+                parser.error(f"{name} is set but empty: unset it or give a value")
             if raw:
                 try:
                     value = option.convert(raw)
@@ -261,7 +262,7 @@ def _checked(convert: Callable[[str], Any], what: str) -> Callable[[str], Any]:
 
 
 _ENV_HELP = """\
-environment (a flag wins over its variable; empty counts as unset):
+environment (a flag wins over its variable; a variable set but empty is an error):
   A2C_COMPUTER_CONFIG  --config         A2C_SERVER_URL      --server
   A2C_OFFICE           --office (also A2C_OFFICE_ID)
   A2C_COMPUTER_NAME    --name           A2C_TOKEN           --token

@@ -237,6 +237,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``a2c-computer``; returns the exit status (``--help`` lists them)."""
     parser = build_parser()
     args = parse_command_line(parser, argv)
+    if not os.environ.get("A2C_LOG_FORMAT", "text").strip():  # the rule of apply_env
+        parser.error("A2C_LOG_FORMAT is set but empty: unset it or give a value")
     if args.command == "config":
         return run_convert(args.file, args.output, overwrite=args.overwrite)
     if args.command == "run":

@@ -128,7 +128,7 @@ class ComputerLink(LinkHandlers):
         return {**self._auth, **extra, "role": Role.COMPUTER.value,
                 "a2c_extensions": [PUT_BLOB_EXTENSION]}  # fmt: skip
 
-    def _new_client(self) -> socketio.AsyncClient:
+    def _new_client(self, *, serving: bool = True) -> socketio.AsyncClient:
         # The Server bounds every message (--max-message-bytes); aiohttp's own 4 MiB default
         # would drop the link of a deployment that raised that limit.
         sio = socketio.AsyncClient(
@@ -136,9 +136,11 @@ class ComputerLink(LinkHandlers):
             handle_sigint=False,
             websocket_extra_options={"max_msg_size": 0},
         )
+        sio.on("connect_error", self._on_connect_error, namespace=NAMESPACE)
+        if not serving:  # a probe (see probe()): its end is no transport loss to recover
+            return sio
         self._register_handlers(sio)
         sio.on("disconnect", self._on_disconnect, namespace=NAMESPACE)
-        sio.on("connect_error", self._on_connect_error, namespace=NAMESPACE)
         sio.on(ExtensionEvent.NOTIFY_SESSION_EXPIRED.value, self._on_session_expired,
                namespace=NAMESPACE)  # fmt: skip
         return sio
@@ -151,7 +153,16 @@ class ComputerLink(LinkHandlers):
     async def _on_connect_error(self, *args: Any) -> None:
         self._refusal = args[0] if args else None
 
-    async def connect(self, wait_for_server: float = 0.0) -> None:
+    async def probe(self, wait_for_server: float = 0.0) -> None:
+        """Connect as :meth:`connect` would, then disconnect without joining.
+
+        What a wrong URL, path, token or protocol version would raise at :meth:`connect` is
+        raised here, so a Computer can check its Server while its MCP servers start instead
+        of after (a version fallback found here is kept for the real connect).
+        """
+        await self.connect(wait_for_server, join=False)
+
+    async def connect(self, wait_for_server: float = 0.0, *, join: bool = True) -> None:
         """Connect and join the office; raises ProtocolVersionError or LinkError.
 
         Transient failures (Server not reachable yet, 5xx) are retried with backoff for up
@@ -162,7 +173,7 @@ class ComputerLink(LinkHandlers):
         delays = reconnect_delays(initial=0.5, maximum=5.0)
         while True:
             try:
-                await self._connect_once()
+                await self._connect_once(join)
                 return
             except _TransientLinkError:
                 delay = next(delays)
@@ -171,8 +182,8 @@ class ComputerLink(LinkHandlers):
                 logger.info("Server not reachable yet; retrying in %.1f s", delay)
                 await asyncio.sleep(delay)
 
-    async def _connect_once(self) -> None:
-        sio = self._new_client()
+    async def _connect_once(self, join: bool = True) -> None:
+        sio = self._new_client(serving=join)
         announced = LINE_VERSIONS[self.line]
         url = with_version_query(self._url, announced)
         self._refusal = None
@@ -200,7 +211,7 @@ class ComputerLink(LinkHandlers):
                     logger.info("Server refused protocol %s and accepts %s: speaking %s",
                                 announced, LINE_VERSIONS[line], line)  # fmt: skip
                     self.line, self._pinned = line, True  # once: never back and forth
-                    await self._connect_once()
+                    await self._connect_once(join)
                     return
                 logger.error("Server refused protocol %s: %s", announced, remote)
                 raise remote from exc
@@ -211,6 +222,10 @@ class ComputerLink(LinkHandlers):
             # aiohttp says "ssl:default" for every URL, http:// ones too: it only misleads.
             detail = f"{remote}" if remote is not None else str(exc).replace(" ssl:default", "")
             raise _TransientLinkError(f"cannot connect to {self._url}: {detail}") from exc
+        if not join:
+            with contextlib.suppress(Exception):
+                await sio.disconnect()
+            return
         self._sio = sio
         try:
             await self._join(sio)

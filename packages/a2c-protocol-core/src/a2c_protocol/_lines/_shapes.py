@@ -60,7 +60,12 @@ def tools_04_to_02(tools: Any) -> Any:
 
 
 def tools_02_to_04(tools: Any) -> Any:
-    """0.2 ``get_tools.tools`` for a 0.4 Agent: each joins :data:`LEGACY_BUNDLE`."""
+    """0.2 ``get_tools.tools`` for a 0.4 Agent: each joins :data:`LEGACY_BUNDLE`.
+
+    A ``bundle_id`` the 0.2 tool carries itself (0.2 has no such field) is dropped,
+    wherever it stands: it would name a bundle the exposed ``a2c-0-2__`` name does not
+    belong to, and a 0.4 Agent grouping by it would call a name no Computer resolves.
+    """
     if not isinstance(tools, list):
         return tools
     out: list[Any] = []
@@ -70,6 +75,8 @@ def tools_02_to_04(tools: Any) -> Any:
             continue
         shaped: dict[str, Any] = {}
         for key, value in tool.items():
+            if key == "bundle_id":
+                continue  # the Computer's own; the legacy bundle is set next to the name
             shaped[key] = _LEGACY_PREFIX + value if key == "name" else value
             if key == "name":
                 shaped["bundle_id"] = LEGACY_BUNDLE

@@ -58,12 +58,16 @@ class Identity:
 
     ``grant`` limits the role, name and offices the session may use (None: no limit);
     ``expires_at`` (Unix time) is when the Server disconnects the session (None: never).
+    ``per_address``: the subject names no one in particular (a shared token, allow-all),
+    so ``max_connections_per_subject`` counts its sessions per client address; the
+    built-in :class:`SharedTokenAuth` and :class:`AllowAllAuth` set it.
     """
 
     subject: str
     attributes: Mapping[str, Any] = attrs.field(factory=dict)
     grant: Grant | None = None
     expires_at: float | None = None
+    per_address: bool = False
 
 
 @runtime_checkable
@@ -108,7 +112,8 @@ class AllowAllAuth:
         self._grant = _offices_grant(allow_offices)
 
     async def authenticate(self, request: AuthRequest) -> Identity:
-        return Identity(subject=f"anonymous-{_role_label(request.role)}", grant=self._grant)
+        return Identity(subject=f"anonymous-{_role_label(request.role)}", grant=self._grant,
+                        per_address=True)  # fmt: skip
 
     def __repr__(self) -> str:
         return "AllowAllAuth()"
@@ -130,7 +135,8 @@ class SharedTokenAuth:
         refusal = self.refusal_at_once(request.auth)
         if refusal is not None:
             raise refusal
-        return Identity(subject=f"token-{_role_label(request.role)}", grant=self._grant)
+        return Identity(subject=f"token-{_role_label(request.role)}", grant=self._grant,
+                        per_address=True)  # fmt: skip
 
     def refusal_at_once(self, auth: Mapping[str, Any]) -> AuthenticationError | None:
         """Why ``auth`` is refused (no token, a wrong one), or None when it is accepted.

@@ -5,6 +5,12 @@ namespace's ``observer`` and starts the ticker, the last one clears it and stops
 reads the registry (:mod:`._registry`) and samples the Prometheus counters ``/metrics``
 already keeps; calls are seen through :meth:`ConsoleFeed.watch_call`, which keeps the
 office, event, tool and Computer names, never arguments or results.
+
+A viewer may ask for less and more than the pages take: ``history=False`` skips the office
+events kept from before it came (a follower prints what happens from now on), and
+``calls=True`` adds one ``call`` event per finished call (the pages read calls from the
+state documents, which keep only the last :data:`FINISHED`). ``a2c-agent watch --console``
+asks for both: it follows an office without taking its Agent seat.
 """
 
 from __future__ import annotations
@@ -45,8 +51,9 @@ _FAILED_ROUTES: Final = ("timeout", "computer_gone", "bad_answer", "unsupported"
 class Viewer:
     """One open event stream: the latest state and the office events not sent yet."""
 
-    def __init__(self, office: str | None) -> None:
+    def __init__(self, office: str | None, *, calls: bool = False) -> None:
         self.office = office
+        self.calls = calls
         self.state: bytes | None = None
         self.events: collections.deque[bytes] = collections.deque(maxlen=EVENTS)
         self.wake = asyncio.Event()
@@ -106,13 +113,15 @@ class ConsoleFeed:
     # -- viewers ---------------------------------------------------------------------
 
     @contextlib.asynccontextmanager
-    async def viewing(self, office: str | None) -> AsyncIterator[Viewer]:
-        viewer = Viewer(office)
+    async def viewing(
+        self, office: str | None, *, history: bool = True, calls: bool = False
+    ) -> AsyncIterator[Viewer]:
+        viewer = Viewer(office, calls=calls)
         if not self._viewers:
             self._attach(self)
             self._task = asyncio.get_running_loop().create_task(self._run())
         self._viewers.add(viewer)
-        for event in self._events:
+        for event in self._events if history else ():
             if office is None or event["office"] == office:
                 viewer.events.append(_sse("office", event))
         self._dirty.set()
@@ -173,6 +182,15 @@ class ConsoleFeed:
                             duration=round(ended - entry["started"], 3))  # fmt: skip
                 self._finished.appendleft(done)
                 self._dirty.set()
+                self._tell_calls(done)
+
+    def _tell_calls(self, done: dict[str, Any]) -> None:
+        message = None
+        for viewer in self._viewers:
+            if viewer.calls and viewer.office in (None, done["office"]):
+                message = message or _sse("call", done)
+                viewer.events.append(message)
+                viewer.wake.set()
 
     def office_event(self, office: str, event: str, payload: Any) -> None:
         notice = payload if isinstance(payload, dict) else {}

@@ -92,7 +92,9 @@ class Console:
             return None
         if path == "/events":
             office = first_query_value(query, "office") or None
-            return await self._events(receive, send, office)
+            history = first_query_value(query, "history") != "0"
+            calls = first_query_value(query, "calls") == "1"
+            return await self._events(receive, send, office, history=history, calls=calls)
         if path == "/":
             return await _page(send, 200, "a2c console", await self._body(None))
         if path.startswith("/office/"):
@@ -163,7 +165,9 @@ class Console:
             self._audit.record(AuditEvent.CONSOLE_LOGIN, "ok", peer=_address(scope), reason="form")
         await _redirect(send, self._access.set_cookie(_secure(scope)))
 
-    async def _events(self, receive: Receive, send: Send, office: str | None) -> None:
+    async def _events(
+        self, receive: Receive, send: Send, office: str | None, *, history: bool, calls: bool
+    ) -> None:
         await send({"type": "http.response.start", "status": 200, "headers": [
             (b"content-type", b"text/event-stream; charset=utf-8"),
             (b"cache-control", b"no-store"),
@@ -176,7 +180,7 @@ class Console:
         if self._drain is not None:
             ends.add(self._drain.expired())
         try:
-            async with self.feed.viewing(office) as viewer:
+            async with self.feed.viewing(office, history=history, calls=calls) as viewer:
                 await send({"type": "http.response.body", "body": b"retry: 3000\n\n",
                             "more_body": True})  # fmt: skip
                 while not viewer.closed and not any(end.done() for end in ends):

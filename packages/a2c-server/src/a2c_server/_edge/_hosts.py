@@ -4,13 +4,14 @@ A web page the operator visits can rebind its own name to 127.0.0.1 and then rea
 console or open a Socket.IO session on a Server that admits anyone on loopback. The
 browser still sends the page's name as ``Host``, so such a Server refuses (421) every
 HTTP and WebSocket request whose ``Host`` is not ``localhost``, ``127.0.0.1`` or ``[::1]``
-(any port), or one of ``--allowed-hosts`` (a reverse proxy's name). A Server with a
+(any numeric port), or one of ``--allowed-hosts`` (a reverse proxy's name). A Server with a
 token, or bound to a non-loopback address, is left as it is.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Iterable
 from typing import Final
@@ -21,17 +22,31 @@ __all__ = ["HostGuard", "host_name"]
 
 _log = logging.getLogger("a2c_server.hosts")
 
+_PORT: Final = re.compile(r"[0-9]{1,5}")
 LOOPBACK_NAMES: Final = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
 WARN_EVERY_S: Final = 60.0
 
 
 def host_name(header: str) -> str:
-    """The name part of a ``Host`` header, lower case, without the port."""
+    """The name part of a ``Host`` header, lower case, without the port.
+
+    Only a port of one to five ASCII digits is taken off; anything else after the name
+    (``localhost:evil``, ``localhost:``) leaves the header whole, so it matches no name
+    (a prefix match let ``localhost:evil`` through, issue 49 item 8).
+    """
     host = header.strip().lower()
     if host.startswith("["):  # [v6]:port
         end = host.find("]")
-        return host[: end + 1] if end != -1 else host
-    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+        if end == -1:
+            return host
+        name, rest = host[: end + 1], host[end + 1 :]
+    elif host.count(":") == 1:
+        name, rest = host.split(":")[0], host[host.index(":") :]
+    else:
+        return host
+    if rest and not (rest[0] == ":" and _PORT.fullmatch(rest[1:])):
+        return host
+    return name
 
 
 class HostGuard:

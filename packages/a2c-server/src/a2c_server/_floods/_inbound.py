@@ -58,13 +58,15 @@ _PAUSE: Final = 1.0  # refusals this far apart are separate episodes, not one ab
 class InboundStats:
     """Process-wide counts for ``/metrics``."""
 
-    __slots__ = ("cut", "dropped", "notify", "stale_acks", "unhandled")
+    __slots__ = ("cut", "dropped", "late_acks", "notify", "stale_acks", "unhandled")
 
     def __init__(self) -> None:
         self.dropped = 0
         self.cut = 0
         #: acks refused from their head: no call of the session waits for that id
         self.stale_acks = 0
+        #: acks dropped from their head without charge: the Server had given up on the call
+        self.late_acks = 0
         #: events dropped from their head: no handler for the name, none to answer
         self.unhandled = 0
         #: told ``(eio_sid, DROP | CUT)`` of each refusal (the Server logs, rate-limited)
@@ -85,6 +87,12 @@ class InboundStats:
             "a2c_server_stale_acks_refused",
             "Acknowledgements dropped undecoded because no call of their session waits for the id",
             value=self.stale_acks,
+        )
+        yield CounterMetricFamily(
+            "a2c_server_late_acks",
+            "Answers that came after the Server stopped waiting for their call (timed out, "
+            "or a party left), dropped undecoded without charging the sender's budget",
+            value=self.late_acks,
         )
         yield CounterMetricFamily(
             "a2c_server_unhandled_events_refused",

@@ -198,6 +198,8 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin, EarlyRefusalMi
         await self._offices.connect(sid, role, version, extensions)
         self._gone[sid] = asyncio.get_running_loop().create_future()
         self._access.admitted(sid, identity)
+        if role is None:
+            self._join_deadlines.arm(sid, peer)
         self._metrics.connected(sid, role)
         self._metrics.protocol(sid, version)
         log(
@@ -222,8 +224,10 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin, EarlyRefusalMi
             return
         try:
             await self._access.forget(sid)
+            self._join_deadlines.settled(sid)
             self._limiter.forget(sid)
             self._notices.forget(sid)
+            self._new_offices.forget(sid)
             gone = self._gone.pop(sid, None)
             if gone is not None and not gone.done():
                 gone.set_result(None)

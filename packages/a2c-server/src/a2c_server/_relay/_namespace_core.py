@@ -25,12 +25,14 @@ from a2c_server._cluster._remote import RemoteWatch
 from a2c_server._console._observer import CallObserver
 from a2c_server._edge._shutdown import Drain
 from a2c_server._floods._inbound import COALESCED_COST, REFUSED_COST
+from a2c_server._floods._join_deadline import JoinDeadlines
 from a2c_server._observe._audit import Audit
 from a2c_server._observe._logs import log
 from a2c_server._observe._metrics import ServerMetrics
 from a2c_server._relay._expiry import A2C_SESSION_EXPIRED, ExpiryWindow, expired_notice
 from a2c_server._relay._notices import CoalescedNotices
 from a2c_server._settings import ServerSettings
+from a2c_server._state._absent import NewOffices
 from a2c_server._state._access import Access
 from a2c_server._state._offices import Broadcast, Offices
 from a2c_server._state._ratelimit import RequestLimiter
@@ -86,6 +88,9 @@ class NamespaceCore:
         self.audit = audit
         self._access = Access(auth, audit, self._expire, subjects=subjects,
                               max_per_subject=settings.max_connections_per_subject)  # fmt: skip
+        # A session admitted without a role joins within join_timeout or is closed.
+        self._join_deadlines = JoinDeadlines(settings.join_timeout, sio.refusals,
+                                             self._close_unjoined)  # fmt: skip
         self._limiter = RequestLimiter(
             settings.max_requests_per_second, settings.request_burst, self._metrics.registry
         )
@@ -106,6 +111,8 @@ class NamespaceCore:
         self._notices = CoalescedNotices(
             settings.notice_interval, self._notice, lambda s: self._penalize(s, COALESCED_COST)
         )
+        # Which Agent sessions created their office by joining it (a 404 says so, see _absent).
+        self._new_offices = NewOffices()
         #: Set by the console while someone watches it; None costs one attribute check.
         self.observer: CallObserver | None = None
 
@@ -122,6 +129,10 @@ class NamespaceCore:
         except Exception as exc:  # the cut below matters, the notice is a courtesy
             log(_log, logging.DEBUG, "expiry notice not sent", sid=sid, reason=exc)
         await self._sio.disconnect(sid, namespace=NAMESPACE)
+
+    async def _close_unjoined(self, sid: str) -> None:
+        if sid in self._gone:  # still connected
+            await self._sio.disconnect(sid, namespace=NAMESPACE)
 
     async def broadcast(self, broadcasts: tuple[Broadcast, ...]) -> None:
         """Send ``notify:*`` events to office rooms (on every node)."""

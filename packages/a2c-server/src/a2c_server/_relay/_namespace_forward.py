@@ -36,8 +36,10 @@ from a2c_server._observe._metrics import RouteOutcome
 from a2c_server._relay._expiry import expiry_refusal
 from a2c_server._relay._mixed import mixed, translated
 from a2c_server._relay._route_fields import route_reader
+from a2c_server._state._absent import absent_computer
 from a2c_server._state._rules import (
     Member,
+    Refusal,
     check_route,
     tool_timeout_problem,
     unsupported_event_refusal,
@@ -103,6 +105,8 @@ class ForwardingMixin(NamespaceCore):
                 if refusal is None:  # pragma: no cover - check_route refuses a missing target
                     return _internal_error()
                 self._metrics.route(event.value, RouteOutcome.REFUSED)
+                if refusal.code == ErrorCode.NOT_FOUND and sender is not None:
+                    refusal = await self._absent(sender, computer, refusal)
                 self._access.routed(sid, event, sender, computer, refusal.message,
                                     _tool_of(data))  # fmt: skip
                 return self._refuse(refusal, sid, event, req_id, sender)
@@ -151,6 +155,20 @@ class ForwardingMixin(NamespaceCore):
                 drain.leave()
 
         return forward
+
+    async def _absent(self, sender: Member, computer: str, refusal: Refusal) -> Refusal:
+        """R3's 404 told with what the sender may see: its office's Computers (_absent)."""
+        office = sender.office_id
+        if office is None:
+            return refusal
+        try:
+            members = await self._store.office_members(office)
+        except Exception as exc:  # the plain 404 still answers; a 500 would hide it
+            log(_log, logging.DEBUG, "office members not read for a 404", office=office,
+                reason=exc)  # fmt: skip
+            return refusal
+        created = self._new_offices.created(sender.sid, office)
+        return absent_computer(computer, office, members, created_by_caller=created)
 
     async def _call_extended(
         self, sid: str, event: Event, data: Any, req: ToolCallReq, target: Member, wait: float
@@ -232,6 +250,10 @@ class ForwardingMixin(NamespaceCore):
                 req_id=req_id, computer=computer, wait=wait,
                 delivered=True if disrupted else None)  # fmt: skip
             message = f"Computer {computer!r} did not answer within {wait:g} seconds"
+            if keepalive is not None:  # progress restarted the wait: say which limit ended it
+                message = keepalive.timeout_message(
+                    computer, time.monotonic() - started, self._settings.max_tool_timeout
+                )
             return _flat(ErrorCode.TIMEOUT, message + may_have_run_note(disrupted, sent),
                          {"computer_name": computer,
                           **delivered_details(disrupted, sent)})  # fmt: skip

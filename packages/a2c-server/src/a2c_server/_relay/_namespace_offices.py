@@ -19,6 +19,7 @@ from a2c_protocol import (
     LeaveOfficeReq,
     ListRoomReq,
     ListRoomRet,
+    Role,
     SessionInfo,
     from_wire,
     to_wire,
@@ -53,6 +54,7 @@ class MembershipMixin(NamespaceCore):
         self._metrics.join(req.role, outcome.refusal)  # None exactly when it was accepted
         if outcome.ok:
             self._metrics.settled(sid, req.role)  # a role-less connect has its role now
+            self._join_deadlines.settled(sid)
         if not outcome.ok:
             log(_log, logging.INFO, "join refused", sid=sid, name=req.name,
                 office=req.office_id, refusal=outcome.refusal, reason=outcome.reason)  # fmt: skip
@@ -66,7 +68,18 @@ class MembershipMixin(NamespaceCore):
             return _JOIN_FAILED
         log(_log, logging.INFO, "joined", sid=sid, name=req.name, office=req.office_id,
             role=req.role.value)  # fmt: skip
+        if req.role is Role.AGENT and outcome.entered_office is not None:
+            await self._note_new_office(sid, req.office_id)
         return outcome.ack
+
+    async def _note_new_office(self, sid: str, office_id: str) -> None:
+        """Whether this Agent's join created its office, for a later 404 (``_absent``)."""
+        try:
+            members = await self._store.office_members(office_id)
+        except Exception as exc:  # only a message's detail rides on it: the join stands
+            log(_log, logging.DEBUG, "office members not read after join", sid=sid, reason=exc)
+            return
+        self._new_offices.joined(sid, office_id, alone=all(m.sid == sid for m in members))
 
     async def _apply(self, sid: str, outcome: MembershipOutcome) -> None:
         await self._broadcast(outcome.before_leave)
@@ -83,6 +96,7 @@ class MembershipMixin(NamespaceCore):
             return (False, str(exc))
         outcome = await self._offices.leave(sid, req.office_id)
         if outcome.ok:
+            self._new_offices.forget(sid)
             await self._cancel_abandoned(sid)
             await self._apply(sid, outcome)
             log(_log, logging.INFO, "left", sid=sid, office=req.office_id)

@@ -60,6 +60,7 @@ class Keepalive:
         self.idle: asyncio.Future[None] = self._loop.create_future()
         self.idle_after = idle_after
         self.bound = max(bound, idle_after)
+        self.reports = 0
         self._timer = self._loop.call_later(idle_after, self._expire)
 
     def _expire(self) -> None:
@@ -69,11 +70,31 @@ class Keepalive:
     def touch(self) -> None:
         if self.idle.done():
             return
+        self.reports += 1
         self._timer.cancel()
         self._timer = self._loop.call_later(self.idle_after, self._expire)
 
     def close(self) -> None:
         self._timer.cancel()
+
+    def timeout_message(self, computer: str, waited: float, cap: int) -> str:
+        """The 408's message: which limit ended the wait, and how long it lasted.
+
+        Either the Computer went ``idle_after`` seconds without answering or reporting, or
+        it kept reporting until the Server's ``--max-tool-timeout`` (``cap``) ran out.
+        """
+        reports = f"{self.reports} progress report{'' if self.reports == 1 else 's'}"
+        if self.idle.done() and not self.reports:
+            return f"Computer {computer!r} did not answer within {self.idle_after:g} seconds"
+        if self.idle.done():
+            return (
+                f"Computer {computer!r} did not answer within {self.idle_after:g} seconds "
+                f"of its last progress report (waited {waited:.1f} s in all, {reports})"
+            )
+        return (
+            f"Computer {computer!r} did not answer within this Server's cap for calls that "
+            f"report progress (--max-tool-timeout {cap} s); waited {waited:.1f} s, {reports}"
+        )
 
 
 @attrs.define

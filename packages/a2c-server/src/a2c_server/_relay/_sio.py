@@ -27,6 +27,7 @@ import socketio
 
 from a2c_protocol import NAMESPACE, ErrorCode, ErrorPayload, InvalidPayloadError, to_wire
 from a2c_server._floods._inbound import CUT, REFUSED_COST, InboundBudget, InboundStats
+from a2c_server._floods._late_acks import GivenUp
 from a2c_server._floods._outbox import DEFAULT_MAX_QUEUED_OUTPUT_BYTES, OutputBudget
 from a2c_server._floods._pacing import HandshakePacer
 from a2c_server._floods._refusals import RefusalLog
@@ -115,7 +116,8 @@ class SmcpSocketServer(ServerShim):
       seconds, and one address may hold at most ``max_unadmitted_per_address`` sessions
       that are not admitted yet (a new one closes the oldest); a refused CONNECT closes
       the transport.
-    * :meth:`call` and :meth:`ask` release their ack callback when they stop waiting.
+    * :meth:`call` and :meth:`ask` release their ack callback when they stop waiting; a
+      late answer to it is dropped without charging the Computer's inbound budget.
     """
 
     def __init__(
@@ -144,6 +146,8 @@ class SmcpSocketServer(ServerShim):
         self.inbound_stats = InboundStats()
         self.inbound_stats.notify = self._inbound_refused
         self.inbound_budget = self._new_inbound_budget
+        #: ack ids per Engine.IO session the Server stopped waiting for (late answers)
+        self.given_up = GivenUp()
 
     def _new_inbound_budget(self) -> InboundBudget:
         return InboundBudget(self.limits.max_inbound_per_second, self.limits.inbound_burst,
@@ -210,8 +214,11 @@ class SmcpSocketServer(ServerShim):
                            "name", eio_sid=eio_sid, event=name[:_SHOWN])  # fmt: skip
         return True
 
-    def stale_ack(self, eio_sid: str) -> bool:
-        # Forged, duplicated or too late (the call timed out): nobody waits for it.
+    def stale_ack(self, eio_sid: str, ack_id: int | None) -> bool:
+        if self.given_up.take(eio_sid, ack_id):
+            self.inbound_stats.late_acks += 1  # the Server gave up on it: no charge
+            return True
+        # Forged or duplicated: nobody waits for it, and the Server never gave up on it.
         self.inbound_stats.stale_acks += 1
         self.penalize(eio_sid=eio_sid)
         self.noise.warning("stale ack", "acks dropped undecoded: no call waits for the id",
@@ -317,12 +324,19 @@ class SmcpSocketServer(ServerShim):
             await self.close_transport(eio_sid)
 
     def session_closing(self, eio_sid: str) -> None:
+        self.given_up.forget(eio_sid)
         pending = self._pending.pop(eio_sid, None)
         if pending is not None:
             pending[1].cancel()
         self._dropping.discard(eio_sid)
 
     # --------------------------------------------------------------------- calls
+
+    def _give_up(self, to: str, namespace: str | None, on_ack: Any) -> None:
+        ids = forget_callback(self, to, on_ack)
+        eio_sid = self.manager.eio_sid_from_sid(to, namespace or "/") if ids else None
+        if eio_sid is not None:
+            self.given_up.add(eio_sid, ids)
 
     async def call(
         self,
@@ -390,14 +404,14 @@ class SmcpSocketServer(ServerShim):
         try:
             args = await waiter
         except BaseException:
-            forget_callback(self, to, on_ack)
+            self._give_up(to, namespace, on_ack)
             raise
         finally:
             timer.cancel()
             for future in stop:
                 future.remove_done_callback(wake)
         if args is None:
-            forget_callback(self, to, on_ack)
+            self._give_up(to, namespace, on_ack)
             if timed_out:
                 raise socketio.exceptions.TimeoutError()
         return args

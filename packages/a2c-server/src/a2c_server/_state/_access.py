@@ -23,17 +23,31 @@ from typing import Any, Final
 from a2c_protocol import EnterOfficeReq, ErrorCode, Event, Role
 from a2c_server._auth import AuthProvider, Identity, JoinAuthorizer, connect_problem, join_problem
 from a2c_server._exceptions import StoreUnavailableError
+from a2c_server._floods._refusals import address_of
 from a2c_server._observe._audit import Audit, AuditEvent
 
 from ._rules import Member, Refusal
 from ._subjects import MemorySubjectCounts, SubjectCounts, subject_refusal
 
-__all__ = ["FORBIDDEN_JOIN", "Access"]
+__all__ = ["FORBIDDEN_JOIN", "Access", "counted_as"]
 
 _log = logging.getLogger("a2c_server.auth")
 
 #: The refusal kind of a join the identity is not allowed (logs and metrics).
 FORBIDDEN_JOIN: Final = "forbidden"
+
+
+def counted_as(identity: Identity, peer: str | None) -> str:
+    """What ``max_connections_per_subject`` counts a session under: its subject, or for
+    a subject that names no one (a shared token, allow-all) its subject per client address.
+
+    With one ``token-client`` for everybody, every official-SDK client of every office
+    (they connect without a role) shared one cap (issue 49 item 6); per address, a host
+    holds at most the cap of each kind, and other hosts are not counted with it.
+    """
+    if not identity.per_address:
+        return identity.subject
+    return f"{identity.subject}@{address_of(peer)}"
 
 
 class Access:
@@ -81,13 +95,13 @@ class Access:
         elif self._max_per_subject is not None:
             cap = self._max_per_subject
             try:
-                held = await self._subjects.hold(identity.subject, sid, cap)
+                held = await self._subjects.hold(counted_as(identity, peer), sid, cap)
             except StoreUnavailableError as exc:
                 self._audit.record(AuditEvent.ADMISSION, "refused", sid=sid,
                                    subject=identity.subject, role=role.value if role else None,
                                    reason=str(exc), peer=peer)  # fmt: skip
                 raise
-            refusal = subject_refusal(held, cap)
+            refusal = subject_refusal(held, cap, per_address=identity.per_address)
         self._audit.record(AuditEvent.ADMISSION, "ok" if refusal is None else "refused",
                            sid=sid, subject=identity.subject,
                            role=role.value if role else None,

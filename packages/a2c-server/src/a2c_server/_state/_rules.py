@@ -28,7 +28,8 @@ Requests from Agents (``client:*`` and ``server:list_room``)
   R3 The target Computer must exist under that name in the sender's office (404,
      ``details.computer_name``): names are looked up in the sender's office only, so a
      Computer of another office is "not connected" like a name nobody holds (the answer
-     never tells whether the name is online elsewhere).
+     never tells whether the name is online elsewhere). The namespace words the message
+     with what the sender may see, its own office's Computers (:mod:`._absent`).
   R4 The target must share the sender's office (4104; unreachable through the per-office
      lookup, kept as a second line); ``list_room`` may list only the sender's own office
      (4104, which names only the office the sender asked for).

@@ -17,12 +17,14 @@ from ._rules import Refusal
 __all__ = ["MemorySubjectCounts", "SubjectCounts", "subject_refusal"]
 
 
-def subject_refusal(held: int, cap: int) -> Refusal | None:
-    """Why one more session of a subject that already holds ``held`` is refused, or None."""
+def subject_refusal(held: int, cap: int, *, per_address: bool = False) -> Refusal | None:
+    """Why one more session of a subject that already holds ``held`` is refused, or None
+    (``per_address``: the count is the subject's from one client address)."""
     if held >= cap:
+        where = " from one address" if per_address else ""
         return Refusal(
             code=TOO_MANY_REQUESTS,
-            message=f"Too many connections: this identity may hold {cap}",
+            message=f"Too many connections: this identity may hold {cap}{where}",
         )
     return None
 

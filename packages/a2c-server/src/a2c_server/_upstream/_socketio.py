@@ -71,8 +71,9 @@ class ServerShim(socketio.AsyncServer):  # type: ignore[misc]
       (read from the raw text) has no handler of its own; True drops it undecoded.
     * (not a hook) :meth:`emit_call`: ``emit`` with an ack callback to one sid, without
       upstream's task per recipient.
-    * ``stale_ack(eio_sid) -> bool``: an ACK packet whose id is not pending for the session
-      (read from the raw text, before decoding); True drops it undecoded.
+    * ``stale_ack(eio_sid, ack_id) -> bool``: an ACK packet whose id (None when it has
+      none) is not pending for the session (read from the raw text, before decoding);
+      True drops it undecoded.
     """
 
     #: The process's queued-output budget, handed to each new Engine.IO socket.
@@ -108,7 +109,7 @@ class ServerShim(socketio.AsyncServer):  # type: ignore[misc]
     def session_closing(self, eio_sid: str) -> None:
         pass
 
-    def stale_ack(self, eio_sid: str) -> bool:
+    def stale_ack(self, eio_sid: str, ack_id: int | None) -> bool:
         return False
 
     def unhandled_event(self, eio_sid: str, namespace: str, name: str) -> bool:
@@ -166,7 +167,8 @@ class ServerShim(socketio.AsyncServer):  # type: ignore[misc]
         # An ack is decoded only to be looked up; one for an id nobody waits for (forged,
         # late, a flood) is refused from its head, before its payload costs a decode.
         if (isinstance(data, str) and data[:1] == _ACK and eio_sid not in self._binary_packet
-                and not ack_pending(self, eio_sid, data) and self.stale_ack(eio_sid)):  # fmt: skip
+                and not ack_pending(self, eio_sid, data)
+                and self.stale_ack(eio_sid, ack_id_of(data))):  # fmt: skip
             return
         if isinstance(data, str) and data[:1] == _EVENT and eio_sid not in self._binary_packet:
             head = event_head(data)
@@ -274,14 +276,20 @@ def is_disconnecting(sio: socketio.AsyncServer, sid: str, namespace: str) -> boo
     return sid in sio.manager.pending_disconnect.get(namespace, ())
 
 
-def forget_callback(sio: socketio.AsyncServer, sid: str, callback: Callable[..., None]) -> None:
-    """Unregister ``callback`` as an ack callback of ``sid`` (it will not be called)."""
+def forget_callback(
+    sio: socketio.AsyncServer, sid: str, callback: Callable[..., None]
+) -> list[int]:
+    """Unregister ``callback`` as an ack callback of ``sid`` (it will not be called); the
+    ack ids it was registered under."""
     callbacks = sio.manager.callbacks.get(sid)
     if not callbacks:
-        return
+        return []
+    forgotten = []
     for ack_id, registered in list(callbacks.items()):
         if registered is callback:
             del callbacks[ack_id]
+            forgotten.append(ack_id)
+    return forgotten
 
 
 def _head(text: str) -> tuple[str, int, int] | None:
@@ -311,6 +319,15 @@ def event_head(text: str) -> tuple[str, str] | None:
     if close < 0 or "\\" in name:
         return None
     return namespace, name
+
+
+def ack_id_of(text: str) -> int | None:
+    """The id of the ACK packet ``text`` (undecoded), None when it has none."""
+    head = _head(text)
+    if head is None:
+        return None
+    _, start, end = head
+    return int(text[start:end]) if start < end <= start + _MAX_ID_DIGITS else None
 
 
 def ack_pending(sio: socketio.AsyncServer, eio_sid: str, text: str) -> bool:
