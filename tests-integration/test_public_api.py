@@ -178,6 +178,12 @@ PUBLIC: dict[str, frozenset[str]] = {
             "read_priority",
             "read_token_file",
             "reconnect_delays",
+            # Re-joining after a reconnect (issue 48).
+            "RECLAIM_AUTH_KEY",
+            "REJOIN_BUDGET",
+            "join_refusal_may_pass",
+            "new_reclaim_secret",
+            "rejoin_delays",
             "remote_error_of",
             "restore_structured_refs",
             "result_marker",

@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import re
-import shutil
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -22,27 +19,16 @@ import pytest
 
 from a2c_agent import AsyncAgent
 from a2c_protocol import PROTOCOL_VERSION
-from a2c_testkit.processes import free_port, spawn, wait_until_healthy
+from a2c_testkit.nginx import nginx_process
 from a2c_testkit.redis_server import RedisServer, redis_server
 from a2c_testkit.server import connect_raw
 from a2c_testkit.triangle import ServerProcess, eventually, server_process
 
-CONFIG = Path(__file__).resolve().parents[1] / "docs" / "deploy" / "nginx-sticky.conf"
 # `hash $remote_addr consistent` places the nodes on its ring by address, and the nodes'
 # ports are new each run, so which client lands where changes too. With 8 clients all of
 # them landed on one node once (seen in a CI run; about 2 x 0.5^8 on an even ring); with 40
 # that is about 2 x 0.5^40.
 CLIENT_ADDRESSES = [f"127.0.0.{i}" for i in range(2, 42)]
-
-
-def _nginx() -> str:
-    binary = shutil.which("nginx")
-    if binary is None:
-        message = "nginx is not installed; install it with: apt-get install -y nginx-light"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(message, pytrace=False)
-        pytest.skip(message)
-    return binary
 
 
 @pytest.fixture
@@ -51,36 +37,13 @@ def redis() -> Iterator[RedisServer]:
         yield server
 
 
-def render(nodes: list[ServerProcess], port: int, *, sticky: bool) -> str:
-    text = CONFIG.read_text()
-    text = text.replace("listen 127.0.0.1:8080;", f"listen 127.0.0.1:{port};")
-    for default, node in zip((8001, 8002), nodes, strict=True):
-        text = text.replace(f"127.0.0.1:{default} ", f"127.0.0.1:{node.port} ")
-    if not sticky:
-        text = re.sub(r"^\s*hash \$remote_addr consistent;\n", "", text, flags=re.M)
-    assert "8001" not in text and "8080" not in text
-    return text
-
-
 @contextlib.asynccontextmanager
 async def nginx(
     procs: Any, tmp_path: Path, nodes: list[ServerProcess], *, sticky: bool
 ) -> AsyncIterator[str]:
-    binary = _nginx()
-    port = free_port()
     prefix = tmp_path / ("nginx-sticky" if sticky else "nginx-round-robin")
-    (prefix / "logs").mkdir(parents=True)
-    conf = prefix / "nginx.conf"
-    conf.write_text(render(nodes, port, sticky=sticky))
-    directives = "daemon off; error_log stderr info;"
-    if os.geteuid() == 0:
-        directives += " user root;"  # workers must read the pytest tmp dir
-    argv = [binary, "-p", str(prefix), "-c", str(conf), "-g", directives]
-    name = prefix.name
-    async with spawn(name, argv, log_dir=procs.log_dir) as process:
-        procs.track(process)
-        url = f"http://127.0.0.1:{port}"
-        await wait_until_healthy(f"{url}/healthz", process)
+    async with nginx_process(procs.log_dir, prefix, [n.port for n in nodes], sticky=sticky,
+                             track=procs.track) as url:  # fmt: skip
         yield url
 
 

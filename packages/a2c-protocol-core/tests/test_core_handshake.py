@@ -7,11 +7,16 @@ import pytest
 
 from a2c_protocol import (
     PROTOCOL_VERSION,
+    RECLAIM_AUTH_KEY,
+    REJOIN_BUDGET,
     WS_CLOSE_VERSION_REJECTED,
     BadRequestError,
     ProtocolVersionError,
     error_from_handshake_response,
+    join_refusal_may_pass,
+    new_reclaim_secret,
     reconnect_delays,
+    rejoin_delays,
     version_rejected_by_close,
     with_version_query,
 )
@@ -78,3 +83,53 @@ def test_backoff_grows_to_a_cap_with_bounded_jitter() -> None:
     nominal = [1, 2, 4, 8, 8, 8, 8, 8]
     for value, base in zip(values, nominal, strict=True):
         assert base * 0.75 <= value <= base * 1.25
+
+
+# -- re-joining after a reconnect (issue 48, a2c_protocol._rejoin) ---------------------
+
+
+@pytest.mark.parametrize(
+    "reason",
+    [
+        "Name 'box' is already taken in office 'o1'",  # this project's Server
+        "Room already has an agent",  # the protocol's seat sentence
+        "Internal server error: Name 'box' already registered by sid 'x' in namespace /smcp",
+        "Internal server error: Agent already in room",  # the official Server
+        "Registry unavailable, try again later",
+    ],
+)
+def test_rejoin_refusal_of_a_held_name_or_seat_may_pass(reason: str) -> None:
+    assert join_refusal_may_pass(reason)
+
+
+@pytest.mark.parametrize(
+    "reason",
+    [
+        None,
+        "",
+        "office 'o1' is not granted to this identity",
+        "Role mismatch: connected as computer, asked to join as agent",
+        "name must not be empty",
+        "Agent is already in office 'o2'; leave it first",
+        "Internal server error: Agent sid already in room",
+    ],
+)
+def test_rejoin_refusal_that_waiting_cannot_change_is_final(reason: str | None) -> None:
+    assert not join_refusal_may_pass(reason)
+
+
+def test_rejoin_delays_are_0_1_2_4_then_8_with_jitter() -> None:
+    delays = rejoin_delays(rng=random.Random(3))
+    got = [next(delays) for _ in range(8)]
+    assert got[0] == 0.0
+    for value, step in zip(got[1:], (1, 2, 4, 8, 8, 8, 8), strict=True):
+        assert step * 0.75 <= value <= step * 1.25
+    # The budget outlasts the default --node-ttl (6 s) plus a reaper tick many times over.
+    assert REJOIN_BUDGET >= 10 * 6.0
+
+
+def test_reclaim_secret_is_fresh_and_url_safe() -> None:
+    first, second = new_reclaim_secret(), new_reclaim_secret()
+    assert first != second and len(first) >= 43
+    assert all(c.isalnum() or c in "-_" for c in first)
+    assert RECLAIM_AUTH_KEY == "a2c_reclaim"

@@ -62,6 +62,7 @@ def test_server_testkit_helpers_are_exported() -> None:
         "assert_registry_matches_rooms",
         "close_client",
         "connect_raw",
+        "connect_refusal",
         "joined_raw",
         "running_nodes",
         "running_server",

@@ -19,7 +19,12 @@ from typing import Any
 
 import socketio
 
-from a2c_protocol import InputCapabilities, with_version_query
+from a2c_protocol import (
+    REJOIN_BUDGET,
+    InputCapabilities,
+    new_reclaim_secret,
+    with_version_query,
+)
 from a2c_protocol._lines import LINE_0_2, LINE_VERSIONS, Line
 
 from ._core import _req_id as _req_id
@@ -104,6 +109,13 @@ class AsyncAgent(LinkMixin, RequestsMixin, UploadMixin):
         input_capabilities: what the calls made with a handler declare they can answer
             (default: forms, URLs, sampling, sampling with tools).
         max_input_rounds: rounds of input one call may ask for.
+        rejoin_budget: after a reconnect, how long (seconds; None: for ever) a re-join
+            refused because the agent's name or the office's seat is still held is tried
+            again, while the agent stays ``RECONNECTING`` (:attr:`reconnecting_reason`
+            says why). The agent sends a reclaim secret with every connect, so a Server of
+            this project gives its name back at once when its old node died; this covers
+            other Servers. Then, or on a re-join refusal that waiting cannot change, the
+            agent closes and :attr:`last_error` says why.
     """
 
     def __init__(
@@ -130,6 +142,7 @@ class AsyncAgent(LinkMixin, RequestsMixin, UploadMixin):
         input_handler: InputHandler | None = None,
         input_capabilities: InputCapabilities | None = None,
         max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
+        rejoin_budget: float | None = REJOIN_BUDGET,
     ) -> None:
         if not name:
             raise ValueError("an agent needs a non-empty name")
@@ -187,6 +200,11 @@ class AsyncAgent(LinkMixin, RequestsMixin, UploadMixin):
         self._last_cut: str | None = None
         self._emit_lock: asyncio.Lock | None = None
         self._sio: socketio.AsyncClient | None = None
+        # One per agent, never logged: see _session/_rejoin.py.
+        self._reclaim = new_reclaim_secret()
+        self._rejoin_budget = rejoin_budget
+        self._held = None
+        self._reconnecting_reason: str | None = None
 
     # ------------------------------------------------------------------ properties
 

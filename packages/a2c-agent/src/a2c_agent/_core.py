@@ -106,6 +106,14 @@ class AgentCore:
     _last_cut: str | None
     _emit_lock: asyncio.Lock | None
     _sio: socketio.AsyncClient | None
+    _reclaim: str
+
+    def _why_not_connected(self) -> str | None:
+        """What a reconnecting agent waits for (see ``_session._rejoin``)."""
+        return None
+
+    def _require_connected(self) -> None:
+        require_connected(self._state, self._why_not_connected())
 
     def _now(self) -> AgentState:
         # A call, so type checkers do not carry a narrowed state across awaits.
@@ -189,7 +197,7 @@ class AgentCore:
             self._pending.discard(future)
 
     async def _ask(self, event: Event, payload: Any, response: type[T]) -> T:
-        require_connected(self._state)
+        self._require_connected()
         try:
             args = await self._request(event, payload)
         except AckTimeoutError as exc:

@@ -68,8 +68,15 @@ class ConnectionLostError(AgentConnectionError):
     """The Socket.IO connection dropped while this request waited for its answer.
 
     Liveness comes from Socket.IO's ``disconnect`` event, never from an ack timeout, so a
-    pending request fails with this as soon as the transport is gone.
+    pending request fails with this as soon as the transport is gone. ``may_have_run`` is
+    True when the request had gone out (a tool call may have run: retry only an
+    idempotent one), False when it could not be sent at all.
     """
+
+    def __init__(self, message: str, *, may_have_run: bool = False) -> None:
+        super().__init__(message)
+        #: The request was sent before the connection dropped: a tool call may have run.
+        self.may_have_run = may_have_run
 
 
 class JoinOfficeError(AgentError):

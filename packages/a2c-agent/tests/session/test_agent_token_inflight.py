@@ -114,7 +114,9 @@ def test_watch_names_token_expiry_as_the_reason(capsys: pytest.CaptureFixture[st
 
     _report_state(AgentState.CONNECTED, AgentState.RECONNECTING, "token expired")
     _report_state(AgentState.CONNECTED, AgentState.RECONNECTING, None)
+    _report_state(AgentState.RECONNECTING, AgentState.CONNECTED, None, "mn")
     assert capsys.readouterr().err.splitlines() == [
         "a2c-agent: disconnected by the Server: token expired; reconnecting with a fresh token",
         "a2c-agent: connection lost; reconnecting",
+        "a2c-agent: reconnected; back in office 'mn'",
     ]

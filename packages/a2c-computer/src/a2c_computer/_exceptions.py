@@ -95,11 +95,17 @@ class LinkError(ComputerError):
 
 
 class ServerRefusedError(LinkError):
-    """The Server refused this Computer (a bad token, a refused join): final, not retried.
+    """The Server refused this Computer (a bad token, a refused join).
 
-    ``error`` is the Server's flat ErrorPayload as its typed exception, when it sent one.
+    ``error`` is the Server's flat ErrorPayload as its typed exception, when it sent one;
+    ``join_reason`` the Server's sentence when it was the join that was refused. Final on
+    the first connect; while reconnecting, a name held by a session that may be this
+    Computer's own on a dead node is tried again (``_server_link._decisions``).
     """
 
-    def __init__(self, message: str, error: RemoteError | None = None) -> None:
+    def __init__(
+        self, message: str, error: RemoteError | None = None, *, join_reason: str | None = None
+    ) -> None:
         super().__init__(message)
         self.error = error
+        self.join_reason = join_reason

@@ -67,3 +67,22 @@ def test_only_a_401_with_renewable_credentials_is_worth_waiting_out() -> None:
     assert not refusal_may_pass_later(expired, credentials_renew=False)
     assert not refusal_may_pass_later(forbidden, credentials_renew=True)
     assert not refusal_may_pass_later(None, credentials_renew=True)
+
+
+def test_reconnect_refusals_a_held_name_waits_a_token_may_renew_the_rest_are_final() -> None:
+    from a2c_computer import ServerRefusedError
+    from a2c_computer._server_link._decisions import ReconnectRefusal, judge_reconnect_refusal
+    from a2c_protocol import UnauthorizedError
+
+    def judge(exc: ServerRefusedError, renew: bool = False) -> ReconnectRefusal:
+        return judge_reconnect_refusal(exc, credentials_renew=renew)
+
+    held = ServerRefusedError("x", join_reason="Name 'box' is already taken in office 'o1'")
+    assert judge(held) is ReconnectRefusal.NAME_HELD
+    away = ServerRefusedError("x", join_reason="Registry unavailable, try again later")
+    assert judge(away) is ReconnectRefusal.NAME_HELD
+    forbidden = ServerRefusedError("x", join_reason="office 'o1' is not granted to this token")
+    assert judge(forbidden) is ReconnectRefusal.FINAL
+    late = ServerRefusedError("x", UnauthorizedError("token expired"))
+    assert judge(late, renew=True) is ReconnectRefusal.TOKEN
+    assert judge(late, renew=False) is ReconnectRefusal.FINAL

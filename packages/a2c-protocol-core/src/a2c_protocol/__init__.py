@@ -210,6 +210,13 @@ from ._priority import (
 )
 from ._progress import PROGRESS_MIN_INTERVAL, ProgressGate
 from ._redact import REDACTED, RedactingFilter, SecretRedactor
+from ._rejoin import (
+    RECLAIM_AUTH_KEY,
+    REJOIN_BUDGET,
+    join_refusal_may_pass,
+    new_reclaim_secret,
+    rejoin_delays,
+)
 from ._structured import (
     A2C_STRUCTURED_REFS,
     detach_structured_duplicates,
@@ -269,7 +276,9 @@ __all__ = [
     "PROGRESS_MIN_INTERVAL",
     "PROTOCOL_VERSION",
     "PUT_BLOB_EXTENSION",
+    "RECLAIM_AUTH_KEY",
     "REDACTED",
+    "REJOIN_BUDGET",
     "UPDATE_EVENTS",
     "VERSION_QUERY_PARAM",
     "WINDOW_SCHEME",
@@ -425,8 +434,10 @@ __all__ = [
     "is_text_mime",
     "is_timed_out",
     "is_window_uri",
+    "join_refusal_may_pass",
     "migrate_v01_window",
     "mime_type_for",
+    "new_reclaim_secret",
     "params_digest",
     "parse_field",
     "parse_input_required",
@@ -436,6 +447,7 @@ __all__ = [
     "read_priority",
     "read_token_file",
     "reconnect_delays",
+    "rejoin_delays",
     "remote_error_of",
     "response_from_wire",
     "response_to_wire",

@@ -358,7 +358,7 @@ def create_app(
     )  # fmt: skip
     namespace.register()
     if multinode is not None:
-        multinode.bind(namespace.broadcast, namespace.leave_room)
+        multinode.bind(namespace.broadcast, namespace.leave_room, namespace.end_session)
         metrics.watch_multinode(multinode.manager.counts, multinode.registry_reachable)
     console = None
     if settings.console:

@@ -111,7 +111,10 @@ async def test_drain_answers_held_and_new_calls_and_counts_them(server: RunningS
             "details": {"computer_name": "c1", "reason": "server_shutdown", "delivered": True},
         }
         late = await alice.call("client:tool_call", {**call, "req_id": "r2"})
-        assert isinstance(late, dict) and late["details"] == {"reason": "server_shutdown"}
+        assert isinstance(late, dict) and late["details"] == {
+            "reason": "server_shutdown",
+            "delivered": False,
+        }
         await asyncio.wait_for(draining, 30)
         text = await scrape(server)
     assert sample(text, "a2c_server_routed_requests_total",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
-__all__ = ["metric_sample", "scrape_metrics"]
+__all__ = ["clients_held", "metric_sample", "scrape_metrics"]
 
 
 def metric_sample(text: str, name: str, **labels: str) -> float | None:
@@ -24,3 +24,13 @@ async def scrape_metrics(url: str) -> str:
     assert response.status_code == 200, response.text
     assert response.headers["content-type"].startswith("text/plain")
     return response.text
+
+
+async def clients_held(server_url: str) -> float:
+    """How many clients the Server node at ``server_url`` holds itself (its own
+    ``a2c_server_connected_clients``, every role; not the shared registry's count)."""
+    text = await scrape_metrics(f"{server_url}/metrics")
+    total = 0.0
+    for family in text_string_to_metric_families(text):
+        total += sum(s.value for s in family.samples if s.name == "a2c_server_connected_clients")
+    return total

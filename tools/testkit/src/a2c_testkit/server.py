@@ -40,6 +40,7 @@ __all__ = [
     "assert_registry_matches_rooms",
     "close_client",
     "connect_raw",
+    "connect_refusal",
     "joined_raw",
     "running_nodes",
     "running_server",
@@ -289,6 +290,31 @@ async def connect_raw(
     )
     try:
         yield client
+    finally:
+        await close_client(sio)
+
+
+async def connect_refusal(
+    server: RunningServer, auth: dict[str, object], transports: list[str] | None = None
+) -> Any:
+    """Connect to ``/smcp`` with ``auth``, expecting a refusal; returns its
+    ``connect_error`` data (``{"message": ..., "data": {"code": ..., ...}}``)."""
+    sio = socketio.AsyncClient(reconnection=False)
+    error: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+
+    async def on_connect_error(data: Any = None) -> None:
+        if not error.done():
+            error.set_result(data)
+
+    sio.on("connect_error", on_connect_error, namespace=NAMESPACE)
+    try:
+        with contextlib.suppress(socketio.exceptions.ConnectionError):
+            await sio.connect(f"{server.url}?a2c_version={PROTOCOL_VERSION}",
+                              namespaces=[NAMESPACE], socketio_path=server.socketio_path,
+                              auth=auth, transports=transports or ["polling", "websocket"],
+                              wait_timeout=30)  # fmt: skip
+        assert not sio.connected, "the connect was accepted"
+        return await asyncio.wait_for(error, 30)
     finally:
         await close_client(sio)
 

@@ -53,8 +53,10 @@ async def server_process(
     extra_args: Sequence[str] = (),
     name: str = "server",
     track: Callable[[ManagedProcess], object] | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> AsyncIterator[ServerProcess]:
-    """``a2c-server`` on 127.0.0.1 (a free port unless given), healthy before it yields."""
+    """``a2c-server`` on 127.0.0.1 (a free port unless given), healthy before it yields;
+    ``env`` adds environment variables (``PYTHONPATH`` to run another build, say)."""
     chosen = port or free_port()
     argv = [
         bin_path("a2c-server"),
@@ -68,7 +70,7 @@ async def server_process(
     if protocol_version is not None:
         argv += ["--protocol-version", protocol_version]
     argv += list(extra_args)
-    async with spawn(name, argv, log_dir=log_dir) as process:
+    async with spawn(name, argv, log_dir=log_dir, env=dict(env) if env else None) as process:
         if track is not None:
             track(process)
         url = f"http://127.0.0.1:{chosen}"

@@ -5,8 +5,9 @@ Rules:
 * the first connect is retried with backoff (1 s doubling to 30 s) while the Server cannot
   be reached or refuses the join (another Agent may hold the office): a desktop host starts
   the bridge whenever it likes, the Server may come later;
-* once in, the Agent's own reconnect takes over (re-join, tool refresh); if the Agent
-  closes anyway, the bridge starts over with a new one;
+* once in, the Agent's own reconnect takes over (re-join, waiting out a name or seat still
+  held by its session on a Server node that died, tool refresh); if the Agent closes
+  anyway, the bridge starts over with a new one;
 * a refusal of the connection itself (a bad token, a protocol version the Server does not
   accept) is not retried: it will not change until someone fixes the configuration;
 * :attr:`Office.problem` is None while the Agent is in the office, else the cause in one
@@ -92,7 +93,9 @@ class Office:
         if agent is None:
             return self._problem
         if agent.state is AgentState.RECONNECTING:
-            return f"the connection to {self._server_url} was lost; reconnecting"
+            # Connected again is not enough: the Agent may wait for its name or seat.
+            why = agent.reconnecting_reason or "the connection is down"
+            return f"the connection to {self._server_url} was lost; reconnecting: {why}"
         if agent.state is not AgentState.CONNECTED:
             return self._problem
         return None

@@ -49,12 +49,14 @@ def notification_line(notification: AgentNotification, when: dt.datetime) -> str
 
 def _reporter(agent: AsyncAgent) -> Callable[[AgentState, AgentState], None]:
     def report(old: AgentState, new: AgentState) -> None:
-        _report_state(old, new, agent._last_cut)
+        _report_state(old, new, agent._last_cut, agent.office_id)
 
     return report
 
 
-def _report_state(old: AgentState, new: AgentState, cut: str | None) -> None:
+def _report_state(
+    old: AgentState, new: AgentState, cut: str | None, office: str | None = None
+) -> None:
     if new is AgentState.RECONNECTING:
         if cut is not None:  # the Server said why (notify:a2c_session_expired)
             print(f"a2c-agent: disconnected by the Server: {cut}; reconnecting with a fresh "
@@ -62,7 +64,10 @@ def _report_state(old: AgentState, new: AgentState, cut: str | None) -> None:
         else:
             print("a2c-agent: connection lost; reconnecting", file=sys.stderr, flush=True)
     elif old is AgentState.RECONNECTING and new is AgentState.CONNECTED:
-        print("a2c-agent: reconnected", file=sys.stderr, flush=True)
+        # CONNECTED again only once back in the office (a held name is waited out first,
+        # and said on stderr by the SDK's WARNING).
+        back = f"; back in office {office!r}" if office is not None else ""
+        print(f"a2c-agent: reconnected{back}", file=sys.stderr, flush=True)
 
 
 async def watch(

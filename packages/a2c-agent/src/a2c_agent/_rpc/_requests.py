@@ -17,7 +17,7 @@ from a2c_agent._exceptions import (
     ToolCallTimeoutError,
 )
 from a2c_agent._rules import tools_from_ret
-from a2c_agent._session._lifecycle import require_connected
+from a2c_agent._session._lifecycle import AgentState
 from a2c_agent._types import AgentTool, ResourcePage, result_error_code
 from a2c_protocol import (
     A2CResource,
@@ -252,6 +252,10 @@ class RequestsMixin(FacadesMixin):
     ) -> CallToolResult:
         if timeout <= 0:
             raise ValueError("timeout must be positive")
+        if self._state is not AgentState.CONNECTED:
+            # Reconnecting: never sent from outside the office; the error says what the
+            # agent waits for (one compare on the plain path).
+            self._require_connected()
         if req_id is not None and not (isinstance(req_id, str) and req_id):
             raise ValueError("req_id must be a non-empty string")
         req_id = req_id or _req_id()
@@ -370,7 +374,7 @@ class RequestsMixin(FacadesMixin):
 
     async def cancel_tool_call(self, req_id: str) -> None:
         """Send ``server:tool_call_cancel`` for ``req_id`` (best effort, no answer)."""
-        require_connected(self._state)
+        self._require_connected()
         self._calls.claim(req_id)  # sent now: leaving will not send it again
         await self._emit(
             Event.TOOL_CALL_CANCEL, to_wire(AgentCallData(agent=self._name, req_id=req_id))

@@ -9,7 +9,9 @@ Rules:
   the office re-joined.
 * A refusal carrying the Server's flat ErrorPayload (a version refusal 4008 / close 4900,
   a refused token 401, ...) seen while reconnecting ends the agent
-  (``RECONNECTING → CLOSED``): such a refusal is never retried.
+  (``RECONNECTING → CLOSED``): such a refusal is never retried. So does a refused re-join
+  that waiting cannot change, or one still refused after ``rejoin_budget``
+  (:mod:`~a2c_agent._session._rejoin`); until then the agent stays ``RECONNECTING``.
 * ``close`` is allowed from every state and is idempotent; ``CLOSED`` is final.
 * Requests are allowed only while ``CONNECTED``.
 """
@@ -93,12 +95,15 @@ def next_state(state: AgentState, transition: Transition, *, reconnect: bool = T
         ) from None
 
 
-def require_connected(state: AgentState) -> None:
-    """Raise unless requests may be sent in ``state``."""
+def require_connected(state: AgentState, why: str | None = None) -> None:
+    """Raise unless requests may be sent in ``state``; ``why`` is what a reconnecting
+    agent waits for (the connection, or its name in the office)."""
     if state is AgentState.CONNECTED:
         return
     if state is AgentState.RECONNECTING:
-        raise AgentConnectionError("the connection is down; the agent is reconnecting")
+        raise AgentConnectionError(
+            f"the agent is reconnecting: {why or 'the connection to the Server is down'}"
+        )
     if state is AgentState.IDLE:
         raise AgentStateError("the agent is not connected; use 'async with AsyncAgent(...)'")
     raise AgentStateError(f"the agent is {state.value}; no requests can be sent")

@@ -17,7 +17,6 @@ import httpx
 import socketio
 
 from a2c_agent._exceptions import (
-    AckTimeoutError,
     AgentConnectionError,
     AgentStateError,
     ConnectionLostError,
@@ -25,6 +24,7 @@ from a2c_agent._exceptions import (
 from a2c_agent._upstream import namespace_refused
 from a2c_protocol import (
     NAMESPACE,
+    RECLAIM_AUTH_KEY,
     WS_CLOSE_VERSION_REJECTED,
     A2CError,
     Event,
@@ -48,7 +48,7 @@ from ._connection import (
     resolve_auth,
 )
 from ._lifecycle import AgentState, Transition
-from ._membership import MembershipMixin
+from ._rejoin import RejoinMixin
 
 logger = logging.getLogger("a2c_agent")
 
@@ -76,8 +76,9 @@ def _close_code_recorder(record: Callable[[int], None]) -> type[aiohttp.ClientWe
     return _Recorder
 
 
-class LinkMixin(MembershipMixin):
-    """The Socket.IO link: open, close, diagnose refusals, reconnect and re-join."""
+class LinkMixin(RejoinMixin):
+    """The Socket.IO link: open, close, diagnose refusals, reconnect (re-joining is
+    :mod:`~a2c_agent._session._rejoin`)."""
 
     async def open(self) -> None:
         """Connect to the Server (``async with`` calls this). Raises on refusal.
@@ -163,7 +164,9 @@ class LinkMixin(MembershipMixin):
         return sio
 
     async def _auth(self) -> dict[str, Any]:
-        return await resolve_auth(self._auth_source)
+        # The reclaim secret lets a reconnect take this agent's name and seat back from
+        # its own session on a Server node that died (a2c_protocol._rejoin RJ1).
+        return {**await resolve_auth(self._auth_source), RECLAIM_AUTH_KEY: self._reclaim}
 
     # ---------------------------------------------------------------- connecting
 
@@ -239,15 +242,6 @@ class LinkMixin(MembershipMixin):
             f"cannot connect to {self._server_url}: {connect_error_text(exc)}"
         )
 
-    async def _safe_disconnect(self) -> None:
-        sio = self._sio
-        if sio is None:
-            return
-        try:
-            await sio.disconnect()
-        except Exception:  # pragma: no cover - best effort on an already broken transport
-            logger.debug("disconnect failed", exc_info=True)
-
     async def _mark_connected(self) -> None:
         self._transition(Transition.CONNECTED)
         sio = self._sio
@@ -273,12 +267,15 @@ class LinkMixin(MembershipMixin):
     async def _on_disconnect(self, reason: object = None) -> None:
         told, self._cut_reason = self._cut_reason, None
         self._last_cut = told  # read by `a2c-agent watch` to say why it reconnects
+        # Said to every request still out: each was sent, so a tool call may have run.
+        after = "while the request was out; a tool call may have run: retry only an idempotent one"
         if told is not None:
             logger.info("agent %s disconnected by the Server: %s", self._name, told)
-            lost = ConnectionLostError(f"disconnected by the Server: {told}")
+            lost = ConnectionLostError(f"disconnected by the Server: {told}, {after}",
+                                       may_have_run=True)  # fmt: skip
         else:
             logger.info("agent %s disconnected (%s)", self._name, reason)
-            lost = ConnectionLostError(f"connection lost ({reason})")
+            lost = ConnectionLostError(f"connection lost ({reason}) {after}", may_have_run=True)
         self._fail_pending(lost)
         if self._state is not AgentState.CONNECTED:
             return
@@ -323,26 +320,6 @@ class LinkMixin(MembershipMixin):
         finally:
             if self._reconnect_task is asyncio.current_task():
                 self._reconnect_task = None
-
-    async def _after_reconnect(self) -> bool:
-        """Re-join the office and refresh the cache; False if the link dropped again."""
-        office = self._office
-        if office is None:
-            return True
-        try:
-            await self._join(office)
-        except (ConnectionLostError, AckTimeoutError) as exc:
-            logger.info("re-join of %r interrupted: %s", office, exc)
-            await self._safe_disconnect()
-            return False
-        except A2CError as exc:
-            logger.warning("could not re-join office %r after reconnecting: %s", office, exc)
-            self._office = None
-            self._drop_all_tools()
-            return True
-        if self._tool_cache_enabled:
-            await self._refresh_all_tools()
-        return True
 
 
 def _error_from_refusal(data: object) -> RemoteError | None:

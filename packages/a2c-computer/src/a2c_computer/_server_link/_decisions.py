@@ -10,6 +10,11 @@ Rules:
   version) — except a 5xx code, which says the Server itself failed and is transient;
 * any other failure to connect, and any transport loss after being connected, is
   transient: retry with exponential backoff and re-join the office;
+* while reconnecting, a refused re-join whose reason says the name is held (or the
+  registry is away) may pass: the holder may be this Computer's own session on a node that
+  died and was not reaped yet (``a2c_protocol._rejoin`` RJ2). It is tried again after 0,
+  1, 2, 4, 8, 8, ... s and never ends the Computer; a late token (401) from a source that
+  can renew is tried again too. Every other refusal stays final (RJ3);
 * a ``client:*`` request addressed to another Computer is refused with 403.
 """
 
@@ -18,17 +23,21 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 
+from a2c_computer._exceptions import ServerRefusedError
 from a2c_protocol import (
     ErrorCode,
     ProtocolVersionError,
     RemoteError,
     error_from_handshake_response,
+    join_refusal_may_pass,
     remote_error_of,
 )
 
 __all__ = [
     "ConnectVerdict",
+    "ReconnectRefusal",
     "judge_namespace_refusal",
+    "judge_reconnect_refusal",
     "judge_refusal",
     "refusal_may_pass_later",
 ]
@@ -38,6 +47,16 @@ class ConnectVerdict(enum.Enum):
     VERSION_REFUSED = "version_refused"
     REFUSED = "refused"
     TRANSIENT = "transient"
+
+
+class ReconnectRefusal(enum.Enum):
+    """What a refusal met while reconnecting calls for."""
+
+    FINAL = "final"
+    #: A late token: the next attempt reads the credentials again.
+    TOKEN = "token"
+    #: The name is held, maybe by this Computer's session on a dead node: re-join soon.
+    NAME_HELD = "name_held"
 
 
 def judge_refusal(
@@ -83,3 +102,14 @@ def refusal_may_pass_later(error: RemoteError | None, *, credentials_renew: bool
     join) needs an operator and stays final.
     """
     return credentials_renew and error is not None and error.code == ErrorCode.UNAUTHORIZED
+
+
+def judge_reconnect_refusal(
+    exc: ServerRefusedError, *, credentials_renew: bool
+) -> ReconnectRefusal:
+    """Classify a refusal met while reconnecting (see the module rules)."""
+    if exc.join_reason is not None and join_refusal_may_pass(exc.join_reason):
+        return ReconnectRefusal.NAME_HELD
+    if refusal_may_pass_later(exc.error, credentials_renew=credentials_renew):
+        return ReconnectRefusal.TOKEN
+    return ReconnectRefusal.FINAL

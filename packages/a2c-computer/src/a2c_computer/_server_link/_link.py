@@ -27,6 +27,8 @@ from a2c_computer._skills import SkillManager
 from a2c_protocol import (
     NAMESPACE,
     PUT_BLOB_EXTENSION,
+    RECLAIM_AUTH_KEY,
+    REJOIN_BUDGET,
     EnterOfficeReq,
     Event,
     ExtensionEvent,
@@ -34,6 +36,7 @@ from a2c_protocol import (
     ProtocolVersionError,
     Role,
     UpdateComputerConfigReq,
+    new_reclaim_secret,
     reconnect_delays,
     retry_line,
     to_wire,
@@ -44,12 +47,14 @@ from a2c_protocol._lines import LINE_0_2, LINE_VERSIONS, Line
 from ._agent_allowlist import AgentAllowList
 from ._decisions import (
     ConnectVerdict,
+    ReconnectRefusal,
     judge_namespace_refusal,
+    judge_reconnect_refusal,
     judge_refusal,
-    refusal_may_pass_later,
 )
 from ._link_calls import LinkCalls
 from ._link_handlers import LinkHandlers
+from ._rejoin import HeldName
 
 __all__ = ["ComputerLink", "LinkError", "ServerRefusedError"]
 
@@ -75,6 +80,7 @@ class ComputerLink(LinkHandlers):
         reconnect: bool = True,
         connect_timeout: float = 30.0,
         protocol: Line | None = None,
+        rejoin_budget: float = REJOIN_BUDGET,
     ) -> None:
         with_version_query(server_url)  # validates the URL and refuses a hand-set a2c_version
         self._core = core
@@ -106,6 +112,11 @@ class ComputerLink(LinkHandlers):
         #: it (``retry_line``), or as pinned by ``protocol`` (``--protocol``).
         self.line: Line = protocol or LINE_0_2
         self._pinned = protocol is not None
+        # Lets a reconnect take this Computer's name back from its own session on a node
+        # that died (a2c_protocol._rejoin RJ1); one per link, never logged.
+        self._reclaim = new_reclaim_secret()
+        #: How long a re-join refused for a held name is retried before saying so loudly.
+        self.rejoin_budget = rejoin_budget
         self._core.add_update_listener(self._on_update)
 
     @property
@@ -126,7 +137,8 @@ class ComputerLink(LinkHandlers):
             extra.update(got)
         # Announces the upload extension to a 0.2 Server (docs/compatibility.md).
         return {**self._auth, **extra, "role": Role.COMPUTER.value,
-                "a2c_extensions": [PUT_BLOB_EXTENSION]}  # fmt: skip
+                "a2c_extensions": [PUT_BLOB_EXTENSION],
+                RECLAIM_AUTH_KEY: self._reclaim}  # fmt: skip
 
     def _new_client(self, *, serving: bool = True) -> socketio.AsyncClient:
         # The Server bounds every message (--max-message-bytes); aiohttp's own 4 MiB default
@@ -140,7 +152,17 @@ class ComputerLink(LinkHandlers):
         if not serving:  # a probe (see probe()): its end is no transport loss to recover
             return sio
         self._register_handlers(sio)
-        sio.on("disconnect", self._on_disconnect, namespace=NAMESPACE)
+
+        async def on_disconnect(*args: Any) -> None:
+            # A client this link dropped itself (a refused join, a dead transport being
+            # replaced, close) is no loss to report or recover from; closing still ends
+            # the calls whose answers can no longer go out.
+            if sio is self._sio:
+                await self._on_disconnect(*args)
+            elif self._closing:
+                self._calls.cancel_undeliverable(args[0] if args else "closed")
+
+        sio.on("disconnect", on_disconnect, namespace=NAMESPACE)
         sio.on(ExtensionEvent.NOTIFY_SESSION_EXPIRED.value, self._on_session_expired,
                namespace=NAMESPACE)  # fmt: skip
         return sio
@@ -230,9 +252,9 @@ class ComputerLink(LinkHandlers):
         try:
             await self._join(sio)
         except BaseException:
+            self._sio = None  # first: its disconnect below is ours, not a loss
             with contextlib.suppress(Exception):
                 await sio.disconnect()
-            self._sio = None
             raise
         self.connections += 1
 
@@ -266,7 +288,11 @@ class ComputerLink(LinkHandlers):
             else (answer, None)
         )
         if ok is not True:
-            raise ServerRefusedError(f"joining office {self.office_id!r} was refused: {message}")
+            reason = message if isinstance(message, str) else None
+            raise ServerRefusedError(
+                f"joining office {self.office_id!r} as {self.name!r} was refused: {message}",
+                join_reason=reason,
+            )
         self._joined.set()
         logger.info("joined office %s as %s (protocol %s)", self.office_id, self.name,
                     LINE_VERSIONS[self.line])  # fmt: skip
@@ -287,12 +313,16 @@ class ComputerLink(LinkHandlers):
 
     async def _reconnect_loop(self) -> None:
         refused_for: str | None = None  # the refusal being waited out, logged once
-        for delay in reconnect_delays(initial=0.5, maximum=10.0):
+        delays = reconnect_delays(initial=0.5, maximum=10.0)
+        held = HeldName(self.rejoin_budget)
+        delay = next(delays)
+        while True:
             if self._closing:
                 return
             await asyncio.sleep(delay)
             if self._is_closing():
                 return
+            delay = next(delays)
             old = self._sio
             self._sio = None
             if old is not None:
@@ -305,7 +335,11 @@ class ComputerLink(LinkHandlers):
                 logger.error("reconnect refused for protocol version; giving up: %s", exc)
                 return
             except ServerRefusedError as exc:
-                if refusal_may_pass_later(exc.error, credentials_renew=self._auth_hook is not None):
+                kind = judge_reconnect_refusal(exc, credentials_renew=self._auth_hook is not None)
+                if kind is ReconnectRefusal.NAME_HELD:
+                    delay = held.next_delay(self.name, self.office_id, exc.join_reason)
+                    continue
+                if kind is ReconnectRefusal.TOKEN:
                     # A token renewed a little late: the next attempt reads it again.
                     message = str(exc.error)
                     if message != refused_for:
@@ -316,15 +350,19 @@ class ComputerLink(LinkHandlers):
                             message,
                         )
                     continue
-                # A revoked grant or a refused join needs an operator: retrying would only
-                # hammer the Server.
+                # A revoked grant or an office no longer granted needs an operator:
+                # retrying would only hammer the Server.
                 self.fatal_error = exc
                 logger.error("reconnect refused by the Server; giving up: %s", exc)
                 return
             except Exception as exc:
                 logger.info("reconnect failed: %s", exc)
                 continue
-            logger.info("reconnected and re-joined office %s", self.office_id)
+            if held.since is not None:
+                logger.warning("re-joined office %s as %s after %.1f s of its name being held",
+                               self.office_id, self.name, held.waited())  # fmt: skip
+            else:
+                logger.info("reconnected and re-joined office %s", self.office_id)
             return
 
     def _is_closing(self) -> bool:

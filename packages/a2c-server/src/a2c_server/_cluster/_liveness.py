@@ -29,7 +29,7 @@ from a2c_server._observe._logs import log
 from a2c_server._state._offices import Broadcast, enter_notice, leave_notice
 from a2c_server._state._rules import Member
 
-from ._redis_store import RedisStateStore
+from ._redis_store import RedisStateStore, SessionReclaimedError
 from ._redis_subjects import RedisSubjectCounts
 
 __all__ = ["NodeLiveness", "RemoteCalls"]
@@ -38,6 +38,12 @@ _log = logging.getLogger("a2c_server.liveness")
 
 BroadcastFn = Callable[[tuple[Broadcast, ...]], Awaitable[None]]
 LeaveRoomFn = Callable[[str, str], Awaitable[None]]
+DisconnectFn = Callable[[str], Awaitable[None]]
+
+
+async def _no_disconnect(sid: str) -> None:
+    return None
+
 
 #: How often a pending cross-node call checks that its Computer is still registered.
 REMOTE_POLL: Final = 0.5
@@ -63,8 +69,10 @@ class NodeLiveness:
         leave_room: LeaveRoomFn,
         channel: str = "socketio",
         subjects: RedisSubjectCounts | None = None,
+        disconnect: DisconnectFn = _no_disconnect,
     ) -> None:
         self.channel = channel
+        self._disconnect = disconnect
         #: What this node's sessions count against their subjects' cap (restored in a resync).
         self.subjects = subjects
         self.store = store
@@ -153,13 +161,22 @@ class NodeLiveness:
             gone = await self.store.stored_local_sids() - local.keys()
             removed = [m for sid in gone if (m := await self.store.remove(sid)) is not None]
             seen = {m.sid for m in removed}
-            removed += [m for m in self.store.take_unannounced() if m.sid not in seen]
+            unannounced = [m for m in self.store.take_unannounced() if m.sid not in seen]
+            # A session its client's reconnect took over: its office heard it leave then.
+            replaced = await self.store.reclaimed(m.sid for m in unannounced)
+            removed += [m for m in unannounced if m.sid not in replaced]
             restored: list[Member] = []
             evicted: list[Member] = []
+            displaced: list[str] = []
             for member in local.values():
                 try:
                     await self.store.put(member)
                     restored.append(member)
+                except SessionReclaimedError:
+                    # Its client reconnected elsewhere and took its place: it stays out,
+                    # silently (the office saw it leave), and ends where it still lingers.
+                    await self.store.remove(member.sid)
+                    displaced.append(member.sid)
                 except StateConflictError:
                     # Someone took the name or the seat while the registry had lost us.
                     await self.store.put(attrs.evolve(member, name=None, office_id=None))
@@ -171,7 +188,11 @@ class NodeLiveness:
             raise
         log(_log, logging.WARNING if local or removed else logging.INFO,
             "resynced this node's sessions with the registry", node=self.store.node_id,
-            restored=len(restored), removed=len(removed), evicted=len(evicted))  # fmt: skip
+            restored=len(restored), removed=len(removed), evicted=len(evicted),
+            replaced=len(displaced))  # fmt: skip
+        for sid in displaced:
+            log(_log, logging.INFO, "session replaced by a reconnect of its client", sid=sid)
+            await self._disconnect(sid)
         for member in evicted:
             log(_log, logging.WARNING, "session lost its office in a resync", sid=member.sid,
                 name=member.name, office=member.office_id)  # fmt: skip

@@ -28,7 +28,7 @@ from a2c_server._settings import ServerSettings
 from a2c_server._upstream._redis import RedisManagerShim
 
 from . import _envelope
-from ._liveness import BroadcastFn, LeaveRoomFn, NodeLiveness, RemoteCalls
+from ._liveness import BroadcastFn, DisconnectFn, LeaveRoomFn, NodeLiveness, RemoteCalls
 from ._publish import Audience, Publisher, ReplylessPublish
 from ._recovery import confirm_absent, require_listener
 from ._redis_store import RedisStateStore, connect_redis
@@ -292,11 +292,14 @@ class MultiNode:
         self._ttl = settings.node_ttl
         self.liveness: NodeLiveness | None = None
 
-    def bind(self, broadcast: BroadcastFn, leave_room: LeaveRoomFn) -> None:
-        """Give liveness the namespace's way to tell offices about reaped sessions."""
+    def bind(
+        self, broadcast: BroadcastFn, leave_room: LeaveRoomFn, disconnect: DisconnectFn
+    ) -> None:
+        """Give liveness the namespace's way to tell offices about reaped sessions and to
+        end the ones a reconnect of their client replaced."""
         self.liveness = NodeLiveness(
             self.store, ttl=self._ttl, broadcast=broadcast, leave_room=leave_room,
-            channel=self.manager.shared_channel, subjects=self.subjects,
+            channel=self.manager.shared_channel, subjects=self.subjects, disconnect=disconnect,
         )  # fmt: skip
 
     async def start(self) -> None:

@@ -33,155 +33,21 @@ from a2c_server._state._rules import Member
 from a2c_server._state._store import StoreStats, check_member_shape
 from a2c_server._upstream._redis import pool_option
 
+from . import _redis_scripts as scripts
 from ._mux import Multiplexer
 
-__all__ = ["RedisStateStore", "connect_redis"]
+__all__ = ["RedisStateStore", "SessionReclaimedError", "connect_redis"]
 
 _UNAVAILABLE: Final = (RedisConnectionError, RedisTimeoutError, ReadOnlyError, OSError)
 _ROLES: Final = {role.value: role for role in Role}
+#: The put script's status for a session that a reconnect of its client took over.
+_RECLAIMED: Final = 2
 #: How many other nodes' sessions :meth:`RedisStateStore.node_of` remembers (oldest go first).
 _REMEMBERED_NODES: Final = 65536
 
-# Shared by every script: KEYS[1] is the key prefix ("{a2c}"). Records are JSON objects
-# {sid, role, v, name, office, node} with "" for "no name"/"no office" (cjson's null is
-# awkward to compare). Names are per office: a hash {prefix}:names:<office> of name → sid.
-_LUA_COMMON: Final = """
-local p = KEYS[1]
-local function unindex(m)
-  -- The Server-wide name key of older nodes (before issue 35): dropped with the record.
-  if m.name ~= '' and redis.call('GET', p..':name:'..m.name) == m.sid then
-    redis.call('DEL', p..':name:'..m.name)
-  end
-  if m.office ~= '' then
-    if m.name ~= '' and redis.call('HGET', p..':names:'..m.office, m.name) == m.sid then
-      redis.call('HDEL', p..':names:'..m.office, m.name)
-    end
-    redis.call('SREM', p..':office:'..m.office, m.sid)
-    if redis.call('SCARD', p..':office:'..m.office) == 0 then
-      redis.call('SREM', p..':offices', m.office)
-    end
-    if redis.call('GET', p..':agent:'..m.office) == m.sid then
-      redis.call('DEL', p..':agent:'..m.office)
-    end
-  end
-end
-local function index(m)
-  if m.name ~= '' and m.office ~= '' then
-    redis.call('HSET', p..':names:'..m.office, m.name, m.sid)
-    redis.call('SADD', p..':office:'..m.office, m.sid)
-    redis.call('SADD', p..':offices', m.office)
-    if m.role == 'agent' then redis.call('SET', p..':agent:'..m.office, m.sid) end
-  end
-end
-local function drop(sid)
-  local rec = redis.call('GET', p..':session:'..sid)
-  if not rec then return false end
-  local m = cjson.decode(rec)
-  unindex(m)
-  redis.call('DEL', p..':session:'..sid)
-  redis.call('SREM', p..':sessions', sid)
-  redis.call('SREM', p..':node:'..m.node..':sessions', sid)
-  return rec
-end
-local function drop_node(node)
-  local dropped = {}
-  for _, sid in ipairs(redis.call('SMEMBERS', p..':node:'..node..':sessions')) do
-    local rec = drop(sid)
-    if rec then table.insert(dropped, rec) end
-  end
-  redis.call('DEL', p..':node:'..node..':sessions')
-  -- What its sessions counted against their subjects' cap (a2c_server._cluster._redis_subjects).
-  for _, s in ipairs(redis.call('SMEMBERS', p..':node:'..node..':subjects')) do
-    redis.call('DEL', p..':node:'..node..':subject:'..s)
-  end
-  redis.call('DEL', p..':node:'..node..':subjects')
-  redis.call('SREM', p..':nodes', node)
-  return dropped
-end
-"""
 
-# ARGV[1]: the record. Returns {0, ''} or {1, reason} when an invariant would break.
-_PUT: Final = (
-    _LUA_COMMON
-    + """
-local m = cjson.decode(ARGV[1])
-if m.name ~= '' and m.office ~= '' then
-  local owner = redis.call('HGET', p..':names:'..m.office, m.name)
-  if owner and owner ~= m.sid then return {1, 'name '..m.name..' is taken in its office'} end
-end
-if m.office ~= '' and m.role == 'agent' then
-  local agent = redis.call('GET', p..':agent:'..m.office)
-  if agent and agent ~= m.sid then return {1, 'office '..m.office..' already has an agent'} end
-end
-drop(m.sid)
-redis.call('SET', p..':session:'..m.sid, ARGV[1])
-redis.call('SADD', p..':sessions', m.sid)
-redis.call('SADD', p..':node:'..m.node..':sessions', m.sid)
-index(m)
-return {0, ''}
-"""
-)
-
-# ARGV[1]: sid. Returns the dropped record or nil.
-_REMOVE: Final = _LUA_COMMON + "return drop(ARGV[1])\n"
-
-# ARGV[1]: office id. Returns the member records (one read, never a torn view).
-_MEMBERS: Final = """
-local p = KEYS[1]
-local out = {}
-for _, sid in ipairs(redis.call('SMEMBERS', p..':office:'..ARGV[1])) do
-  local rec = redis.call('GET', p..':session:'..sid)
-  if rec then table.insert(out, rec) end
-end
-return out
-"""
-
-# ARGV: an office, a name. Returns the record of the session holding the name there, or nil.
-_NAMED: Final = """
-local p = KEYS[1]
-local sid = redis.call('HGET', p..':names:'..ARGV[1], ARGV[2])
-if not sid then return false end
-return redis.call('GET', p..':session:'..sid)
-"""
-
-# ARGV: node, incarnation, ttl ms, epoch candidate. Refreshes the node's heartbeat key and
-# returns {was the key still ours (1/0), the registry epoch, was the node reaped (1/0)}.
-_HEARTBEAT: Final = """
-local p = KEYS[1]
-local alive = p..':node:'..ARGV[1]..':alive'
-local ours = redis.call('GET', alive) == ARGV[2]
-redis.call('SET', alive, ARGV[2], 'PX', ARGV[3])
-redis.call('SADD', p..':nodes', ARGV[1])
-redis.call('SET', p..':epoch', ARGV[4], 'NX')
-local reaped = redis.call('DEL', p..':node:'..ARGV[1]..':reaped')
-return {ours and 1 or 0, redis.call('GET', p..':epoch'), reaped}
-"""
-
-# ARGV[1]: this node. Drops every session of every other node whose heartbeat key expired;
-# the node is removed in the same script, so exactly one survivor reports each session.
-_REAP_DEAD: Final = (
-    _LUA_COMMON
-    + """
-local dropped = {}
-for _, node in ipairs(redis.call('SMEMBERS', p..':nodes')) do
-  if node ~= ARGV[1] and redis.call('EXISTS', p..':node:'..node..':alive') == 0 then
-    for _, rec in ipairs(drop_node(node)) do table.insert(dropped, rec) end
-    redis.call('SET', p..':node:'..node..':reaped', '1', 'EX', 86400)
-  end
-end
-return dropped
-"""
-)
-
-# ARGV[1]: this node. Forgets what a previous process with this node id left behind.
-_REAP_SELF: Final = (
-    _LUA_COMMON
-    + """
-local dropped = drop_node(ARGV[1])
-redis.call('DEL', p..':node:'..ARGV[1]..':alive', p..':node:'..ARGV[1]..':reaped')
-return dropped
-"""
-)
+class SessionReclaimedError(StateConflictError):
+    """A session's client reconnected and took its place: it must not be put back."""
 
 
 def connect_redis(url: str, *, timeout: float = 5.0) -> aioredis.Redis:
@@ -214,6 +80,7 @@ def _encode(member: Member, node: str) -> str:
             "office": member.office_id or "",
             "node": node,
             "x": sorted(member.extensions),
+            "k": member.reclaim or "",
         },
         separators=(",", ":"),
     )
@@ -229,6 +96,7 @@ def _decode(record: str) -> tuple[Member, str]:
         name=data["name"] or None,
         office_id=data["office"] or None,
         extensions=frozenset(data.get("x", ())),  # absent in records of older nodes
+        reclaim=data.get("k") or None,
     )
     return member, data["node"]
 
@@ -264,13 +132,13 @@ class RedisStateStore:
         #: A write failed midway from this node's point of view: the registry may not
         #: match :meth:`local_sessions` until the next resync.
         self.dirty = False
-        self._put = client.register_script(_PUT)
-        self._remove = client.register_script(_REMOVE)
-        self._members = client.register_script(_MEMBERS)
-        self._named = client.register_script(_NAMED)
-        self._heartbeat = client.register_script(_HEARTBEAT)
-        self._reap_dead = client.register_script(_REAP_DEAD)
-        self._reap_self = client.register_script(_REAP_SELF)
+        self._put = client.register_script(scripts.PUT)
+        self._remove = client.register_script(scripts.REMOVE)
+        self._members = client.register_script(scripts.MEMBERS)
+        self._named = client.register_script(scripts.NAMED)
+        self._heartbeat = client.register_script(scripts.HEARTBEAT)
+        self._reap_dead = client.register_script(scripts.REAP_DEAD)
+        self._reap_self = client.register_script(scripts.REAP_SELF)
         # The routing lookup of every call: concurrent ones share one connection.
         timeout = pool_option(client.connection_pool, "socket_timeout") or 5.0
         self._lookups = Multiplexer(client.connection_pool, timeout=timeout)
@@ -298,12 +166,26 @@ class RedisStateStore:
         return self._read(record) if record else None
 
     async def put(self, member: Member) -> None:
+        await self._write(member, take_over=False)
+
+    async def take_over(self, member: Member) -> list[Member]:
+        return await self._write(member, take_over=True)
+
+    async def _write(self, member: Member, *, take_over: bool) -> list[Member]:
         check_member_shape(member)
         record = _encode(member, self.node_id)
-        result = await self._run(lambda: self._put(self._keys, [record]), write=True)
-        if int(result[0]) != 0:
+        args = [record, "1" if take_over else "0"]
+        result = await self._run(lambda: self._put(self._keys, args), write=True)
+        status = int(result[0])
+        if status == _RECLAIMED:
+            raise SessionReclaimedError(str(result[1]))
+        if status != 0:
             raise StateConflictError(str(result[1]))
         self._local[member.sid] = member
+        displaced = [_decode(r)[0] for r in result[2:]]
+        for victim in displaced:
+            self._local.pop(victim.sid, None)  # hosted here: its disconnect finds it gone
+        return displaced
 
     async def remove(self, sid: str) -> Member | None:
         # Forget locally first: if Redis is down the next resync drops the stale record.
@@ -314,7 +196,25 @@ class RedisStateStore:
             if local is not None:
                 self._unannounced[sid] = local  # its office hears of it after the outage
             raise
+        if record == "":
+            return None  # taken over by a reconnect of its client: its office knows
         return _decode(record)[0] if record else local
+
+    async def reclaimed(self, sids: Iterable[str]) -> set[str]:
+        """Which of ``sids`` a reconnect of their client took over (their offices know)."""
+        wanted = list(sids)
+        if not wanted:
+            return set()
+
+        async def ask() -> list[Any]:
+            async with self.client.pipeline(transaction=False) as pipe:
+                for sid in wanted:
+                    pipe.exists(f"{self._p}:reclaimed:{sid}")
+                answers: list[Any] = await pipe.execute()
+            return answers
+
+        answers = await self._run(ask)
+        return {sid for sid, hit in zip(wanted, answers, strict=True) if int(hit)}
 
     async def sid_of(self, office_id: str, name: str) -> str | None:
         key = f"{self._p}:names:{office_id}"
@@ -330,7 +230,7 @@ class RedisStateStore:
         try:
             return await self._lookups.execute("EVALSHA", self._named.sha, *args)
         except NoScriptError:  # Redis restarted or its script cache was flushed
-            return await self._lookups.execute("EVAL", _NAMED, *args)
+            return await self._lookups.execute("EVAL", scripts.NAMED, *args)
 
     async def office_agent(self, office_id: str) -> str | None:
         agent: str | None = await self._run(lambda: self.client.get(f"{self._p}:agent:{office_id}"))

@@ -39,6 +39,7 @@ from a2c_server._auth import AuthRequest, Identity
 from a2c_server._edge._gate import check_version_query, first_query_value
 from a2c_server._exceptions import AuthenticationError, StoreUnavailableError
 from a2c_server._observe._logs import log
+from a2c_server._state._reclaim import reclaim_key, reclaim_secret_problem
 from a2c_server._state._uploads import announced_extensions
 from a2c_server._upstream import not_handled, transport_alive
 
@@ -145,6 +146,11 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin, EarlyRefusalMi
             raise _refusal(
                 ErrorCode.BAD_REQUEST, 'auth.role, when given, must be "agent" or "computer"'
             )
+        bad_secret = reclaim_secret_problem(auth)
+        if bad_secret is not None:
+            self._sio.refusals.refused("bad_reclaim", "connection refused: bad auth.a2c_reclaim",
+                                       peer, sid=sid)  # fmt: skip
+            raise _refusal(ErrorCode.BAD_REQUEST, bad_secret)
         headers = {
             bytes(k).decode("latin-1").lower(): bytes(v).decode("latin-1")
             for k, v in scope.get("headers", ())
@@ -167,7 +173,8 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin, EarlyRefusalMi
                 reason=refused.message)  # fmt: skip
             raise _refusal(refused.code, refused.message)
         try:
-            await self._enter(sid, role, version, identity, peer, announced_extensions(auth))
+            await self._enter(sid, role, version, identity, peer, announced_extensions(auth),
+                              reclaim_key(auth, identity.subject))  # fmt: skip
         except BaseException:
             await self._access.forget(sid)  # it no longer counts against its subject's cap
             raise
@@ -180,6 +187,7 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin, EarlyRefusalMi
         identity: Identity,
         peer: str | None,
         extensions: frozenset[str] = frozenset(),
+        reclaim: str | None = None,
     ) -> None:
         if not self._transport_alive(sid):
             # The client left while the provider was deciding; python-socketio will not
@@ -195,7 +203,7 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin, EarlyRefusalMi
             },
             namespace=NAMESPACE,
         )
-        await self._offices.connect(sid, role, version, extensions)
+        await self._offices.connect(sid, role, version, extensions, reclaim)
         self._gone[sid] = asyncio.get_running_loop().create_future()
         self._access.admitted(sid, identity)
         if role is None:

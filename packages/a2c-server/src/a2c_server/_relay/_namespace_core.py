@@ -142,6 +142,10 @@ class NamespaceCore:
         """Take a session hosted here out of an office's room."""
         await self._sio.leave_room(sid, office_id, namespace=NAMESPACE)
 
+    async def end_session(self, sid: str) -> None:
+        """Disconnect a session hosted here (one a reconnect of its client replaced)."""
+        await self._sio.disconnect(sid, namespace=NAMESPACE)
+
     def _penalize(self, sid: str, cost: float = REFUSED_COST) -> None:
         """Charge ``sid``'s inbound budget for a packet refused after it was read (floods)."""
         self._sio.penalize(cost, sid=sid)

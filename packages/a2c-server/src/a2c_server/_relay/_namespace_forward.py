@@ -65,8 +65,9 @@ class ForwardingMixin(NamespaceCore):
         async def forward(sid: str, data: Any) -> Any:
             if self._drain.draining:
                 self._metrics.route(event.value, RouteOutcome.SHUTDOWN)
+                # Refused before it was sent anywhere: it did not run, trying again is safe.
                 return _flat(ErrorCode.INTERNAL_ERROR, "The Server is shutting down",
-                             {"reason": SHUTDOWN_REASON})  # fmt: skip
+                             {"reason": SHUTDOWN_REASON, "delivered": False})  # fmt: skip
             # The plain shape needs no model (see _route_fields); the rest is decoded in full.
             req: Any = None
             fields = plain(data)

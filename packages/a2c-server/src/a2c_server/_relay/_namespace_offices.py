@@ -81,8 +81,22 @@ class MembershipMixin(NamespaceCore):
             return
         self._new_offices.joined(sid, office_id, alone=all(m.sid == sid for m in members))
 
+    async def _disconnect_displaced(self, sid: str, outcome: MembershipOutcome) -> None:
+        """End the sessions a reconnect of their client took the place of (``_reclaim``
+        K3): on this node at once, on another through Redis; a dead node's are gone."""
+        for old in outcome.displaced:
+            log(_log, logging.INFO, "reconnect took its name back", sid=sid,
+                replaced=old.sid, name=old.name, office=old.office_id)  # fmt: skip
+            try:
+                await self._sio.disconnect(old.sid, namespace=NAMESPACE)
+            except Exception as exc:  # its node is gone or unreachable: nothing to end
+                log(_log, logging.INFO, "replaced session not disconnected", sid=old.sid,
+                    reason=exc)  # fmt: skip
+
     async def _apply(self, sid: str, outcome: MembershipOutcome) -> None:
         await self._broadcast(outcome.before_leave)
+        if outcome.displaced:
+            await self._disconnect_displaced(sid, outcome)
         if outcome.left_office is not None:
             await self._sio.leave_room(sid, outcome.left_office, namespace=NAMESPACE)
         if outcome.entered_office is not None:

@@ -27,6 +27,7 @@ from a2c_protocol import (
 )
 from a2c_server._exceptions import StateConflictError
 
+from ._reclaim import may_reclaim
 from ._rules import JoinRefusal, Member, decide_join, decide_leave
 from ._store import StateStore
 
@@ -63,6 +64,9 @@ class MembershipOutcome:
     entered_office: str | None = None
     after_enter: tuple[Broadcast, ...] = ()
     previous: Member | None = None
+    #: Sessions whose name or seat this join took over (a reconnect of their client):
+    #: they are out of the registry and must be disconnected wherever they still are.
+    displaced: tuple[Member, ...] = ()
 
     @property
     def ack(self) -> tuple[bool, str | None]:
@@ -111,8 +115,10 @@ class Offices:
         role: Role | None,
         a2c_version: str,
         extensions: frozenset[str] = frozenset(),
+        reclaim: str | None = None,
     ) -> Member:
-        member = Member(sid=sid, role=role, a2c_version=a2c_version, extensions=extensions)
+        member = Member(sid=sid, role=role, a2c_version=a2c_version, extensions=extensions,
+                        reclaim=reclaim)  # fmt: skip
         async with self._lock:
             await self.store.put(member)
         return member
@@ -139,30 +145,42 @@ class Offices:
             return MembershipOutcome(
                 ok=False, reason="Unknown session", refusal=JoinRefusal.UNKNOWN_SESSION
             )
+        # A role-less session's first join settles its role (decide_join checks the rest).
+        joined = attrs.evolve(member, role=req.role, name=req.name, office_id=req.office_id)
+        holder = await self.store.member_named(req.office_id, req.name)
+        office_agent = await self.store.office_agent(req.office_id)
         decision = decide_join(
             member,
             req,
-            name_owner=await self.store.sid_of(req.office_id, req.name),
-            office_agent=await self.store.office_agent(req.office_id),
+            name_owner=holder.sid if holder is not None else None,
+            office_agent=office_agent,
+            reclaimable=await self._reclaimable(joined, holder, office_agent),
         )
         if not decision.ok:
             return MembershipOutcome(ok=False, reason=decision.reason, refusal=decision.refusal)
         if not decision.changed:
             return MembershipOutcome(ok=True)
-        # A role-less session's first join settles its role (decide_join checked the rest).
-        joined = attrs.evolve(member, role=req.role, name=req.name, office_id=req.office_id)
-        # One put moves the member out of its old office and into the new one at once.
+        # One put moves the member out of its old office and into the new one at once; a
+        # take-over also removes the sessions it displaces, in the same atomic step.
+        displaced: list[Member] = []
         try:
-            await self.store.put(joined)
+            if decision.displaces:
+                displaced = await self.store.take_over(joined)
+            else:
+                await self.store.put(joined)
         except StateConflictError:
             return None
         except BaseException:
             with contextlib.suppress(Exception):
                 await self.store.put(member)  # a failed join leaves no partial state
             raise
-        before: tuple[Broadcast, ...] = ()
+        before = tuple(
+            leave_notice(old, old.office_id, old.name)
+            for old in displaced
+            if old.office_id is not None and old.name is not None
+        )
         if decision.leave_first is not None and member.name is not None:
-            before = (leave_notice(member, decision.leave_first, member.name),)
+            before += (leave_notice(member, decision.leave_first, member.name),)
         return MembershipOutcome(
             ok=True,
             before_leave=before,
@@ -170,7 +188,21 @@ class Offices:
             entered_office=req.office_id,
             after_enter=(enter_notice(joined, req.office_id, req.name),),
             previous=member,
+            displaced=tuple(displaced),
         )
+
+    async def _reclaimable(
+        self, joining: Member, holder: Member | None, office_agent: str | None
+    ) -> frozenset[str]:
+        """The holders of the name and seat ``joining`` asks for that it may take over."""
+        if joining.reclaim is None:
+            return frozenset()
+        holders = [holder] if holder is not None else []
+        seat_sid = office_agent if joining.role is Role.AGENT else None
+        if seat_sid not in (None, joining.sid) and (holder is None or seat_sid != holder.sid):
+            seat = await self.store.get(str(seat_sid))
+            holders += [seat] if seat is not None else []
+        return frozenset(h.sid for h in holders if may_reclaim(joining, h))
 
     async def rollback(self, sid: str, outcome: MembershipOutcome) -> None:
         """Undo a join whose Socket.IO effects failed: the session is as it was before,

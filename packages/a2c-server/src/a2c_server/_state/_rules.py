@@ -17,6 +17,9 @@ Joining (``server:join_office``)
      which names are online in every other, and let them squat those names).
   J6 An office holds at most one Agent: ``"Room already has an agent"``.
   J7 A Computer in another office leaves it first (``notify:leave_office`` there).
+  J8 A name or seat held by a session the joining one may take over (the same client
+     reconnecting, :mod:`a2c_server._state._reclaim` K3) is no conflict: the join goes
+     ahead and names the sessions it displaces.
 
 Leaving (``server:leave_office``)
   L1 Only the office one is in can be left.
@@ -106,6 +109,8 @@ class Member:
     office_id: str | None = None
     #: Extensions announced at connect (``auth.a2c_extensions``, see ``_uploads``).
     extensions: frozenset[str] = frozenset()
+    #: Who may take this session's name over after a reconnect (``_reclaim`` K2), or None.
+    reclaim: str | None = None
 
     @property
     def in_office(self) -> bool:
@@ -117,7 +122,8 @@ class JoinDecision:
     """Outcome of a join request.
 
     ``ok`` with ``changed=False`` is an idempotent re-join (nothing to do, no
-    notification). ``leave_first`` names the office a switching Computer leaves.
+    notification). ``leave_first`` names the office a switching Computer leaves;
+    ``displaces`` the sids whose hold the join takes over (J8).
     """
 
     ok: bool
@@ -125,6 +131,7 @@ class JoinDecision:
     refusal: JoinRefusal | None = None
     changed: bool = False
     leave_first: str | None = None
+    displaces: tuple[str, ...] = ()
 
 
 @attrs.frozen(kw_only=True)
@@ -153,12 +160,18 @@ def _bad_identifier(label: str, value: str) -> str | None:
 
 
 def decide_join(
-    member: Member, req: EnterOfficeReq, *, name_owner: str | None, office_agent: str | None
+    member: Member,
+    req: EnterOfficeReq,
+    *,
+    name_owner: str | None,
+    office_agent: str | None,
+    reclaimable: frozenset[str] = frozenset(),
 ) -> JoinDecision:
     """Decide ``server:join_office``.
 
     ``name_owner`` is the sid holding ``req.name`` in ``req.office_id`` (None when free);
-    ``office_agent`` the sid of the Agent in ``req.office_id`` (None when there is none).
+    ``office_agent`` the sid of the Agent in ``req.office_id`` (None when there is none);
+    ``reclaimable`` the sids among them whose hold this member may take over (J8).
     """
     if member.role is not None and req.role is not member.role:
         return JoinDecision(
@@ -186,15 +199,24 @@ def decide_join(
             refusal=JoinRefusal.AGENT_IN_OTHER_OFFICE,
             reason=f"Agent is already in office {member.office_id!r}; leave it first",
         )
-    if name_owner is not None and name_owner != member.sid:
+    displaces: list[str] = []
+    if name_owner is not None and name_owner != member.sid and name_owner in reclaimable:
+        displaces.append(name_owner)
+    elif name_owner is not None and name_owner != member.sid:
         return JoinDecision(
             ok=False,
             reason=f"Name {req.name!r} is already taken in office {req.office_id!r}",
             refusal=JoinRefusal.NAME_TAKEN,
         )
-    if req.role is Role.AGENT and office_agent is not None and office_agent != member.sid:
+    seat_held = req.role is Role.AGENT and office_agent not in (None, member.sid)
+    if seat_held and office_agent in reclaimable:
+        if office_agent not in displaces:
+            displaces.append(str(office_agent))
+    elif seat_held:
         return JoinDecision(ok=False, reason=ROOM_HAS_AGENT, refusal=JoinRefusal.SEAT_TAKEN)
-    return JoinDecision(ok=True, changed=True, leave_first=member.office_id)
+    return JoinDecision(
+        ok=True, changed=True, leave_first=member.office_id, displaces=tuple(displaces)
+    )
 
 
 def decide_leave(member: Member, office_id: str) -> str | None:

@@ -20,6 +20,7 @@ import attrs
 from a2c_protocol import Role
 from a2c_server._exceptions import StateConflictError
 
+from ._reclaim import may_reclaim
 from ._rules import Member
 
 __all__ = ["MemoryStateStore", "StateStore", "StoreStats", "check_member_shape"]
@@ -51,7 +52,14 @@ class StateStore(Protocol):
         ...
 
     async def remove(self, sid: str) -> Member | None:
-        """Forget a session; return what it was."""
+        """Forget a session; return what it was (None when it is unknown, or when a
+        reconnect of its client took its place and its office has heard it leave)."""
+        ...
+
+    async def take_over(self, member: Member) -> list[Member]:
+        """:meth:`put`, in one atomic step with the removal of the sessions holding
+        ``member``'s name or seat that ``member`` may reclaim (``_reclaim`` K3); returns
+        them. Any other holder makes it raise :class:`StateConflictError`, changing nothing."""
         ...
 
     async def sid_of(self, office_id: str, name: str) -> str | None:
@@ -101,6 +109,21 @@ class MemoryStateStore:
         if old is not None:
             self._unindex(old)
         return old
+
+    async def take_over(self, member: Member) -> list[Member]:
+        holders: list[str] = []
+        if member.name is not None and member.office_id is not None:
+            holders.append(self._names.get((member.office_id, member.name), member.sid))
+            if member.role is Role.AGENT:
+                holders.append(self._agents.get(member.office_id, member.sid))
+        victims = {s: self._sessions[s] for s in holders if s != member.sid and s in self._sessions}
+        if any(not may_reclaim(member, holder) for holder in victims.values()):
+            self._check(member)  # raises for the holder that stays
+        for sid, victim in victims.items():
+            del self._sessions[sid]
+            self._unindex(victim)
+        await self.put(member)
+        return list(victims.values())
 
     async def sid_of(self, office_id: str, name: str) -> str | None:
         return self._names.get((office_id, name))

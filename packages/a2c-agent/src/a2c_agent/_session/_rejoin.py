@@ -1,0 +1,149 @@
+"""Back into the office after a reconnect (issue 48): re-join, wait out a held name, or end.
+
+Rules (``a2c_protocol._rejoin`` RJ1-RJ3 for the parts both clients share):
+
+* the agent stays ``RECONNECTING`` until it is back in its office: a transport that is
+  up again is not enough, so no request goes out from outside the office;
+* a re-join refused because the name or the seat is held (maybe by this agent's own
+  session on a Server node that died), or because the registry is away, is tried again
+  on the same connection after 0, 1, 2, 4, 8, 8, ... s for ``rejoin_budget`` seconds
+  (None: for ever); meanwhile :attr:`reconnecting_reason` and every refused request say
+  why, and one WARNING is logged;
+* a re-join refused for any other reason (the office no longer granted, a role
+  mismatch), or still refused when the budget is spent, ends the agent: ``CLOSED``,
+  :attr:`last_error` is the :class:`JoinOfficeError`, one ERROR is logged; an agent never
+  stays connected outside its office in silence.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Iterator
+
+from a2c_agent._exceptions import AckTimeoutError, ConnectionLostError, JoinOfficeError
+from a2c_protocol import A2CError, join_refusal_may_pass, rejoin_delays
+
+from ._lifecycle import AgentState, Transition
+from ._membership import MembershipMixin
+
+__all__ = ["RejoinMixin"]
+
+logger = logging.getLogger("a2c_agent")
+
+
+class _HeldWait:
+    """One wait for a held name or seat: when it began and the delays still to come."""
+
+    def __init__(self) -> None:
+        self.since = time.monotonic()
+        self.delays: Iterator[float] = rejoin_delays()
+
+    def waited(self) -> float:
+        return time.monotonic() - self.since
+
+
+class RejoinMixin(MembershipMixin):
+    """Re-joining the office after the transport came back (see the module rules)."""
+
+    _rejoin_budget: float | None
+    _held: _HeldWait | None
+    _reconnecting_reason: str | None
+
+    @property
+    def reconnecting_reason(self) -> str | None:
+        """While :attr:`state` is ``RECONNECTING``, what the agent waits for, in one
+        sentence (the connection, or its name or seat in the office); else None."""
+        if self._state is not AgentState.RECONNECTING:
+            return None
+        return self._reconnecting_reason or "the connection to the Server is down"
+
+    def _why_not_connected(self) -> str | None:
+        return self.reconnecting_reason
+
+    async def _after_reconnect(self) -> bool:
+        """Re-join the office and refresh the cache; False if the link dropped again or
+        the agent ended (see the module rules)."""
+        office = self._office
+        if office is None:
+            return True
+        while True:
+            try:
+                await self._join(office)
+            except (ConnectionLostError, AckTimeoutError) as exc:
+                logger.info("re-join of %r interrupted: %s", office, exc)
+                await self._safe_disconnect()
+                return False
+            except JoinOfficeError as exc:
+                delay = self._held_delay(office, exc)
+                if isinstance(delay, JoinOfficeError):
+                    await self._end(delay)
+                    return False
+                await asyncio.sleep(delay)
+                sio = self._sio
+                if self._now() is not AgentState.RECONNECTING:
+                    return False
+                if sio is None or not sio.connected:
+                    return False  # the reconnect loop opens a new transport
+                continue
+            except A2CError as exc:
+                logger.warning("re-join of %r failed: %s; reconnecting", office, exc)
+                await self._safe_disconnect()
+                return False
+            break
+        if self._held is not None:
+            logger.warning("agent %s re-joined office %r after %.1f s of its name being held",
+                           self._name, office, self._held.waited())  # fmt: skip
+        self._held, self._reconnecting_reason = None, None
+        if self._tool_cache_enabled:
+            await self._refresh_all_tools()
+        return True
+
+    def _held_delay(self, office: str, exc: JoinOfficeError) -> float | JoinOfficeError:
+        """The wait before the next re-join, or the error that ends the agent."""
+        if not join_refusal_may_pass(exc.reason):
+            logger.error("agent %s: re-join of office %r refused; closing: %s",
+                         self._name, office, exc)  # fmt: skip
+            return exc
+        held = self._held
+        if held is None:
+            held = self._held = _HeldWait()
+            logger.warning(
+                "agent %s: re-join of office %r refused (%s): the name or seat may still be "
+                "held by this agent's session on a Server node that went away; trying again",
+                self._name, office, exc.reason,
+            )  # fmt: skip
+        budget = self._rejoin_budget
+        if budget is not None and held.waited() > budget:
+            error = JoinOfficeError(
+                office, f"{exc.reason} (still refused after {held.waited():.0f} s of trying)"
+            )
+            logger.error("agent %s: %s; closing", self._name, error)
+            return error
+        self._reconnecting_reason = (
+            f"re-joining office {office!r} was refused ({exc.reason}); trying again, the "
+            "name or seat may still be held by this agent's session on a Server node that "
+            "went away"
+        )
+        return next(held.delays)
+
+    async def _end(self, error: JoinOfficeError) -> None:
+        """Give up the office for good: ``CLOSED``, with ``error`` as :attr:`last_error`."""
+        self._last_error = error
+        self._held, self._reconnecting_reason = None, None
+        self._office = None
+        self._drop_all_tools()
+        self._transition(Transition.GIVE_UP)
+        for stream in list(self._streams):
+            stream.close()
+        await self._safe_disconnect()
+
+    async def _safe_disconnect(self) -> None:
+        sio = self._sio
+        if sio is None:
+            return
+        try:
+            await sio.disconnect()
+        except Exception:  # pragma: no cover - best effort on an already broken transport
+            logger.debug("disconnect failed", exc_info=True)

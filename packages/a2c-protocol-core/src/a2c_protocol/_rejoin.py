@@ -1,0 +1,75 @@
+"""Getting back into the office after a reconnect (issue 48): the rules both clients follow.
+
+A client whose Server node died reconnects through the balancer to another node in about a
+second, while its old session may still hold its name (and, for an Agent, the office's
+seat) until the dead node is reaped (``--node-ttl``, 6 s by default, plus a reaper tick).
+
+Rules:
+
+* RJ1 Each client instance makes one reclaim secret (:func:`new_reclaim_secret`) and sends
+  it as ``auth.a2c_reclaim`` on every connect. A Server of this project lets the session
+  that presents it take its own name and seat back at once (docs/server.md, "A node
+  dies"); other Servers ignore the field.
+* RJ2 A re-join refused because the name or the seat is held (:func:`join_refusal_may_pass`:
+  the phrasings of this project's Server and of the official one), or because the
+  registry is unavailable, may pass: the holder may be this client's own session on a
+  node nobody has reaped yet. It is tried again after :func:`rejoin_delays` (0, 1, 2, 4,
+  8, 8, ... s, a quarter of jitter) for at least :data:`REJOIN_BUDGET` seconds, ten times
+  the default ``--node-ttl``.
+* RJ3 Any other refused join (a grant that forbids the office, a role mismatch, a bad
+  name) cannot pass by waiting: it is final, as is a refused token or version.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+from collections.abc import Iterator
+from typing import Final
+
+__all__ = [
+    "RECLAIM_AUTH_KEY",
+    "REJOIN_BUDGET",
+    "join_refusal_may_pass",
+    "new_reclaim_secret",
+    "rejoin_delays",
+]
+
+#: The connect ``auth`` field carrying a client's reclaim secret (RJ1).
+RECLAIM_AUTH_KEY: Final = "a2c_reclaim"
+#: How long a refused re-join that may pass is tried again, at least (RJ2).
+REJOIN_BUDGET: Final = 60.0
+
+_REJOIN_STEPS: Final = (0.0, 1.0, 2.0, 4.0, 8.0)
+# What a refusal that may pass says: a held name or seat (this project's Server, the
+# protocol's seat sentence, the official Server's wording), or a registry that is away.
+_HELD: Final = (
+    "is already taken in office",
+    "already has an agent",
+    "already registered by sid",
+    "agent already in room",
+    "registry unavailable",
+)
+
+
+def new_reclaim_secret() -> str:
+    """A fresh secret for one client instance (RJ1): 43 URL-safe characters, 256 bits."""
+    return secrets.token_urlsafe(32)
+
+
+def join_refusal_may_pass(reason: str | None) -> bool:
+    """RJ2/RJ3: whether a refused join's ``reason`` may pass by trying again later."""
+    if not reason:
+        return False
+    text = reason.casefold()
+    return any(phrase in text for phrase in _HELD)
+
+
+def rejoin_delays(*, rng: random.Random | None = None) -> Iterator[float]:
+    """RJ2: endless delays before each new try: 0, 1, 2, 4, then 8 s, each but the first
+    within a quarter either way, so the clients of one dead node do not retry in step."""
+    source = rng or random.Random()
+    steps = iter(_REJOIN_STEPS)
+    while True:
+        step = next(steps, _REJOIN_STEPS[-1])
+        yield step + source.uniform(-step / 4, step / 4) if step else 0.0
