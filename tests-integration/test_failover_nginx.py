@@ -107,7 +107,7 @@ async def bridge_echo(session: ClientSession) -> bool:
     except Exception:
         return False
     texts = [c.text for c in result.content if isinstance(c, types.TextContent)]
-    return not result.isError and texts == ["desk: ping"]
+    return not result.is_error and texts == ["desk: ping"]
 
 
 async def test_kill_9_of_the_node_holding_every_client_costs_seconds_not_their_office(

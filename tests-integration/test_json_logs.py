@@ -99,7 +99,7 @@ async def test_every_line_of_both_json_streams_is_one_json_object(
 
     records = json_lines(computer_log, "computer")
     stderr = [r for r in records if r["logger"] == "a2c_computer.mcp_stderr.fastimg"]
-    assert any("Processing request" in r["message"] for r in stderr), stderr
+    assert any("image of 100 bytes" in r["message"] for r in stderr), stderr
     assert all(r["mcp_server"] == "fastimg" and r["level"] in ("INFO", "WARNING") for r in stderr)
     dying = [r for r in records if r["level"] in ("WARNING", "ERROR", "CRITICAL")]
     assert not [r for r in dying if r["level"] != "WARNING"], dying

@@ -21,7 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import httpx2
 from mcp import ClientSession, StdioServerParameters, types
+from mcp.client import Client
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -85,9 +87,9 @@ class Listener:
 
     async def __call__(self, message: Any) -> None:
         if isinstance(message, types.ServerNotification):
-            if isinstance(message.root, types.ToolListChangedNotification):
+            if isinstance(message, types.ToolListChangedNotification):
                 self.tool_list_changes += 1
-            elif isinstance(message.root, types.ResourceListChangedNotification):
+            elif isinstance(message, types.ResourceListChangedNotification):
                 self.resource_list_changes += 1
 
 
@@ -140,10 +142,10 @@ async def test_stdio_bridge_lists_calls_fails_cleanly_and_follows_the_office(
         tools = {t.name: t for t in (await session.list_tools()).tools}
         assert {"alpha__echo", "alpha__slow"} <= set(tools)
         assert "alpha" in (tools["alpha__echo"].description or "")
-        assert tools["alpha__echo"].inputSchema["properties"] == {"text": {"type": "string"}}
+        assert tools["alpha__echo"].input_schema["properties"] == {"text": {"type": "string"}}
 
         result = await session.call_tool("alpha__echo", {"text": "hi"})
-        assert not result.isError
+        assert not result.is_error
         assert text_of(result) == "scene-a: hi"
 
         # beta joins: the host hears list_changed and sees its tools
@@ -157,22 +159,22 @@ async def test_stdio_bridge_lists_calls_fails_cleanly_and_follows_the_office(
             await eventually(lambda: _has(session, "beta__lookup"), timeout=90, what="beta")
             tools = {t.name: t for t in (await session.list_tools()).tools}
             lookup, wipe = tools["beta__lookup"], tools["beta__wipe"]
-            assert lookup.annotations is not None and lookup.annotations.readOnlyHint is True
-            assert wipe.annotations is not None and wipe.annotations.destructiveHint is True
+            assert lookup.annotations is not None and lookup.annotations.read_only_hint is True
+            assert wipe.annotations is not None and wipe.annotations.destructive_hint is True
             assert "beta" in (lookup.description or "") and "kit" in (lookup.description or "")
             assert "alpha__echo" in tools and "beta__echo" in tools  # two echo tools, apart
 
             structured = await session.call_tool("beta__lookup", {"key": "abc"})
-            assert not structured.isError
-            assert structured.structuredContent == {"key": "abc", "value": "ABC"}
+            assert not structured.is_error
+            assert structured.structured_content == {"key": "abc", "value": "ABC"}
 
             # an A2C error (the Computer refuses a tool needing confirmation) is a result
             refused = await session.call_tool("beta__search", {})
-            assert refused.isError
+            assert refused.is_error
             code = (refused.meta or {}).get("a2c_error_code")
             assert isinstance(code, int) and 4000 <= code < 5000, refused
             assert text_of(refused)
-            assert not (await session.call_tool("alpha__echo", {"text": "still"})).isError
+            assert not (await session.call_tool("alpha__echo", {"text": "still"})).is_error
 
             # progress reports reach the host's progress token
             seen: list[tuple[float, float | None, str | None]] = []
@@ -190,14 +192,14 @@ async def test_stdio_bridge_lists_calls_fails_cleanly_and_follows_the_office(
             # a 1.5 MB image travels by blob handle and arrives inlined, whole
             png = noise_png(1_500_000, seed=7)
             image = await session.call_tool("beta__picture", {"size": 1_500_000, "seed": 7})
-            assert not image.isError, text_of(image)
+            assert not image.is_error, text_of(image)
             (item,) = [c for c in image.content if isinstance(c, types.ImageContent)]
             assert base64.b64decode(item.data) == png
 
             # a Computer's own tool list changes (notify:update_tool_list): list_changed
             before = listener.tool_list_changes
             assert "beta__desk_extra" not in tools
-            assert not (await session.call_tool("beta__desk_add_tool", {})).isError
+            assert not (await session.call_tool("beta__desk_add_tool", {})).is_error
             await eventually(lambda: listener.tool_list_changes > before, timeout=90,
                              what="tools/list_changed after notify:update_tool_list")  # fmt: skip
             await eventually(lambda: _has(session, "beta__desk_extra"), timeout=30, what="extra")
@@ -249,27 +251,19 @@ async def test_computer_filter_separator_and_cancellation(procs: Any, tmp_path: 
         assert all(name.startswith("alpha-") for name in await names(session))
 
         # MCP notifications/cancelled -> the A2C call is cancelled -> the MCP server's
-        # tool sees the cancellation. The client offers no cancel call: send the
-        # notification for the id its next request gets.
-        request_id = session._request_id  # the mcp client's counter (test-only peek)
+        # tool sees the cancellation. mcp 2's client sends the notification itself when
+        # the task awaiting the call is cancelled.
         call = asyncio.ensure_future(
             session.call_tool("alpha-slow", {"seconds": 120, "marker": str(marker)})
         )
         await eventually(
             lambda: marker.exists() and marker.read_text() == "started", what="slow started"
         )
-        await session.send_notification(
-            types.ClientNotification(
-                types.CancelledNotification(
-                    params=types.CancelledNotificationParams(requestId=request_id, reason="stop")
-                )
-            )
-        )
-        await eventually(lambda: marker.read_text() == "cancelled", timeout=60,
-                         what="the MCP server's tool cancelled")  # fmt: skip
         call.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await call
+        await eventually(lambda: marker.read_text() == "cancelled", timeout=60,
+                         what="the MCP server's tool cancelled")  # fmt: skip
         # the session goes on
         assert text_of(await session.call_tool("alpha-echo", {"text": "after"})) == "scene-a: after"
 
@@ -285,7 +279,7 @@ async def test_unreachable_office_answers_errors_then_reconnects(
         # no Server yet: the session works, calls answer an error naming the cause
         assert await names(session) == set()
         early = await session.call_tool("alpha__echo", {"text": "x"})
-        assert early.isError
+        assert early.is_error
         assert "unreachable" in text_of(early) and f"127.0.0.1:{port}" in text_of(early)
 
         async with (
@@ -297,7 +291,7 @@ async def test_unreachable_office_answers_errors_then_reconnects(
         ):  # fmt: skip
             await eventually(lambda: _has(session, "alpha__echo"), timeout=120, what="joined")
             assert listener.tool_list_changes >= 1
-            assert not (await session.call_tool("alpha__echo", {"text": "a"})).isError
+            assert not (await session.call_tool("alpha__echo", {"text": "a"})).is_error
             await server.process.stop()  # the Server goes away
             lost = await eventually(lambda: _call_error(session), timeout=60, what="lost")
             assert "unreachable" in lost and ("reconnecting" in lost or "reach" in lost)
@@ -317,13 +311,13 @@ async def test_unreachable_office_answers_errors_then_reconnects(
 
 async def _call_error(session: ClientSession) -> str | None:
     result = await session.call_tool("alpha__echo", {"text": "x"})
-    return text_of(result) if result.isError else None
+    return text_of(result) if result.is_error else None
 
 
 async def _echo_ok(session: ClientSession) -> bool:
     if not await _has(session, "alpha__echo"):
         return False
-    return not (await session.call_tool("alpha__echo", {"text": "x"})).isError
+    return not (await session.call_tool("alpha__echo", {"text": "x"})).is_error
 
 
 async def test_streamable_http_with_a_bearer_token(procs: Any, tmp_path: Path) -> None:
@@ -355,8 +349,8 @@ async def test_streamable_http_with_a_bearer_token(procs: Any, tmp_path: Path) -
             assert wrong.status_code == 401
         headers = {"Authorization": f"Bearer {token}"}
         async with (
-            httpx.AsyncClient(headers=headers, timeout=60) as http,
-            streamable_http_client(endpoint, http_client=http) as (read, write, _),
+            httpx2.AsyncClient(headers=headers, timeout=60) as http,
+            streamable_http_client(endpoint, http_client=http) as (read, write),
             ClientSession(read, write) as session,
         ):
             await session.initialize()
@@ -365,8 +359,8 @@ async def test_streamable_http_with_a_bearer_token(procs: Any, tmp_path: Path) -
             assert text_of(result) == "scene-a: over http"
             # a bad call (a name nobody serves) is an error result, the session goes on
             bad = await session.call_tool("alpha__no_such_tool", {})
-            assert bad.isError and "no tool is served" in text_of(bad)
-            assert not (await session.call_tool("alpha__echo", {"text": "again"})).isError
+            assert bad.is_error and "no tool is served" in text_of(bad)
+            assert not (await session.call_tool("alpha__echo", {"text": "again"})).is_error
 
 
 def test_a_non_loopback_http_address_needs_a_token() -> None:
@@ -427,3 +421,33 @@ async def test_the_documented_claude_desktop_entry_works_as_written(
                 await eventually(lambda: _has(session, "alpha__echo"), timeout=90, what="tools")
                 result = await session.call_tool("alpha__echo", {"text": "desktop"})
                 assert text_of(result) == "scene-a: desktop"
+
+
+async def test_a_2026_host_is_served_2026_07_28_by_the_bridge(procs: Any, tmp_path: Path) -> None:
+    """mcp 2's server answers ``server/discover`` and serves 2026-07-28 requests itself: a
+    host on ``Client(mode="auto")`` (what 2026 hosts use) lands on the modern era, lists
+    and calls the office's tools, and the bridge logs no refused ``server/discover``."""
+    office = f"office-{uuid.uuid4()}"
+    log_dir = tmp_path / "logs"
+    async with (
+        server_process(log_dir, track=procs.track) as server,
+        computer_process(
+            log_dir, config=alpha_config(tmp_path), server_url=server.url, office=office,
+            name="alpha", track=procs.track,
+        ),
+    ):  # fmt: skip
+        argv = bridge_argv(server.url, office)
+        params = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ))
+        log = log_dir / "bridge.log"
+        with log.open("a", encoding="utf-8") as errlog:
+            async with Client(stdio_client(params, errlog=errlog), mode="auto") as client:
+                assert client.protocol_version == "2026-07-28"
+
+                async def listed() -> bool:
+                    tools = await client.list_tools(cache_mode="bypass")
+                    return "alpha__echo" in {t.name for t in tools.tools}
+
+                await eventually(listed, timeout=90, what="the office's tools")
+                result = await client.call_tool("alpha__echo", {"text": "modern"})
+                assert text_of(result) == "scene-a: modern"
+        assert "Failed to validate request" not in log.read_text(encoding="utf-8")

@@ -99,6 +99,7 @@ PUBLIC: dict[str, frozenset[str]] = {
             "MIME_TYPES",
             "McpServerNotFoundError",
             "McpServerNotFoundPayload",
+            "McpEra",
             "McpServerState",
             "NAMESPACE",
             "NotFoundError",

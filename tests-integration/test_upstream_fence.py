@@ -91,7 +91,7 @@ ATTRIBUTES = """\
             self._conn = conn
             self._mine = 1
             self._ours = conn._writer  # redis-py's stream writer
-            self.next_id = session._request_id  # mcp's counter
+            self.stamp = session._stamp  # mcp's request stamp
             self.reader = getattr(conn, "_reader", None)
             self.table = sio.eio.sockets  # python-engineio's session table
             self.rooms = sio.manager.rooms
@@ -110,7 +110,7 @@ def test_private_and_internal_attributes_are_reported_outside_the_fence(tmp_path
     path = "packages/a2c-computer/src/a2c_computer/_pipe.py"
     assert found == [
         f"{path}:5: private _writer (redis-py's connection stream writer)",
-        f"{path}:6: private _request_id (mcp's ClientSession request counter)",
+        f"{path}:6: private _stamp (mcp's ClientSession request stamp (the era's headers and _meta))",
         f"{path}:7: private _reader (redis-py's connection stream reader)",
         f"{path}:8: undocumented sockets (python-engineio's session table)",
         f"{path}:9: undocumented rooms (python-socketio's room table)",

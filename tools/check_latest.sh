@@ -2,9 +2,10 @@
 # The fenced upstream internals against the NEWEST releases of the libraries they touch.
 #
 # The Server, the Computer and the Agent reach into python-engineio, python-socketio,
-# redis-py (with hiredis) and mcp from one fence per package (a2c_server/_upstream/,
-# a2c_computer/_upstream.py, a2c_agent/_upstream.py); the pins' upper bounds stop at the versions the fences were
-# checked against, so users never get a release we have not tried. This script tries it:
+# redis-py (with hiredis) and mcp (with httpx2, whose objects the Computer's OAuth hooks
+# take; mcp-types is pinned exactly by mcp and follows it) from one fence per package
+# (a2c_server/_upstream/, a2c_computer/_upstream.py, a2c_agent/_upstream.py); the pins'
+# upper bounds stop at the versions the fences were checked against, so users never get a release we have not tried. This script tries it:
 # in a throwaway venv it installs the workspace packages and the dev group, then the newest
 # releases of those libraries with our upper bounds overridden, prints what it got next to
 # the pins and the fences' "checked against" lines, imports each role and runs the guard
@@ -30,7 +31,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-LIBRARIES=(python-engineio python-socketio redis hiredis mcp)
+LIBRARIES=(python-engineio python-socketio redis hiredis mcp httpx2)
 GUARDS=(packages/a2c-server/tests/test_server_upstream_guard.py
         packages/a2c-server/tests/test_server_hotpath_guard.py
         packages/a2c-computer/tests/test_computer_upstream_guard.py

@@ -1,17 +1,17 @@
 """Upstream internals stay in the fences: a static check of the role packages' sources.
 
-The Server is faster than a bare relay because it reaches into python-engineio,
-python-socketio and redis-py where they have no public hook (a leaner WebSocket loop, a
-screened dispatch, addressed pub/sub channels, pipelined registry reads), and the Computer
-reads ``mcp``'s next request id and refines its OAuth flow. None of those names is
+The Server is faster than a bare relay because it reaches into python-engineio, python-socketio
+and redis-py where they have no public hook (a leaner WebSocket loop, a screened dispatch,
+addressed pub/sub channels, pipelined registry reads), and the Computer stamps its raw
+requests as ``mcp``'s session would and refines its OAuth flow. None of those names is
 promised by their authors: a *minor* release may rename or remove one, and the first to
 notice would be a user whose Server silently stopped dropping slow consumers. So each role
 package keeps every such touch in ONE place, its fence (``<package>/_upstream.py``, or a
 subpackage ``<package>/_upstream/`` when one module would be too big). The fence names the
 versions it was checked against, the package's pins stop at those versions, and guard tests
 pin each touched name: a new release breaks loudly, in one file, before a user sees it
-(``tools/check_latest.sh`` runs the guards and the Server suite against the newest
-releases every week; docs/contributing.md says what to do when it fails).
+(``tools/check_latest.sh`` runs the guards and the Server suite against the newest releases
+every week; docs/contributing.md says what to do when it fails).
 
 This script says where a touch is outside its fence. It reads the sources of
 ``a2c_agent``, ``a2c_computer`` and ``a2c_server`` (``packages/*/src``, never the tests)
@@ -67,6 +67,8 @@ LIBRARIES: Final = {
     "socketio": "python-socketio",
     "redis": "redis",
     "mcp": "mcp",
+    "mcp_types": "mcp-types",
+    "httpx2": "httpx2",
 }
 
 #: Libraries whose API is only what the top-level package exports (its ``__all__``) plus
@@ -88,7 +90,7 @@ _FALLBACK_ALL: Final = {
 KNOWN_PRIVATE: Final = {
     "_writer": "redis-py's connection stream writer",
     "_reader": "redis-py's connection stream reader",
-    "_request_id": "mcp's ClientSession request counter",
+    "_stamp": "mcp's ClientSession request stamp (the era's headers and _meta)",
 }
 
 #: Undocumented public attributes that are upstream state: ``(receiver, attribute)``,

@@ -11,8 +11,10 @@ a temporary folder and, outside the workspace, for each one:
   its wheel and the core wheel (other dependencies come from the package index by name):
   ``uv pip check`` passes, the package imports from the venv (not from the workspace) at the
   table's version, its command prints ``--help``, no other role is installed, and the
-  forbidden packages are absent (no ``mcp`` for the Agent and the Server, no ``uvicorn`` for
-  the Agent); without its ``mcp`` extra, ``a2c-agent mcp`` names the extra to install.
+  forbidden packages are absent (no ``mcp`` / ``mcp-types`` for the Agent and the Server, no
+  ``uvicorn`` or ``httpx2`` for the Agent, no ``httpx`` next to mcp 2's ``httpx2`` for the
+  Computer), the Computer holds ``mcp`` 2.x; without its ``mcp`` extra, ``a2c-agent mcp``
+  names the extra to install.
 
 Usage: ``uv run python tools/wheel_check.py [--python PY] [--keep]``. Prints one line per
 check and exits non-zero when any check fails.
@@ -43,10 +45,13 @@ CORE: Final = "a2c-protocol-core"
 CORE_DEPENDENCIES: Final = frozenset({"attrs", "cattrs"})
 #: Role -> packages its environment must not contain.
 FORBIDDEN: Final[dict[str, frozenset[str]]] = {
-    "a2c-server": frozenset({"mcp"}),
-    "a2c-computer": frozenset(),
-    "a2c-agent": frozenset({"mcp", "uvicorn", "prometheus-client"}),
+    "a2c-server": frozenset({"mcp", "mcp-types"}),
+    # mcp 2 brings httpx2 and the Computer uses it for its own HTTP too: one client library.
+    "a2c-computer": frozenset({"httpx"}),
+    "a2c-agent": frozenset({"mcp", "mcp-types", "httpx2", "uvicorn", "prometheus-client"}),
 }
+#: Role -> the major version of ``mcp`` its environment must hold (the MCP SDK v2 line).
+MCP_MAJOR: Final = {"a2c-computer": "2"}
 #: Role -> its console command (called with --help).
 COMMANDS: Final = {
     "a2c-server": "a2c-server",
@@ -374,6 +379,15 @@ class Checker:
                     f"{name} {installed.get(name)} was installed; rerun with --keep and find "
                     f"who pulls it: uv pip tree --invert --package {name} "
                     f"--python {_bin(venv, 'python')}",
+                )
+            major = MCP_MAJOR.get(role.name)
+            if major is not None:
+                got = installed.get("mcp") or ""
+                self.report.check(
+                    subject,
+                    got.split(".")[0] == major,
+                    f"{subject}: mcp {major}.x ({got})",
+                    f"mcp {got or 'absent'} was installed, not the {major}.x line the pins ask",
                 )
             others = sorted(set(installed) & set(roles) - {role.name})
             self.report.check(

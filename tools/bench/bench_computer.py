@@ -55,7 +55,7 @@ async def tool_call_overhead(calls: int) -> None:
 
         async def direct() -> None:
             result = await session.call_tool("echo", {"text": "hi"})
-            assert not result.isError
+            assert not result.is_error
 
         async def computer() -> None:
             wire = {"agent": "bench", "req_id": uuid.uuid4().hex, "computer": "box",

@@ -64,12 +64,12 @@ async def test_mcp_log_notifications_reach_the_log_at_their_level(
     assert [(r.levelno, r.getMessage()) for r in forwarded] == [(level, "[desk] disk at 91%")]
 
 
-def test_httpx_request_lines_only_with_verbose(restore_logging: None) -> None:
+def test_httpx2_request_lines_only_with_verbose(restore_logging: None) -> None:
     configure_logging(logging.INFO, verbose=False)
-    assert not logging.getLogger("httpx").isEnabledFor(logging.INFO)
-    assert logging.getLogger("httpx").isEnabledFor(logging.WARNING)
+    assert not logging.getLogger("httpx2").isEnabledFor(logging.INFO)
+    assert logging.getLogger("httpx2").isEnabledFor(logging.WARNING)
     configure_logging(logging.DEBUG, verbose=True)
-    assert logging.getLogger("httpx").isEnabledFor(logging.INFO)
+    assert logging.getLogger("httpx2").isEnabledFor(logging.INFO)
 
 
 async def test_an_embedding_app_masks_resolved_inputs_with_the_public_filter(

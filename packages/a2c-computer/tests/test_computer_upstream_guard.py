@@ -8,15 +8,16 @@ releases. All in-process and fast: no network, no subprocess.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import inspect
 import re
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx
+import anyio.abc
+import httpx2
 import pytest
 from mcp import ClientSession, types
 from mcp.client import streamable_http
@@ -27,49 +28,56 @@ from mcp.shared.auth import (
     OAuthMetadata,
     OAuthToken,
 )
+from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 from mcp.shared.memory import create_client_server_memory_streams
 from mcp.shared.message import SessionMessage
+from mcp.types.version import LATEST_HANDSHAKE_VERSION
 from pydantic import AnyHttpUrl
 
 import a2c_computer
 from a2c_computer._upstream import (
     AuthFlow,
     HookedOAuthProvider,
-    request_id_of,
+    send_raw,
     streamable_http_streams,
 )
+from a2c_computer.examples import desk_server
 from a2c_testkit.mcp_servers import plain
 
 URL = "http://127.0.0.1:9/mcp"
 TOKEN_URL = "http://127.0.0.1:9/sign-in/token"
 
-# --------------------------------------------------------------- ClientSession._request_id
+# ------------------------------------------------------------------ ClientSession._stamp
 
 
-def test_a_session_has_a_request_id_counter() -> None:
+def test_a_session_stamps_its_requests() -> None:
     send, receive = anyio.create_memory_object_stream[Any](1)
     session = ClientSession(receive, send)
-    assert isinstance(getattr(session, "_request_id", None), int), (
-        "ClientSession._request_id is gone: the Computer cannot tell an MCP server which "
-        "request to cancel (notifications/cancelled) nor match an SSE refusal to its call"
+    stamp = getattr(session, "_stamp", None)
+    assert callable(stamp), (
+        "ClientSession._stamp is gone: the Computer cannot send its requests as the session "
+        "would (the era's MCP-Protocol-Version header, the 2026-07-28 _meta envelope)"
     )
-    assert request_id_of(session) == 0
+    assert list(inspect.signature(stamp).parameters) == ["data", "opts"], (
+        "ClientSession._stamp no longer takes (data, opts)"
+    )
     send.close()
     receive.close()
 
 
 class _Sent:
-    """The client's write stream, noting the id of each request written."""
+    """The client's write stream, noting each message written and its metadata."""
 
     def __init__(self, inner: Any) -> None:
         self._inner = inner
-        self.ids: list[Any] = []
+        self.messages: list[SessionMessage] = []
 
     async def send(self, item: SessionMessage) -> None:
-        root = item.message.root
-        if isinstance(root, types.JSONRPCRequest):
-            self.ids.append(root.id)
+        self.messages.append(item)
         await self._inner.send(item)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
 
     async def __aenter__(self) -> _Sent:
         await self._inner.__aenter__()
@@ -78,90 +86,115 @@ class _Sent:
     async def __aexit__(self, *exc_info: Any) -> Any:
         return await self._inner.__aexit__(*exc_info)
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
+    def requests(self, method: str) -> list[Any]:
+        return [
+            m.message
+            for m in self.messages
+            if isinstance(m.message, types.JSONRPCRequest) and m.message.method == method
+        ]
 
 
-async def test_request_id_is_the_id_of_the_next_request_on_a_real_session() -> None:
-    server, options = plain.build_server()
+@contextlib.asynccontextmanager
+async def _session_with(
+    server: Any, options: Any
+) -> AsyncIterator[tuple[ClientSession, JSONRPCDispatcher[Any], _Sent, anyio.abc.TaskGroup]]:
+    """A client session over memory streams to ``server``, on a dispatcher of our own."""
     async with (
         create_client_server_memory_streams() as (client, served),
         anyio.create_task_group() as tasks,
     ):
         tasks.start_soon(lambda: server.run(served[0], served[1], options))
         sent = _Sent(client[1])
-        async with ClientSession(client[0], sent) as session:  # type: ignore[arg-type]
-            with anyio.fail_after(30):
-                await session.initialize()
-                calls: list[tuple[types.ClientRequest, type[Any]]] = [
-                    (types.ClientRequest(types.PingRequest()), types.EmptyResult),
-                    (types.ClientRequest(types.ListToolsRequest()), types.ListToolsResult),
-                    (
-                        types.ClientRequest(
-                            types.CallToolRequest(
-                                params=types.CallToolRequestParams(
-                                    name="echo", arguments={"text": "hi"}
-                                )
-                            )
-                        ),
-                        types.CallToolResult,
-                    ),
-                ]
-                for request, result_type in calls:
-                    expected = request_id_of(session)
-                    result = asyncio.ensure_future(session.send_request(request, result_type))
-                    await asyncio.sleep(0)  # the request's first step, up to its first wait
-                    assert request_id_of(session) == expected + 1, (
-                        "send_request no longer takes its id on entry: the id the Computer "
-                        "noted may belong to another request, so a cancel or refusal would "
-                        "hit the wrong call"
-                    )
-                    await result
-                    assert sent.ids[-1] == expected, (
-                        "the request went out under another id than ClientSession."
-                        "_request_id said: the Computer would cancel the wrong MCP request"
-                    )
+        dispatcher: JSONRPCDispatcher[Any] = JSONRPCDispatcher(client[0], sent)  # type: ignore[arg-type]
+        async with ClientSession(dispatcher=dispatcher) as session:
+            yield session, dispatcher, sent, tasks
         tasks.cancel_scope.cancel()
+
+
+async def test_send_raw_goes_out_as_the_session_sends_in_each_era() -> None:
+    server, options = plain.build_server()
+    for era in ("handshake", "modern"):
+        async with _session_with(server, options) as (session, dispatcher, sent, _):
+            with anyio.fail_after(30):
+                if era == "handshake":
+                    await session.initialize()
+                else:
+                    await session.discover()
+                params = {"name": "echo", "arguments": {"text": "hi"}}
+                result = await send_raw(
+                    session, dispatcher, "tools/call", dict(params), {"request_id": 77}
+                )
+        assert isinstance(result, dict) and result["content"][0]["text"] == "plain:echo:hi", (
+            f"send_raw no longer returns the plain JSON result ({era} era)"
+        )
+        (call,) = sent.requests("tools/call")
+        assert call.id == 77, (
+            "CallOptions['request_id'] no longer names the request's id: an SSE refusal "
+            "could not be matched to its call"
+        )
+        meta = (call.params or {}).get("_meta") or {}
+        if era == "modern":
+            assert meta.get("io.modelcontextprotocol/protocolVersion") == "2026-07-28", (
+                "send_raw's request lacks the 2026-07-28 _meta envelope (ClientSession._stamp "
+                "changed): a modern MCP server refuses every request of the Computer"
+            )
+        else:
+            assert "io.modelcontextprotocol/protocolVersion" not in meta
+            assert session.protocol_version == LATEST_HANDSHAKE_VERSION
+
+
+async def test_an_abandoned_request_is_cancelled_by_the_dispatcher() -> None:
+    # The Computer no longer sends notifications/cancelled itself: it relies on this.
+    server, options = desk_server.build(desk_server.Desk())
+    async with _session_with(server, options) as (session, dispatcher, sent, tasks):
+        with anyio.fail_after(30):
+            await session.initialize()
+        with anyio.CancelScope() as call:
+
+            async def abandon_once_written() -> None:
+                while not sent.requests("tools/call"):
+                    await anyio.sleep(0.01)
+                call.cancel()
+
+            tasks.start_soon(abandon_once_written)
+            params = {"name": "wait", "arguments": {"seconds": 60}}
+            await send_raw(session, dispatcher, "tools/call", params, {"request_id": 5})
+        with anyio.fail_after(30):
+            while not [
+                m.message
+                for m in sent.messages
+                if isinstance(m.message, types.JSONRPCNotification)
+                and m.message.method == "notifications/cancelled"
+                and (m.message.params or {}).get("requestId") == 5
+            ]:
+                await anyio.sleep(0.01)
 
 
 # ---------------------------------------------------------- mcp.client.streamable_http
 
 
 def test_the_streamable_http_entry_point_takes_what_the_fence_passes() -> None:
-    modern = getattr(streamable_http, "streamable_http_client", None)
-    if modern is not None:
-        params = inspect.signature(modern).parameters
-        missing = {"url", "http_client", "terminate_on_close"} - set(params)
-        assert not missing, (
-            f"streamable_http_client lost {sorted(missing)}: the Computer cannot open a "
-            "Streamable HTTP MCP server (nor `auth login` sign in to one)"
-        )
-        return
-    legacy = getattr(streamable_http, "streamablehttp_client", None)
-    assert legacy is not None, (
-        "neither streamable_http_client nor streamablehttp_client exists: no Streamable HTTP "
-        "MCP server can be opened"
-    )
-    params = inspect.signature(legacy).parameters
-    wanted = {"url", "headers", "timeout", "sse_read_timeout", "terminate_on_close"}
-    missing = (wanted | {"httpx_client_factory", "auth"}) - set(params)
+    entry = getattr(streamable_http, "streamable_http_client", None)
+    assert entry is not None, "streamable_http_client is gone: no Streamable HTTP server opens"
+    params = inspect.signature(entry).parameters
+    missing = {"url", "http_client", "terminate_on_close"} - set(params)
     assert not missing, (
-        f"streamablehttp_client lost {sorted(missing)}: the Computer's HTTP refusal transport "
-        "or OAuth would not reach a Streamable HTTP MCP server"
+        f"streamable_http_client lost {sorted(missing)}: the Computer cannot open a "
+        "Streamable HTTP MCP server (nor `auth login` sign in to one)"
     )
 
 
 async def test_the_streams_open_on_this_mcp() -> None:
     # Nothing listens on port 9: the session fails, but only after the entry point took
-    # the client factory and the arguments the fence passes.
+    # the client the fence made.
     made: list[dict[str, Any]] = []
 
-    def factory(**kwargs: Any) -> httpx.AsyncClient:
+    def factory(**kwargs: Any) -> httpx2.AsyncClient:
         made.append(kwargs)
-        return httpx.AsyncClient(**kwargs)
+        return httpx2.AsyncClient(**kwargs)
 
     async with streamable_http_streams(
-        URL, client_factory=factory, headers={"x-a": "1"}, timeout=httpx.Timeout(5.0), auth=None
+        URL, client_factory=factory, headers={"x-a": "1"}, timeout=httpx2.Timeout(5.0), auth=None
     ) as (read, write):
         assert hasattr(read, "receive") and hasattr(write, "send")
         await read.aclose()
@@ -283,7 +316,7 @@ class _Recorder(HookedOAuthProvider):
     def on_refresh_answer(self, ok: bool) -> None:
         self.calls.append(("refresh", ok))
 
-    def oauth_flow(self, request: httpx.Request, upstream: AuthFlow) -> AuthFlow:
+    def oauth_flow(self, request: httpx2.Request, upstream: AuthFlow) -> AuthFlow:
         self.calls.append("flow")
         return upstream
 
@@ -294,7 +327,7 @@ def _token(expires_in: int) -> OAuthToken:
 
 async def test_httpx_drives_our_flow_and_load_hooks() -> None:
     provider = _Recorder(_Storage(_token(3600)))
-    request = httpx.Request("POST", URL)
+    request = httpx2.Request("POST", URL)
     async with contextlib.aclosing(provider.async_auth_flow(request)) as flow:
         sent = await flow.__anext__()
         assert provider.calls == ["flow", "loaded"], (
@@ -305,7 +338,7 @@ async def test_httpx_drives_our_flow_and_load_hooks() -> None:
             "the stored access token is not put on the request (_add_auth_header)"
         )
         with pytest.raises(StopAsyncIteration):
-            await flow.asend(httpx.Response(200, request=request))
+            await flow.asend(httpx2.Response(200, request=request))
     assert provider.held_tokens is not None and provider.can_refresh()
     assert provider.discovered() == (None, None)
 
@@ -320,7 +353,7 @@ async def test_a_loaded_expired_token_is_refreshed_first_at_the_seeded_endpoint(
         token_endpoint=AnyHttpUrl(TOKEN_URL),
     )
     provider = _Recorder(_Storage(_token(-60)), seed=seed)  # expired a minute ago
-    request = httpx.Request("POST", URL)
+    request = httpx2.Request("POST", URL)
     async with contextlib.aclosing(provider.async_auth_flow(request)) as flow:
         refresh = await flow.__anext__()
         assert refresh is not request and str(refresh.url) == TOKEN_URL, (
@@ -329,7 +362,7 @@ async def test_a_loaded_expired_token_is_refreshed_first_at_the_seeded_endpoint(
             "stale tokens or guess the token endpoint"
         )
         body = {"access_token": "a2", "token_type": "Bearer", "expires_in": 3600} if ok else {}
-        nxt = await flow.asend(httpx.Response(status, json=body, request=refresh))
+        nxt = await flow.asend(httpx2.Response(status, json=body, request=refresh))
         assert ("refresh", ok) in provider.calls, (
             "_handle_refresh_response is no longer how mcp takes a refresh answer: a refused "
             "refresh would not be reported (4007)"
@@ -337,7 +370,7 @@ async def test_a_loaded_expired_token_is_refreshed_first_at_the_seeded_endpoint(
         assert nxt is request
         assert (nxt.headers.get("Authorization") == "Bearer a2") is ok
         with pytest.raises(StopAsyncIteration):
-            await flow.asend(httpx.Response(200, request=request))
+            await flow.asend(httpx2.Response(200, request=request))
 
 
 # ------------------------------------------------------------------------- the fence
@@ -346,7 +379,7 @@ async def test_a_loaded_expired_token_is_refreshed_first_at_the_seeded_endpoint(
 def test_only_the_fence_names_the_upstream_internals() -> None:
     assert a2c_computer.__file__ is not None
     root = Path(a2c_computer.__file__).parent
-    names = [*_PRIVATE, "_request_id", "streamable_http_client", "streamablehttp_client"]
+    names = [*_PRIVATE, "_stamp", "streamable_http_client"]
     either = "|".join(map(re.escape, names))
     # a use (``x._name``, ``context.``), an override (``def _name(self``) or the entry points
     pattern = re.compile(

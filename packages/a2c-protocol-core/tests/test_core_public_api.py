@@ -47,6 +47,7 @@ EXPECTED = {
     "A2C_SHA256",
     "A2C_STRUCTURED_REFS",
     "ComputerConfigView",
+    "McpEra",
     "McpServerState",
     "detach_structured_duplicates",
     "restore_structured_refs",

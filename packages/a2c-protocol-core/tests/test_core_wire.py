@@ -130,6 +130,9 @@ def test_config_round_trip_through_the_strict_converter(config: GetComputerConfi
                 ),
             )
             if isinstance(s, core.StreamableServerConfig)
+            # SSE speaks the handshake era only: a config pinning it to "modern" is refused
+            else attrs.evolve(s, mcp_era=None)
+            if isinstance(s, core.SseServerConfig) and s.mcp_era == "modern"
             else s
         )
         for name, s in servers.items()

@@ -130,6 +130,26 @@ def test_config_table_has_a_status_column():
     assert unnamed.splitlines()[2].split() == ["fs", "stdio", "enabled"]
 
 
+def test_config_table_names_the_mcp_protocol_a_ready_server_speaks():
+    config = {
+        "servers": {
+            "fs": {"type": "stdio", "name": "fs"},
+            "web": {"type": "streamable", "name": "web"},
+            "bad": {"type": "stdio", "name": "bad"},
+        },
+        "a2c_server_states": {
+            "fs": {"status": "ready", "tools": 1, "protocol": "2025-11-25"},
+            "web": {"status": "ready", "tools": 0, "protocol": "2026-07-28"},
+            "bad": {"status": "failed", "tools": 0, "error": "boom"},
+        },
+    }
+    tools = [{"name": "read", "meta": {"a2c_mcp_server": "fs"}}]
+    lines = render_table("config", config, tools=tools).splitlines()
+    assert lines[2].split() == ["fs", "stdio", "1", "tool,", "MCP", "2025-11-25"]
+    assert lines[3].split() == ["web", "streamable", "no", "tools,", "MCP", "2026-07-28"]
+    assert lines[4].split() == ["bad", "stdio", "failed:", "boom"]
+
+
 def test_agent_cli_progress_bar_draws_throttles_and_always_draws_the_end(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -39,6 +39,9 @@ class ServerState:
     restarts: int
     tools: int
     windows: int
+    #: The MCP protocol version its session negotiated (``"2025-11-25"``: the handshake
+    #: era; ``"2026-07-28"``: the modern one); None until a session started.
+    protocol: str | None = None
 
 
 class ServersMixin(ToolsMixin, WindowsMixin):
@@ -182,6 +185,7 @@ class ServersMixin(ToolsMixin, WindowsMixin):
                 server.restarts,
                 len(self._tools.get(name, [])),
                 len(self._windows.get(name, [])),
+                server.protocol_version,
             )
         return out
 

@@ -1,28 +1,37 @@
 """The Computer's fence around upstream internals: the only module of a2c-computer that
-touches a private or undocumented name of ``mcp`` or probes which ``mcp`` release it runs on.
+touches a private or undocumented name of ``mcp``.
 
-Checked against mcp 1.30.0 and httpx 0.29.0 (python-socketio 5.18.1 and python-engineio
-4.15.1: the Computer uses their public API only, nothing of theirs is fenced here). The upper
-bound of the ``mcp`` pin in ``packages/a2c-computer/pyproject.toml`` admits only the checked
-minor; ``tools/check_latest.sh`` runs ``tests/test_computer_upstream_guard.py`` (which pins
-every name below) against the newest releases: raise the bound, and the versions here, when
-it passes.
+Checked against mcp 2.3.0 (mcp-types 2.3.0) and httpx2 2.17.0 (python-socketio 5.18.1 and
+python-engineio 4.15.1: the Computer uses their public API only, nothing of theirs is
+fenced here). The upper bound of the ``mcp`` pin in ``packages/a2c-computer/pyproject.toml``
+admits only the checked minor; ``tools/check_latest.sh`` runs
+``tests/test_computer_upstream_guard.py`` (which pins every name below) against the newest
+releases: raise the bound, and the versions here, when it passes.
 
 What is touched, and why:
 
-* ``BaseSession._request_id`` (:func:`request_id_of`): the id ``send_request`` gives the
-  next request. The ``mcp`` client does not announce an abandoned request itself, so the
-  Computer notes the id to send ``notifications/cancelled`` and to match an SSE POST's HTTP
-  refusal to the call waiting for it.
-* ``mcp.client.streamable_http`` (:func:`streamable_http_streams`): ``streamable_http_client``
-  (mcp >= 1.24, a ready ``httpx`` client) where it exists, else ``streamablehttp_client``
-  (a client factory): public names, but which one exists depends on the release.
+* ``ClientSession._stamp`` (:func:`send_raw`): what the session adds to each request in the
+  era it negotiated (the ``MCP-Protocol-Version`` header in the handshake era; the
+  per-request ``_meta`` envelope and the ``Mcp-Method`` / ``Mcp-Name`` headers in
+  2026-07-28). The Computer sends its requests through the session's dispatcher itself
+  (``JSONRPCDispatcher.send_raw_request``, public) so that results stay plain JSON: the
+  session's typed ``send_request`` validates every result against the protocol schema
+  first, and one out-of-range ``annotations.priority`` would fail a whole
+  ``resources/list`` (the SDK's own ``subscriptions/listen`` driver sends the same way).
+* ``mcp.client.streamable_http.streamable_http_client`` (:func:`streamable_http_streams`):
+  public, kept here as the one place that opens it with a ready ``httpx2`` client.
 * ``OAuthClientProvider`` (:class:`HookedOAuthProvider`): overrides the private
   ``_auth_flow`` (the flow ``async_auth_flow`` drives), ``_initialize`` (loads the stored
   tokens and client) and ``_handle_refresh_response``; calls the private ``_refresh_token``
   and ``_add_auth_header``; reads and writes the undocumented ``context`` (``OAuthContext``):
   ``storage``, ``current_tokens``, ``oauth_metadata``, ``protected_resource_metadata``,
-  ``auth_server_url``, ``can_refresh_token()``, ``update_token_expiry()``.
+  ``auth_server_url``, ``can_refresh_token()``, ``update_token_expiry()``. mcp 2 still
+  answers a 401 with a full authorization flow, never a refresh first.
+
+Gone with mcp 2: ``ClientSession._request_id`` (the dispatcher sends
+``notifications/cancelled`` for an abandoned request itself, and a request can carry an id
+the Computer chooses, ``CallOptions["request_id"]``, public) and the probe of which
+Streamable HTTP entry point the release has.
 
 The rest of the package reaches these through the names defined here only.
 """
@@ -33,55 +42,61 @@ import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any, TypeAlias
 
-import httpx
+import httpx2
 from mcp import ClientSession
-from mcp.client import streamable_http as _streamable_http
 from mcp.client.auth import OAuthClientProvider, TokenStorage
+from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthMetadata, OAuthToken, ProtectedResourceMetadata
+from mcp.shared.dispatcher import CallOptions, Dispatcher
 
-__all__ = ["AuthFlow", "HookedOAuthProvider", "request_id_of", "streamable_http_streams"]
+__all__ = ["AuthFlow", "HookedOAuthProvider", "send_raw", "streamable_http_streams"]
 
-#: An ``httpx`` auth flow: yields requests, is sent their responses.
-AuthFlow: TypeAlias = AsyncGenerator[httpx.Request, httpx.Response]
+#: An ``httpx2`` auth flow: yields requests, is sent their responses.
+AuthFlow: TypeAlias = AsyncGenerator[httpx2.Request, httpx2.Response]
 
 
-def request_id_of(session: ClientSession) -> int:
-    """The id the next ``session.send_request`` takes (synchronously, on entry)."""
-    return session._request_id
+async def send_raw(
+    session: ClientSession,
+    dispatcher: Dispatcher[Any],
+    method: str,
+    params: dict[str, Any] | None,
+    opts: CallOptions,
+) -> dict[str, Any]:
+    """Send ``method`` over ``session``'s ``dispatcher`` as the session would; the result
+    as plain JSON.
+
+    ``params`` is the request's params (this call may add the era's ``_meta`` envelope to
+    it); ``opts`` the dispatcher's call options (progress, request id), to which the era's
+    headers are added. Raises what ``send_raw_request`` raises (``MCPError`` ...).
+    """
+    data: dict[str, Any] = {"method": method}
+    if params:
+        data["params"] = params
+    session._stamp(data, opts)
+    result: dict[str, Any] = await dispatcher.send_raw_request(method, data.get("params"), opts)
+    return result
 
 
 @contextlib.asynccontextmanager
 async def streamable_http_streams(
     url: str,
     *,
-    client_factory: Callable[..., httpx.AsyncClient],
+    client_factory: Callable[..., httpx2.AsyncClient],
     headers: dict[str, str] | None,
-    timeout: httpx.Timeout,
-    auth: httpx.Auth | None,
+    timeout: httpx2.Timeout,
+    auth: httpx2.Auth | None,
     terminate_on_close: bool = True,
 ) -> AsyncIterator[tuple[Any, Any]]:
     """The (read, write) streams of a Streamable HTTP session to ``url``.
 
-    ``client_factory(headers=, timeout=, auth=)`` makes the ``httpx`` client either way.
+    ``client_factory(headers=, timeout=, auth=)`` makes the ``httpx2`` client.
     """
-    # mcp >= 1.24 takes a ready httpx client; older releases only the factory-based function.
-    modern = getattr(_streamable_http, "streamable_http_client", None)
-    if modern is not None:
-        async with (
-            client_factory(headers=headers, timeout=timeout, auth=auth) as client,
-            modern(url, http_client=client, terminate_on_close=terminate_on_close) as streams,
-        ):
-            yield streams[0], streams[1]
-        return
-    async with _streamable_http.streamablehttp_client(
-        url,
-        headers=headers,
-        timeout=timeout.connect or 30.0,
-        sse_read_timeout=timeout.read or 300.0,
-        terminate_on_close=terminate_on_close,
-        httpx_client_factory=client_factory,
-        auth=auth,
-    ) as streams:
+    async with (
+        client_factory(headers=headers, timeout=timeout, auth=auth) as client,
+        streamable_http_client(
+            url, http_client=client, terminate_on_close=terminate_on_close
+        ) as streams,
+    ):
         yield streams[0], streams[1]
 
 
@@ -97,7 +112,7 @@ class HookedOAuthProvider(OAuthClientProvider):
 
     # -- hooks ---------------------------------------------------------------
 
-    def oauth_flow(self, request: httpx.Request, upstream: AuthFlow) -> AuthFlow:
+    def oauth_flow(self, request: httpx2.Request, upstream: AuthFlow) -> AuthFlow:
         """The auth flow of ``request``; ``upstream`` is ``mcp``'s own flow of it."""
         return upstream
 
@@ -121,15 +136,15 @@ class HookedOAuthProvider(OAuthClientProvider):
     def can_refresh(self) -> bool:
         return self.context.can_refresh_token()
 
-    async def refresh_request(self) -> httpx.Request:
+    async def refresh_request(self) -> httpx2.Request:
         """The token request that refreshes the held tokens."""
         return await self._refresh_token()
 
-    async def read_refresh_answer(self, response: httpx.Response) -> bool:
+    async def read_refresh_answer(self, response: httpx2.Response) -> bool:
         """Take the answer to :meth:`refresh_request`; True if new tokens were stored."""
         return await self._handle_refresh_response(response)
 
-    def add_bearer(self, request: httpx.Request) -> None:
+    def add_bearer(self, request: httpx2.Request) -> None:
         """Put the held access token on ``request``."""
         self._add_auth_header(request)
 
@@ -155,7 +170,7 @@ class HookedOAuthProvider(OAuthClientProvider):
 
     # -- the private overrides (the only ones) -------------------------------
 
-    async def _handle_refresh_response(self, response: httpx.Response) -> bool:
+    async def _handle_refresh_response(self, response: httpx2.Response) -> bool:
         ok = await super()._handle_refresh_response(response)
         self.on_refresh_answer(ok)
         return ok
@@ -164,5 +179,5 @@ class HookedOAuthProvider(OAuthClientProvider):
         await super()._initialize()
         await self.on_loaded()
 
-    def _auth_flow(self, request: httpx.Request) -> AuthFlow:
+    def _auth_flow(self, request: httpx2.Request) -> AuthFlow:
         return self.oauth_flow(request, super()._auth_flow(request))

@@ -65,6 +65,9 @@ async def test_check_on_a_conformant_server_exits_zero(servers: Any, tmp_path: P
     code, out, _ = await cli("check", "--config", str(config))
     assert code == 0, out
     assert "MCP server desk: ready" in out and "MCP server off: disabled" in out
+    # which MCP era each server speaks (both offered: the handshake, see docs/computer.md)
+    assert "MCP server desk: ready (MCP 2025-11-25, handshake era)" in out, out
+    assert "MCP server off: disabled\n" in out
     assert "window://org.a2c.test.desk/main" in out and "plain_echo, plain_search" in out
     assert "v0.2 conformant" in out and "clash" not in out
 

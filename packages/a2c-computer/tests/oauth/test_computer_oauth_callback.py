@@ -31,7 +31,8 @@ async def test_loopback_ignores_redirects_with_another_state() -> None:
             assert not loopback.result.done(), params
         good = await http.get(url, params={"code": "the-code", "state": STATE})
         assert good.status_code == 200
-        assert await asyncio.wait_for(loopback.result, 30) == ("the-code", STATE)
+        got = await asyncio.wait_for(loopback.result, 30)
+        assert (got.code, got.state) == ("the-code", STATE)
 
 
 async def test_loopback_before_the_browser_was_sent_settles_nothing() -> None:

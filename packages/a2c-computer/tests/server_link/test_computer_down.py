@@ -55,6 +55,7 @@ class _State:
     status: str
     last_error: str | None
     tools: int
+    protocol: str | None = None
 
 
 def test_states_view_masks_secrets_and_omits_the_error_of_a_ready_server() -> None:
@@ -63,8 +64,13 @@ def test_states_view_masks_secrets_and_omits_the_error_of_a_ready_server() -> No
         {
             "web": _State("failed", "connect to http://u:s3cr3t-value-xyz@h/sse?k=1 failed", 0),
             "git": _State("ready", "old error", 3),
+            "new": _State("ready", None, 1, "2026-07-28"),
+            "off": _State("failed", "gone", 0, "2025-11-25"),
         }
     )
     assert view["git"] == {"status": "ready", "tools": 3}
+    # the MCP protocol version its session speaks, when it is ready
+    assert view["new"] == {"status": "ready", "tools": 1, "protocol": "2026-07-28"}
+    assert "protocol" not in view["off"]
     assert view["web"]["status"] == "failed"
     assert "s3cr3t-value-xyz" not in view["web"]["error"]

@@ -23,12 +23,14 @@ from mcp.server.auth.provider import (
     AccessToken,
     AuthorizationCode,
     AuthorizationParams,
+    IdentityAssertionParams,
     RefreshToken,
+    TokenError,
     construct_redirect_uri,
 )
 from mcp.server.auth.routes import create_auth_routes
 from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
-from mcp.server.fastmcp import FastMCP
+from mcp.server.mcpserver import MCPServer
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from pydantic import AnyHttpUrl
 from starlette.applications import Starlette
@@ -58,6 +60,11 @@ class MemoryAS:
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
         return self.clients.get(client_id)
+
+    async def exchange_identity_assertion(
+        self, client: OAuthClientInformationFull, params: IdentityAssertionParams
+    ) -> OAuthToken:
+        raise TokenError("unsupported_grant_type", "no identity assertions here")
 
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
         assert client_info.client_id is not None
@@ -235,9 +242,9 @@ def oauth_mcp_app(
 ) -> Any:
     path = "/sse" if transport == "sse" else "/mcp"
     if auth is None:
-        server = FastMCP(name)
+        server = MCPServer(name)
     else:
-        server = FastMCP(
+        server = MCPServer(
             name,
             token_verifier=auth,
             auth=AuthSettings(

@@ -11,7 +11,9 @@ this package; here each MCP request becomes one Agent call.
 * ``resources/list`` / ``resources/read`` serve each Computer's desktop windows;
 * ``notifications/tools/list_changed`` goes out when the served list changes,
   ``notifications/resources/list_changed`` when a Computer enters or leaves or its desktop
-  changes, to every MCP session that has made a request (hosts list tools first).
+  changes, to every handshake-era MCP session that has made a request (hosts list tools
+  first), and to every 2026-07-28 ``subscriptions/listen`` stream that asked for them
+  (mcp 2's server serves both eras: a host's first request chooses).
 """
 
 from __future__ import annotations
@@ -19,16 +21,22 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import weakref
+from collections import OrderedDict
 from collections.abc import Collection
 from typing import Any
 
 import attrs
-from mcp import types
-from mcp.server.lowlevel import Server
+from mcp import MCPError, types
+from mcp.server import Server, ServerRequestContext
 from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
-from mcp.shared.exceptions import McpError
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ListenHandler,
+    ResourcesListChanged,
+    ToolsListChanged,
+)
+from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from a2c_agent._version import __version__
@@ -45,6 +53,8 @@ __all__ = ["Bridge", "BridgeOptions"]
 logger = logging.getLogger("a2c_agent.bridge")
 #: how long a first tools/list or tools/call waits for the bridge to join its office
 _FIRST_TRY_WAIT = 15.0
+#: handshake-era connections told of list changes (an HTTP bridge may see many hosts)
+_MAX_SESSIONS = 256
 
 SERVER_NAME = "a2c-agent-bridge"
 
@@ -64,15 +74,24 @@ class Bridge:
     def __init__(self, options: BridgeOptions) -> None:
         self.options = options
         self.office: Office | None = None
-        self.server: Server[Any, Any] = Server(SERVER_NAME, version=__version__)
-        self._sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
+        #: 2026-07-28 hosts hear of list changes on their subscriptions/listen streams.
+        self._bus = InMemorySubscriptionBus()
+        self.server: Server[Any] = Server(
+            SERVER_NAME,
+            version=__version__,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+            on_list_resources=self._list_resources,
+            on_read_resource=self._read_resource,
+            on_subscriptions_listen=ListenHandler(self._bus),
+        )
+        #: Handshake-era connections that made a request: one ``ServerSession`` each (mcp 2
+        #: builds one per request; any of them reaches the connection's standalone
+        #: channel), keyed by the connection's ``initialize`` params, the same object for
+        #: all its requests; the oldest are forgotten past _MAX_SESSIONS.
+        self._sessions: OrderedDict[int, tuple[object, ServerSession]] = OrderedDict()
         self._served: str | None = None
         self._tasks: set[asyncio.Task[None]] = set()
-        handlers = self.server.request_handlers
-        handlers[types.ListToolsRequest] = self._list_tools
-        handlers[types.CallToolRequest] = self._call_tool
-        handlers[types.ListResourcesRequest] = self._list_resources
-        handlers[types.ReadResourceRequest] = self._read_resource
 
     def init_options(self) -> InitializationOptions:
         """The capabilities announced to MCP clients."""
@@ -80,8 +99,8 @@ class Bridge:
             server_name=SERVER_NAME,
             server_version=__version__,
             capabilities=types.ServerCapabilities(
-                tools=types.ToolsCapability(listChanged=True),
-                resources=types.ResourcesCapability(subscribe=False, listChanged=True),
+                tools=types.ToolsCapability(list_changed=True),
+                resources=types.ResourcesCapability(subscribe=False, list_changed=True),
             ),
             instructions=(
                 "Tools of the Computers of an A2C-SMCP office. Each tool name starts with "
@@ -91,8 +110,16 @@ class Bridge:
 
     # ------------------------------------------------------------- notifications
 
-    def _remember_session(self) -> None:
-        self._sessions.add(self.server.request_context.session)
+    def _remember_session(self, ctx: ServerRequestContext[Any]) -> None:
+        # A 2026-07-28 request has no session to push to (its host listens instead).
+        if ctx.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
+            return
+        session = ctx.session
+        key = session.client_params
+        self._sessions[id(key)] = (key, session)  # the key is held: its id stays unique
+        self._sessions.move_to_end(id(key))
+        while len(self._sessions) > _MAX_SESSIONS:
+            self._sessions.popitem(last=False)
 
     def catalog(self) -> Catalog:
         """The tool list served now (empty while the office is unreachable)."""
@@ -108,29 +135,34 @@ class Bridge:
         if signature == self._served:
             return
         self._served = signature
-        self._notify(lambda s: s.send_tool_list_changed())
+        self._notify(lambda s: s.send_tool_list_changed(), ToolsListChanged())
 
     def resources_changed(self) -> None:
         """A Computer entered or left, or a desktop changed."""
-        self._notify(lambda s: s.send_resource_list_changed())
+        self._notify(lambda s: s.send_resource_list_changed(), ResourcesListChanged())
 
-    def _notify(self, send: Any) -> None:
-        for session in list(self._sessions):
-            task = asyncio.get_running_loop().create_task(self._send(session, send))
+    def _notify(self, send: Any, event: ToolsListChanged | ResourcesListChanged) -> None:
+        published = asyncio.get_running_loop().create_task(self._bus.publish(event))
+        self._tasks.add(published)
+        published.add_done_callback(self._tasks.discard)
+        for key, (_, session) in list(self._sessions.items()):
+            task = asyncio.get_running_loop().create_task(self._send(key, session, send))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 
-    async def _send(self, session: ServerSession, send: Any) -> None:
+    async def _send(self, key: int, session: ServerSession, send: Any) -> None:
         try:
             await send(session)
         except Exception as exc:  # a session whose transport went away
             logger.debug("notification not delivered: %s", exc)
-            self._sessions.discard(session)
+            self._sessions.pop(key, None)
 
     # ------------------------------------------------------------------- tools
 
-    async def _list_tools(self, request: types.ListToolsRequest) -> types.ServerResult:
-        self._remember_session()
+    async def _list_tools(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        self._remember_session(ctx)
         if self.office is not None:
             await self.office.first_try(_FIRST_TRY_WAIT)
         catalog = self.catalog()
@@ -141,24 +173,26 @@ class Bridge:
                 tools.append(types.Tool.model_validate(entry))
             except ValidationError as exc:  # one odd tool must not hide the others
                 logger.warning("tool %r left out of tools/list: %s", entry["name"], exc)
-        return types.ServerResult(types.ListToolsResult(tools=tools))
+        return types.ListToolsResult(tools=tools)
 
-    async def _call_tool(self, request: types.CallToolRequest) -> types.ServerResult:
-        self._remember_session()
-        answer = await self._call(request)
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        self._remember_session(ctx)
+        answer = await self._call(ctx, params)
         try:
-            return types.ServerResult(types.CallToolResult.model_validate(answer))
+            return types.CallToolResult.model_validate(answer)
         except ValidationError as exc:  # a Computer's result MCP's types refuse
-            logger.warning("tool %r: result not forwardable: %s", request.params.name, exc)
+            logger.warning("tool %r: result not forwardable: %s", params.name, exc)
             text = f"the tool's result is not a valid MCP result: {exc.errors()[:3]}"
-            return types.ServerResult(
-                types.CallToolResult(
-                    content=[types.TextContent(type="text", text=text)], isError=True
-                )
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=text)], is_error=True
             )
 
-    async def _call(self, request: types.CallToolRequest) -> dict[str, Any]:
-        name = request.params.name
+    async def _call(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> dict[str, Any]:
+        name = params.name
         assert self.office is not None
         await self.office.first_try(_FIRST_TRY_WAIT)
         agent = self.office.agent
@@ -168,23 +202,21 @@ class Bridge:
         if route is None:
             text = f"no tool is served under the name {name!r} (list the tools again)"
             return {"content": [{"type": "text", "text": text}], "isError": True}
-        context = self.server.request_context
-        token = context.meta.progressToken if context.meta is not None else None
+        meta: dict[str, Any] = dict(ctx.meta or {})
         on_progress = None
-        if token is not None:
-            session, related = context.session, str(context.request_id)
+        if meta.get("progressToken", meta.get("progress_token")) is not None:
+            session = ctx.session
 
             async def on_progress(report: ToolCallProgress) -> None:
                 progress, total, message = progress_fields(report)
-                await session.send_progress_notification(
-                    token, progress, total, message, related_request_id=related
-                )
+                # On the request's own stream, in either era.
+                await session.report_progress(progress, total, message)
 
         try:
             result = await agent.call_tool(
                 route.computer,
                 route.tool,
-                request.params.arguments or {},
+                params.arguments or {},
                 timeout=self.options.tool_timeout,
                 on_progress=on_progress,
             )
@@ -202,8 +234,10 @@ class Bridge:
         wanted = set(self.options.computers)
         return [c for c in sorted(agent.tools) if not wanted or c in wanted]
 
-    async def _list_resources(self, request: types.ListResourcesRequest) -> types.ServerResult:
-        self._remember_session()
+    async def _list_resources(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        self._remember_session(ctx)
         agent = self.office.agent if self.office is not None else None
         resources: list[types.Resource] = []
         for computer in self._computers():
@@ -218,17 +252,19 @@ class Bridge:
                 window, _ = split_entry(entry)
                 resources.append(
                     types.Resource(
-                        uri=served_uri(computer, window),  # type: ignore[arg-type]
+                        uri=served_uri(computer, window),
                         name=f"{computer}: {window}",
                         description=f"Desktop window {window} of A2C Computer '{computer}'",
-                        mimeType="text/plain",
+                        mime_type="text/plain",
                     )
                 )
-        return types.ServerResult(types.ListResourcesResult(resources=resources))
+        return types.ListResourcesResult(resources=resources)
 
-    async def _read_resource(self, request: types.ReadResourceRequest) -> types.ServerResult:
-        self._remember_session()
-        uri = str(request.params.uri)
+    async def _read_resource(
+        self, ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        self._remember_session(ctx)
+        uri = params.uri
         parsed = parse_uri(uri)
         if parsed is None:
             raise _failure(f"not a URI this bridge serves: {uri}", types.INVALID_PARAMS)
@@ -246,11 +282,9 @@ class Bridge:
             message = f"no window {window} on the desktop of A2C Computer '{computer}'"
             raise _failure(message, types.INVALID_PARAMS)
         _, text = split_entry(entries[0])
-        contents = types.TextResourceContents(
-            uri=request.params.uri, text=text, mimeType="text/plain"
-        )
-        return types.ServerResult(types.ReadResourceResult(contents=[contents]))
+        contents = types.TextResourceContents(uri=uri, text=text, mime_type="text/plain")
+        return types.ReadResourceResult(contents=[contents])
 
 
-def _failure(message: str, code: int = types.INTERNAL_ERROR) -> McpError:
-    return McpError(types.ErrorData(code=code, message=message))
+def _failure(message: str, code: int = types.INTERNAL_ERROR) -> MCPError:
+    return MCPError(code=code, message=message)

@@ -196,7 +196,8 @@ def server_status(
     ``disabled``; ``failed: <reason>`` (or ``starting``, ``stopped``) when the Computer
     reports the server's state (``a2c_server_states``) and it is not ready; else, when
     the Computer names each tool's owner, how many tools it exposes (``no tools``: every
-    tool lost a name clash, or it lists none); else ``enabled``.
+    tool lost a name clash, or it lists none); else ``enabled``. A ready server's MCP
+    protocol version follows when the Computer reports it (``3 tools, MCP 2026-07-28``).
     """
     if server.get("disabled"):
         return "disabled"
@@ -204,11 +205,13 @@ def server_status(
     if isinstance(state, Mapping) and state.get("status") not in (None, "ready"):
         error = state.get("error")
         return f"{state['status']}: {error}" if error else str(state["status"])
+    protocol = state.get("protocol") if isinstance(state, Mapping) else None
+    era = f", MCP {protocol}" if isinstance(protocol, str) and protocol else ""
     owners = [owning_server(t) for t in tools or ()]
     if not any(owners):
-        return "enabled"
+        return f"enabled{era}"
     count = owners.count(name)
-    return f"{count} tool{'' if count == 1 else 's'}" if count else "no tools"
+    return (f"{count} tool{'' if count == 1 else 's'}" if count else "no tools") + era
 
 
 def render_table(

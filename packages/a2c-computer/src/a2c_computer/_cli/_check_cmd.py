@@ -13,6 +13,8 @@ Rules:
 * without a terminal, the tools ``run --confirm ask`` (the default) would refuse with 4005
   are named once, with how to allow them (informational, no exit status);
 * the landing dir of uploads is reported (off, or where and how much);
+* a ready server names the MCP protocol version it speaks and its era (handshake:
+  2025-11-25 and earlier; modern: 2026-07-28), which ``mcp_era`` in its entry can pin;
 * a server whose 0.4 bundle_id or display name differs from its key says so (0.4 sessions
   name it by that bundle_id); a bad or duplicate bundle_id fails the load (exit 2);
 * exit 1 when a server failed, a clash hides tools, a window is non-conformant, a
@@ -27,7 +29,7 @@ from a2c_computer._bundles import Bundles
 from a2c_computer._computer import ComputerCore
 from a2c_computer._desk._lint import lint_windows
 from a2c_computer._landing import LandingSettings, describe_landing
-from a2c_computer._mcp import ServerStatus
+from a2c_computer._mcp import ServerStatus, era_of
 from a2c_computer._registry import clash_advice
 from a2c_computer._skills import default_skill_settings
 from a2c_computer._toolcalls._confirm import ALLOW_HINT, needs_confirmation
@@ -71,6 +73,7 @@ async def run_check(
                 f"MCP server {name}: {state.status}"
                 + (f" — {state.last_error}" if state.last_error else "")
                 + _bundle_note(name, config.servers[name], bundles.bundle(name))
+                + _era_note(state.status, state.protocol)
             )
             server = core.server(name)
             if state.status == ServerStatus.DISABLED.value:
@@ -165,3 +168,9 @@ def _bundle_note(key: str, server: MCPServerConfig, bundle: str) -> str:
     if server.name != key:
         parts.append(f"name {server.name!r}")
     return f" ({', '.join(parts)})" if parts else ""
+
+
+def _era_note(status: str, protocol: str | None) -> str:
+    if status != ServerStatus.READY.value or not protocol:
+        return ""
+    return f" (MCP {protocol}, {era_of(protocol)} era)"

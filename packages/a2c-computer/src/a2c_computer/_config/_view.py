@@ -16,8 +16,9 @@ resolved values must not):
 * a password input's ``default`` is masked, and so is a secret-like key of an OAuth
   ``auth.client_metadata`` (never a token: those are not in the config);
 * next to the config, ``a2c_server_states`` (our extension, ignored by other peers) gives
-  each server's status, tool count and, when it is not ready, its last error with the
-  same masking: ``config`` views show ``failed: <reason>``, not ``no tools``.
+  each server's status, tool count, the MCP protocol version its session speaks (when
+  ready) and, when it is not ready, its last error with the same masking: ``config`` views
+  show ``failed: <reason>``, not ``no tools``.
 
 Pure: a JSON document in, a new one out.
 """
@@ -68,6 +69,8 @@ class _State(Protocol):
     def last_error(self) -> str | None: ...
     @property
     def tools(self) -> int: ...
+    @property
+    def protocol(self) -> str | None: ...
 
 
 def safe_error(text: str | None) -> str | None:
@@ -76,10 +79,13 @@ def safe_error(text: str | None) -> str | None:
 
 
 def states_view(states: Mapping[str, _State]) -> dict[str, Any]:
-    """``a2c_server_states``: name → ``{status, tools, error}`` (error only when not ready)."""
+    """``a2c_server_states``: name → ``{status, tools, protocol, error}`` (the MCP protocol
+    version only when ready, the error only when not)."""
     out: dict[str, Any] = {}
     for name, state in states.items():
         entry: dict[str, Any] = {"status": state.status, "tools": state.tools}
+        if state.status == "ready" and state.protocol:
+            entry["protocol"] = state.protocol
         if state.status != "ready" and state.last_error:
             entry["error"] = safe_error(state.last_error)
         out[name] = entry

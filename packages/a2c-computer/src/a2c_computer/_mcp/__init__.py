@@ -4,6 +4,11 @@ What it does, and nothing more:
 
 * opens a transport chosen from a dict keyed by config type (stdio, Streamable HTTP, SSE):
   :mod:`._transports`;
+* speaks the MCP era chosen per server (the handshake when the server answers it, else
+  2026-07-28; ``mcp_era`` pins one): :mod:`._era`; in 2026-07-28 keeps the
+  ``subscriptions/listen`` stream of change notifications open: :mod:`._listen`;
+* the seam where an MCP server's input requests (elicitation, sampling, roots) are
+  answered, in either era: :mod:`._inputs` (nothing answers them yet: declined);
 * runs one MCP server per owner task, restarts a lost one with backoff, keeps an idle SSE
   session alive: :mod:`._server`;
 * speaks MCP with raw JSON results, so that the Computer (not ``mcp``'s typed models) decides
@@ -13,7 +18,7 @@ What it does, and nothing more:
 * turns an HTTP 401/403/5xx answer to a JSON-RPC POST into a JSON-RPC error carrying the
   status, so one refused call does not tear the session down and the caller can map it
   (:mod:`._transports`, :mod:`._failures`);
-* hands an OAuth server's transport the ``httpx`` auth of :mod:`a2c_computer._oauth`; a
+* hands an OAuth server's transport the ``httpx2`` auth of :mod:`a2c_computer._oauth`; a
   server that needs a sign-in is ``needs_auth``, not ``failed``, also when its token is
   refused mid-session (its tools are withdrawn until it is back);
 * forwards an MCP server's log notifications to the Computer's log at their level.
@@ -22,14 +27,18 @@ Other modules import from this package, not from its modules. A private name of 
 reached through :mod:`a2c_computer._upstream` only.
 """
 
+from ._era import era_of
 from ._failures import McpCallFailure
 from ._failures import _describe as _describe  # the tests check its redaction
+from ._inputs import InputCallbacks
 from ._server import McpServer
 from ._status import NotificationKind, ServerStatus
 
 __all__ = [
+    "InputCallbacks",
     "McpCallFailure",
     "McpServer",
     "NotificationKind",
     "ServerStatus",
+    "era_of",
 ]

@@ -3,14 +3,17 @@ descriptions of what went wrong (shared by the session loop, the requests and th
 
 from __future__ import annotations
 
-from mcp import McpError, types
+from typing import Any
+
+from mcp import MCPError
+from mcp.types import CONNECTION_CLOSED
 
 from a2c_computer._auth import redact_text
 from a2c_computer._exceptions import ComputerError
 from a2c_computer._observe._logging import SECRETS
 from a2c_protocol import MCPServerConfig, StdioServerConfig
 
-__all__ = ["McpCallFailure"]
+__all__ = ["McpCallFailure", "http_status_of"]
 
 
 class McpCallFailure(ComputerError):
@@ -33,19 +36,26 @@ class McpCallFailure(ComputerError):
         super().__init__(message)
 
 
-def _failure(exc: McpError, server: str) -> McpCallFailure:
-    data = exc.error.data
+def http_status_of(exc: MCPError) -> int | None:
+    """The HTTP status of a refusal the Computer's HTTP transport turned into ``exc``."""
+    data: Any = exc.error.data
     status = data.get("a2c_http_status") if isinstance(data, dict) else None
-    if exc.error.code == types.CONNECTION_CLOSED:
+    return status if isinstance(status, int) else None
+
+
+def _failure(exc: MCPError, server: str) -> McpCallFailure:
+    if exc.code == CONNECTION_CLOSED:
         return McpCallFailure(f"MCP server {server}: connection closed", connection_lost=True)
-    if isinstance(status, int):
+    status = http_status_of(exc)
+    if status is not None:
+        data = exc.error.data
         scope = data.get("a2c_scope") if isinstance(data, dict) else None
         return McpCallFailure(
             f"MCP server {server}: upstream answered HTTP {status}",
             http_status=status,
             scope=scope if isinstance(scope, str) else None,
         )
-    return McpCallFailure(f"MCP server {server}: {exc.error.message}")
+    return McpCallFailure(f"MCP server {server}: {exc.message}")
 
 
 def _closed_message(config: MCPServerConfig) -> str:
@@ -62,7 +72,7 @@ def _describe(exc: BaseException) -> str:
 def _explain(exc: BaseException) -> str:
     if isinstance(exc, BaseExceptionGroup):
         return "; ".join(_explain(e) for e in exc.exceptions)
-    if isinstance(exc, McpError):
-        return f"MCP error {exc.error.code}: {exc.error.message}"
+    if isinstance(exc, MCPError):
+        return f"MCP error {exc.code}: {exc.message}"
     text = str(exc) or type(exc).__name__
     return f"{type(exc).__name__}: {text}"

@@ -1,6 +1,7 @@
 """Requests over a ready MCP session: plain-JSON results, paging, tool calls with progress,
-and the cancellation an abandoned call announces (a base class of
-:class:`~._server.McpServer`, kept apart from its session lifecycle)."""
+the cancellation an abandoned call announces, and, in 2026-07-28, resource subscriptions on
+the change stream (a base class of :class:`~._server.McpServer`, kept apart from its session
+lifecycle)."""
 
 from __future__ import annotations
 
@@ -10,15 +11,16 @@ import logging
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
-from mcp import ClientSession, McpError, types
-from mcp.shared.session import ProgressFnT
-from pydantic import BaseModel, ConfigDict
+from mcp import ClientSession, MCPError
+from mcp.shared.dispatcher import CallOptions, Dispatcher, ProgressFnT
 
 from a2c_computer._toolcalls._extensions import ProgressFn
-from a2c_computer._upstream import request_id_of
+from a2c_computer._upstream import send_raw
 from a2c_protocol import JsonObject
 
 from ._failures import McpCallFailure, _failure
+from ._inputs import INPUT_REQUIRED, NO_INPUT, input_kinds
+from ._listen import ChangeStream
 from ._status import ServerStatus
 
 __all__: list[str] = []
@@ -28,12 +30,9 @@ logger = logging.getLogger("a2c_computer.mcp")
 _MAX_PAGES: Final = 10_000
 #: Marks a waiting request whose session ended.
 _LOST: Final = -1
-
-
-class _Raw(BaseModel):
-    """Any JSON-RPC result, kept as plain JSON."""
-
-    model_config = ConfigDict(extra="allow")
+#: Request ids the Computer chooses itself (SSE only, to match a refusal to its call):
+#: far from the dispatcher's own, which count from 1 for initialize and pings.
+_OWN_IDS: Final = 1 << 32
 
 
 class _Requests:
@@ -42,6 +41,12 @@ class _Requests:
     name: str
     status: ServerStatus
     _session: ClientSession | None
+    _dispatcher: Dispatcher[Any] | None
+    #: 2026-07-28 sessions: their change stream (None in the handshake era).
+    _changes: ChangeStream | None
+    #: SSE: requests carry ids the Computer chose (refusals arrive out of band, by id).
+    _own_ids: bool
+    _next_id: int
     _waiting: dict[Any, list[Any]]
     _side_tasks: set[asyncio.Task[None]]
     _signed_out: asyncio.Event
@@ -62,14 +67,20 @@ class _Requests:
     async def request(
         self, method: str, params: JsonObject | None = None, *, timeout: float | None = 60.0
     ) -> JsonObject:
-        """Send one MCP request; the result as plain JSON (McpCallFailure on failure)."""
+        """Send one MCP request; the result as plain JSON (McpCallFailure on failure).
+
+        On a 2026-07-28 session ``resources/subscribe`` / ``unsubscribe`` (removed there)
+        change what the session's ``subscriptions/listen`` stream asks for instead.
+        """
         session = self._require_session()
-        payload: JsonObject = {"method": method}
-        if params is not None:
-            payload["params"] = params
-        request = types.ClientRequest.model_validate(payload)
+        changes = self._changes
+        if changes is not None and method in ("resources/subscribe", "resources/unsubscribe"):
+            uri = (params or {}).get("uri")
+            if isinstance(uri, str):
+                (changes.watch if method == "resources/subscribe" else changes.forget)(uri)
+            return {}
         try:
-            return await self._send(session, request, timeout)
+            return await self._send(session, method, dict(params) if params else None, timeout)
         except TimeoutError as exc:
             raise McpCallFailure(f"MCP server {self.name}: {method} timed out") from exc
 
@@ -97,38 +108,63 @@ class _Requests:
         timeout: float,
         progress: ProgressFn | None = None,
         meta: JsonObject | None = None,
+        *,
+        input_responses: JsonObject | None = None,
+        request_state: str | None = None,
+        allow_input_required: bool = False,
     ) -> JsonObject:
         """Call a tool; on timeout or cancellation the MCP server is told to cancel.
 
         With ``progress`` the MCP server gets a progress token, each report is passed to
         ``progress`` and restarts ``timeout``. ``meta`` goes into ``params._meta``.
+        2026-07-28: ``input_responses`` and ``request_state`` answer an earlier
+        ``input_required`` result (:mod:`._inputs`); such a result is returned only with
+        ``allow_input_required``, else the call fails saying what the tool asked for.
         Raises ``TimeoutError`` on expiry and :class:`McpCallFailure` on failure.
         """
         session = self._require_session()
-        params = types.CallToolRequestParams(name=name, arguments=arguments)
+        params: JsonObject = {"name": name, "arguments": arguments}
         if meta:
-            params = types.CallToolRequestParams.model_validate(
-                {"name": name, "arguments": arguments, "_meta": meta}
+            params["_meta"] = dict(meta)
+        if input_responses is not None:
+            params["inputResponses"] = input_responses
+        if request_state is not None:
+            params["requestState"] = request_state
+        result = await self._send(session, "tools/call", params, timeout, progress)
+        if result.get("resultType") == INPUT_REQUIRED and not allow_input_required:
+            raise McpCallFailure(
+                f"MCP server {self.name}: " + NO_INPUT.format(kinds=input_kinds(result))
             )
-        request = types.ClientRequest(types.CallToolRequest(params=params))
-        return await self._send(session, request, timeout, progress)
+        return result
 
     async def _send(
         self,
         session: ClientSession,
-        request: types.ClientRequest,
+        method: str,
+        params: JsonObject | None,
         timeout: float | None,
         progress: ProgressFn | None = None,
     ) -> JsonObject:
-        # send_request takes the next id synchronously on entry; the mcp client does not
-        # announce cancellations itself, so remember the id to do it.
-        request_id = request_id_of(session)
+        dispatcher = self._dispatcher
+        if dispatcher is None:
+            raise McpCallFailure(f"MCP server {self.name} is not running", connection_lost=True)
+        opts: CallOptions = {}
+        key: Any
+        if self._own_ids:
+            # An SSE refusal arrives out of band, naming the JSON-RPC id: choose it.
+            self._next_id += 1
+            key = opts["request_id"] = _OWN_IDS + self._next_id
+        else:
+            key = object()
         waiter: list[Any] = [asyncio.current_task(), None, None]
-        self._waiting[request_id] = waiter
+        self._waiting[key] = waiter
         try:
+            # The dispatcher sends notifications/cancelled itself when this wait is
+            # abandoned (timeout or cancel), unless the request was never written.
             async with asyncio.timeout(timeout) as scope:
-                on_progress = None if progress is None else _restarting(scope, timeout, progress)
-                result = await session.send_request(request, _Raw, progress_callback=on_progress)
+                if progress is not None:
+                    opts["on_progress"] = _restarting(scope, timeout, progress)
+                return await send_raw(session, dispatcher, method, params, opts)
         except asyncio.CancelledError:
             status, task = waiter[1], waiter[0]
             if status is not None and task is not None and task.uncancel() == 0:
@@ -143,20 +179,15 @@ class _Requests:
                         scope=waiter[2],
                     )
                 ) from None
-            self._announce_cancel(session, request_id)
             raise
-        except TimeoutError:
-            self._announce_cancel(session, request_id)
-            raise
-        except McpError as exc:
+        except MCPError as exc:
             raise self._noted(_failure(exc, self.name)) from exc
         except (anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
             raise McpCallFailure(
                 f"MCP server {self.name}: connection lost", connection_lost=True
             ) from exc
         finally:
-            self._waiting.pop(request_id, None)
-        return result.model_dump()
+            self._waiting.pop(key, None)
 
     def _noted(self, failure: McpCallFailure) -> McpCallFailure:
         """A refused token mid-session ends the session: the server now needs a sign-in."""
@@ -179,22 +210,6 @@ class _Requests:
             return
         waiter[1], waiter[2] = status, scope
         waiter[0].cancel()
-
-    def _announce_cancel(self, session: ClientSession, request_id: int) -> None:
-        async def send() -> None:
-            notification = types.ClientNotification(
-                types.CancelledNotification(
-                    params=types.CancelledNotificationParams(
-                        requestId=request_id, reason="cancelled by the caller"
-                    )
-                )
-            )
-            with contextlib.suppress(Exception):
-                await session.send_notification(notification)
-
-        task = asyncio.ensure_future(send())
-        self._side_tasks.add(task)
-        task.add_done_callback(self._side_tasks.discard)
 
 
 def _restarting(scope: asyncio.Timeout, timeout: float | None, report: ProgressFn) -> ProgressFnT:

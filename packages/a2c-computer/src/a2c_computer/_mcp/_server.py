@@ -2,10 +2,12 @@
 
 Each runs in its own owner task with its own ``AsyncExitStack`` (a failed start closes only
 that stack); status is starting / ready / failed (+ last error) / needs_auth / stopped. It
+speaks the MCP era :mod:`._era` chooses (``protocol_version`` says which it negotiated),
 notices a lost transport (a crashed stdio process) and restarts with backoff, pings an idle
 SSE session before its stream's read timeout would end it, hands an OAuth server's transport
-the ``httpx`` auth of :mod:`a2c_computer._oauth`, and forwards the MCP server's notifications.
-Requests over the ready session live in :mod:`._requests`.
+the ``httpx2`` auth of :mod:`a2c_computer._oauth`, forwards the MCP server's notifications
+(in 2026-07-28 over the :mod:`._listen` stream) and answers its input requests through the
+:mod:`._inputs` callbacks, if any. Requests over the ready session live in :mod:`._requests`.
 """
 
 from __future__ import annotations
@@ -19,8 +21,10 @@ from contextlib import AsyncExitStack
 from typing import Any, TypeAlias
 
 import anyio
-import httpx
+import httpx2
 from mcp import ClientSession, types
+from mcp.shared.dispatcher import Dispatcher
+from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 
 from a2c_computer._oauth._provider import ComputerOAuth, make_auth, sign_in_hint
 from a2c_computer._oauth._store import TokenStore, default_store
@@ -28,7 +32,10 @@ from a2c_computer._observe._logging import forward_mcp_log
 from a2c_computer._observe._stderr import stderr_pipe
 from a2c_protocol import MCPServerConfig, SseServerConfig, reconnect_delays
 
+from ._era import MODERN, era_of, open_session
 from ._failures import _closed_message, _describe
+from ._inputs import InputCallbacks
+from ._listen import ChangeStream
 from ._requests import _Requests
 from ._status import NotificationKind, ServerStatus
 from ._streams import _CheckedWriter, _WatchedReceive
@@ -67,6 +74,7 @@ class McpServer(_Requests):
         start_timeout: float = 30.0,
         token_store: TokenStore | None = None,
         name: str | None = None,
+        inputs: InputCallbacks | None = None,
     ) -> None:
         self.config = config
         #: Its key in ``servers`` (the name, or an explicit bundle_id when names repeat).
@@ -74,7 +82,10 @@ class McpServer(_Requests):
         self.status = ServerStatus.STARTING
         self.last_error: str | None = None
         self.capabilities: types.ServerCapabilities | None = None
+        #: The MCP protocol version the current (or last) session negotiated.
+        self.protocol_version: str | None = None
         self.restarts = 0
+        self._inputs = inputs or InputCallbacks()
         self._params = params
         self._on_ready = on_ready
         self._on_down = on_down
@@ -82,6 +93,10 @@ class McpServer(_Requests):
         self._restart = restart
         self._start_timeout = start_timeout
         self._session: ClientSession | None = None
+        self._dispatcher: Dispatcher[Any] | None = None
+        self._changes: ChangeStream | None = None
+        self._own_ids = isinstance(config, SseServerConfig)
+        self._next_id = 0
         self._stop = asyncio.Event()
         self._settled = asyncio.Event()  # first attempt finished (ready or failed)
         self._ready = asyncio.Event()
@@ -125,6 +140,16 @@ class McpServer(_Requests):
         await asyncio.wait_for(self._ready.wait(), timeout)
 
     @property
+    def era(self) -> str | None:
+        """``"handshake"`` or ``"modern"``: the era of the current (or last) session."""
+        return era_of(self.protocol_version)
+
+    @property
+    def listening(self) -> bool:
+        """2026-07-28: the session's ``subscriptions/listen`` stream is open."""
+        return self._changes is not None and self._changes.open
+
+    @property
     def has_resources(self) -> bool:
         return self.capabilities is not None and self.capabilities.resources is not None
 
@@ -151,7 +176,7 @@ class McpServer(_Requests):
                     self.last_error = _describe(exc)
                     logger.warning("MCP server %s failed: %s", self.name, self.last_error)
             finally:
-                self._session = None
+                self._session = self._dispatcher = self._changes = None
                 self._ready.clear()
                 self._fail_pending()
             # Also when the session ended with an error (an HTTP server that went away
@@ -196,7 +221,7 @@ class McpServer(_Requests):
             return None
         return f"needs sign-in ({oauth.needs_sign_in}): run `{sign_in_hint(self.name)}`"
 
-    def _auth_for(self, params: Mapping[str, Any]) -> httpx.Auth | None:
+    def _auth_for(self, params: Mapping[str, Any]) -> httpx2.Auth | None:
         """A fresh OAuth auth per session: it reads the store again (a new sign-in counts)."""
         settings = getattr(self.config, "auth", None)
         if settings is None:
@@ -226,21 +251,32 @@ class McpServer(_Requests):
                 params.get("encoding") or "utf-8",
                 params.get("encoding_error_handler") or "strict",
             )
+            dispatcher = JSONRPCDispatcher(watched, checked)
+            inputs = self._inputs
             session = await stack.enter_async_context(
                 ClientSession(
-                    watched,  # type: ignore[arg-type]  # duck-typed receive stream
-                    checked,  # type: ignore[arg-type]  # duck-typed send stream
                     message_handler=self._on_message,
+                    elicitation_callback=inputs.elicitation,
+                    sampling_callback=inputs.sampling,
+                    list_roots_callback=inputs.list_roots,
+                    # 2026-07-28 delivers log messages only to requests that ask for them.
+                    log_level=_log_level(self.name),
+                    dispatcher=dispatcher,
                 )
             )
             with anyio.fail_after(self._start_timeout):
-                init = await session.initialize()
-            self.capabilities = init.capabilities
-            self._session = session
+                await open_session(session, getattr(self.config, "mcp_era", None), self.name)
+            self.capabilities = session.server_capabilities
+            self.protocol_version = session.protocol_version
+            self._session, self._dispatcher = session, dispatcher
+            if self.era == MODERN:
+                self._changes = ChangeStream(
+                    session, self.name, self.capabilities, self._lists_may_have_changed
+                )
             self.status = ServerStatus.READY
             self._was_ready = True
             self.last_error = None
-            logger.info("MCP server %s ready", self.name)
+            logger.info("MCP server %s ready (MCP %s)", self.name, self.protocol_version)
             try:
                 await self._on_ready(self)
             except Exception as exc:
@@ -269,6 +305,8 @@ class McpServer(_Requests):
                     interval = _keepalive_interval(self.config, params)
                     if interval is not None:
                         waiters.start_soon(self._keep_alive, session, interval)
+                    if self._changes is not None:
+                        waiters.start_soon(self._changes.run)
             finally:
                 stop_wait.cancel()
             self._session = None
@@ -286,17 +324,26 @@ class McpServer(_Requests):
             except Exception as exc:  # the session's own loss detection decides, not a ping
                 logger.debug("MCP server %s: keep-alive ping failed: %s", self.name, _describe(exc))
 
-    async def _on_message(self, message: Any) -> None:
-        # Runs inside the session's receive loop: never await MCP requests here.
-        if not isinstance(message, types.ServerNotification):
-            return
-        root = message.root
-        if isinstance(root, types.ToolListChangedNotification):
-            self._notify(self, NotificationKind.TOOLS_CHANGED, None)
-        elif isinstance(root, types.ResourceListChangedNotification):
+    def _lists_may_have_changed(self) -> None:
+        """A 2026-07-28 change stream was re-opened: re-read what it would have told."""
+        self._notify(self, NotificationKind.TOOLS_CHANGED, None)
+        if self.has_resources:
             self._notify(self, NotificationKind.RESOURCES_CHANGED, None)
-        elif isinstance(root, types.ResourceUpdatedNotification):
-            self._notify(self, NotificationKind.RESOURCE_UPDATED, str(root.params.uri))
-        elif isinstance(root, types.LoggingMessageNotification):
-            params = root.params
+
+    async def _on_message(self, message: Any) -> None:
+        # mcp runs each delivery as its own task; never await MCP requests here anyway.
+        if isinstance(message, types.ToolListChangedNotification):
+            self._notify(self, NotificationKind.TOOLS_CHANGED, None)
+        elif isinstance(message, types.ResourceListChangedNotification):
+            self._notify(self, NotificationKind.RESOURCES_CHANGED, None)
+        elif isinstance(message, types.ResourceUpdatedNotification):
+            self._notify(self, NotificationKind.RESOURCE_UPDATED, str(message.params.uri))
+        elif isinstance(message, types.LoggingMessageNotification):
+            params = message.params
             forward_mcp_log(self.name, params.level, params.data, params.logger)
+
+
+def _log_level(server: str) -> types.LoggingLevel:
+    """The least level an MCP server's log messages are asked for at (2026-07-28)."""
+    debug = logging.getLogger(f"a2c_computer.mcp_log.{server}").isEnabledFor(logging.DEBUG)
+    return "debug" if debug else "info"

@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Final, TextIO, TypeAlias
 
-import httpx
+import httpx2
 from mcp import StdioServerParameters
 from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
@@ -40,14 +40,14 @@ Streams: TypeAlias = tuple[Any, Any]
 #: request (``scope``: what a 403 ``insufficient_scope`` asked for, else None).
 RefusalSink: TypeAlias = Callable[[Any, int, str | None], None]
 TransportFactory: TypeAlias = Callable[
-    [Mapping[str, Any], RefusalSink, httpx.Auth | None], AbstractAsyncContextManager[Streams]
+    [Mapping[str, Any], RefusalSink, httpx2.Auth | None], AbstractAsyncContextManager[Streams]
 ]
 
 
 # ----------------------------------------------------------------- transports
 
 
-class _HttpRefusalTransport(httpx.AsyncBaseTransport):
+class _HttpRefusalTransport(httpx2.AsyncBaseTransport):
     """Turns a refused JSON-RPC POST (401/403/5xx) into something the session survives.
 
     Streamable HTTP answers requests in the POST response, so the refusal becomes a JSON-RPC
@@ -56,23 +56,32 @@ class _HttpRefusalTransport(httpx.AsyncBaseTransport):
     """
 
     def __init__(
-        self, inner: httpx.AsyncBaseTransport, on_refusal: RefusalSink, *, in_band: bool
+        self, inner: httpx2.AsyncBaseTransport, on_refusal: RefusalSink, *, in_band: bool
     ) -> None:
         self._inner = inner
         self._on_refusal = on_refusal
         self._in_band = in_band
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         response = await self._inner.handle_async_request(request)
         status = response.status_code
         if request.method != "POST" or not (status in (401, 403) or status >= 500):
             return response
         try:
             message = json.loads(request.content)
-        except (ValueError, httpx.RequestNotRead):
+        except (ValueError, httpx2.RequestNotRead):
             return response
-        if not isinstance(message, dict) or "id" not in message or "method" not in message:
+        if not isinstance(message, dict) or "method" not in message:
             return response
+        if "id" not in message:
+            if self._in_band:
+                return response
+            # A refused notification (mcp 2 sends notifications/cancelled for an abandoned
+            # request itself) must not end the SSE writer, and with it the session:
+            # nothing waits for it, so it is dropped here.
+            await response.aread()
+            await response.aclose()
+            return httpx2.Response(202, request=request)
         await response.aread()
         await response.aclose()
         # The auth above this transport (OAuth) judges the real status and challenge.
@@ -83,7 +92,7 @@ class _HttpRefusalTransport(httpx.AsyncBaseTransport):
         if not self._in_band:
             # Reported by _OutOfBandClient once the auth above is done with the request:
             # a refresh and retry that succeeds is no refusal.
-            return httpx.Response(
+            return httpx2.Response(
                 202,
                 headers=seen,
                 request=request,
@@ -98,7 +107,7 @@ class _HttpRefusalTransport(httpx.AsyncBaseTransport):
             "message": f"upstream answered HTTP {status} to {message['method']}",
             "data": data,
         }
-        return httpx.Response(
+        return httpx2.Response(
             200,
             headers={"content-type": "application/json", **seen},
             content=json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": error}).encode(),
@@ -117,14 +126,14 @@ def _insufficient_scope(challenge: str | None) -> str | None:
     return found.group(1) if found else ""
 
 
-class _OutOfBandClient(httpx.AsyncClient):
+class _OutOfBandClient(httpx2.AsyncClient):
     """Reports the refusal of an SSE POST from the final response of the whole send."""
 
     def __init__(self, *args: Any, on_refusal: RefusalSink, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._on_refusal = on_refusal
 
-    async def send(self, request: httpx.Request, **kwargs: Any) -> httpx.Response:
+    async def send(self, request: httpx2.Request, **kwargs: Any) -> httpx2.Response:
         response = await super().send(request, **kwargs)
         refusal = response.extensions.get("a2c_refusal")
         if refusal is not None:
@@ -132,24 +141,24 @@ class _OutOfBandClient(httpx.AsyncClient):
         return response
 
 
-def _client_factory(on_refusal: RefusalSink, *, in_band: bool) -> Callable[..., httpx.AsyncClient]:
+def _client_factory(on_refusal: RefusalSink, *, in_band: bool) -> Callable[..., httpx2.AsyncClient]:
     def make(
         headers: dict[str, str] | None = None,
-        timeout: httpx.Timeout | None = None,
-        auth: httpx.Auth | None = None,
-    ) -> httpx.AsyncClient:
-        transport = _HttpRefusalTransport(httpx.AsyncHTTPTransport(), on_refusal, in_band=in_band)
+        timeout: httpx2.Timeout | None = None,
+        auth: httpx2.Auth | None = None,
+    ) -> httpx2.AsyncClient:
+        transport = _HttpRefusalTransport(httpx2.AsyncHTTPTransport(), on_refusal, in_band=in_band)
         if not in_band:
             return _OutOfBandClient(
                 headers=headers,
-                timeout=timeout if timeout is not None else httpx.Timeout(30.0, read=300.0),
+                timeout=timeout if timeout is not None else httpx2.Timeout(30.0, read=300.0),
                 auth=auth,
                 transport=transport,
                 on_refusal=on_refusal,
             )
-        return httpx.AsyncClient(
+        return httpx2.AsyncClient(
             headers=headers,
-            timeout=timeout if timeout is not None else httpx.Timeout(30.0, read=300.0),
+            timeout=timeout if timeout is not None else httpx2.Timeout(30.0, read=300.0),
             auth=auth,
             transport=transport,
         )
@@ -168,7 +177,7 @@ def _headers(params: Mapping[str, Any]) -> dict[str, str] | None:
 async def _open_stdio(
     params: Mapping[str, Any],
     _: RefusalSink,
-    __: httpx.Auth | None = None,
+    __: httpx2.Auth | None = None,
     errlog: TextIO = sys.stderr,
 ) -> AsyncIterator[Streams]:
     env = params.get("env")
@@ -186,10 +195,10 @@ async def _open_stdio(
 
 @contextlib.asynccontextmanager
 async def _open_streamable(
-    params: Mapping[str, Any], on_refusal: RefusalSink, auth: httpx.Auth | None = None
+    params: Mapping[str, Any], on_refusal: RefusalSink, auth: httpx2.Auth | None = None
 ) -> AsyncIterator[Streams]:
     factory = _client_factory(on_refusal, in_band=True)
-    timeout = httpx.Timeout(
+    timeout = httpx2.Timeout(
         parse_iso8601_duration(params.get("timeout") or "PT30S"),
         read=parse_iso8601_duration(params.get("sse_read_timeout") or "PT5M"),
     )
@@ -207,7 +216,7 @@ async def _open_streamable(
 
 @contextlib.asynccontextmanager
 async def _open_sse(
-    params: Mapping[str, Any], on_refusal: RefusalSink, auth: httpx.Auth | None = None
+    params: Mapping[str, Any], on_refusal: RefusalSink, auth: httpx2.Auth | None = None
 ) -> AsyncIterator[Streams]:
     async with sse_client(
         str(params["url"]),

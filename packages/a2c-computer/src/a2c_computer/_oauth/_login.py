@@ -22,9 +22,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-import httpx
+import httpx2
 from mcp import ClientSession
 from mcp.client.sse import sse_client
+from mcp.shared.auth import AuthorizationCodeResult
 
 from a2c_computer._exceptions import ConfigError
 from a2c_computer._upstream import streamable_http_streams
@@ -46,7 +47,7 @@ class _Loopback:
     def __init__(self, port: int, path: str) -> None:
         self._port = port
         self.path = path
-        self.result: asyncio.Future[tuple[str, str | None]] = (
+        self.result: asyncio.Future[AuthorizationCodeResult] = (
             asyncio.get_running_loop().create_future()
         )
         self._server: asyncio.Server | None = None
@@ -98,7 +99,12 @@ class _Loopback:
                 status, page = b"400 Bad Request", b"Not the redirect of this sign-in."
             elif not self.result.done():
                 if "code" in query:
-                    self.result.set_result((query["code"], query.get("state")))
+                    self.result.set_result(
+                        # iss (RFC 9207): mcp checks it against the expected issuer.
+                        AuthorizationCodeResult(
+                            code=query["code"], state=query.get("state"), iss=query.get("iss")
+                        )
+                    )
                 else:
                     error = query.get("error", "no code in the redirect")
                     self.result.set_exception(ConfigError(f"the sign-in was refused: {error}"))
@@ -155,7 +161,7 @@ async def sign_in(
             if outcome is not None:
                 await outcome
 
-        async def callback() -> tuple[str, str | None]:
+        async def callback() -> AuthorizationCodeResult:
             return await asyncio.wait_for(asyncio.shield(loopback.result), timeout)
 
         metadata = client_metadata(
@@ -170,7 +176,6 @@ async def sign_in(
             interactive=True,
             redirect_handler=redirect,
             callback_handler=callback,
-            timeout=timeout,
         )
         tools = await _connect(config, url, headers, auth)
         if storage.untouched:
@@ -185,7 +190,7 @@ async def _connect(
     config: StreamableServerConfig | SseServerConfig,
     url: str,
     headers: dict[str, str],
-    auth: httpx.Auth,
+    auth: httpx2.Auth,
 ) -> int:
     streams: Any
     if isinstance(config, SseServerConfig):
@@ -194,9 +199,9 @@ async def _connect(
             return await _initialize(read, write)
     async with streamable_http_streams(
         url,
-        client_factory=httpx.AsyncClient,
+        client_factory=httpx2.AsyncClient,
         headers=headers,
-        timeout=httpx.Timeout(30.0, read=300.0),
+        timeout=httpx2.Timeout(30.0, read=300.0),
         auth=auth,
     ) as (read, write):
         return await _initialize(read, write)

@@ -1,4 +1,4 @@
-"""The ``httpx`` auth of an OAuth-protected MCP server, on ``mcp.client.auth`` (whose private
+"""The ``httpx2`` auth of an OAuth-protected MCP server, on ``mcp.client.auth`` (whose private
 steps it reaches through :class:`a2c_computer._upstream.HookedOAuthProvider` only).
 
 Rules:
@@ -25,10 +25,11 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextvars import ContextVar
 from typing import Any, Final
 
-import httpx
+import httpx2
 from mcp.client.auth import TokenStorage
 from mcp.client.auth.utils import extract_field_from_www_auth
 from mcp.shared.auth import (
+    AuthorizationCodeResult,
     OAuthClientInformationFull,
     OAuthClientMetadata,
     OAuthMetadata,
@@ -206,7 +207,7 @@ class ServerTokenStorage(TokenStorage):
         self._update(client=client_info.model_dump(mode="json", exclude_none=True))
 
 
-def _status(response: httpx.Response) -> int:
+def _status(response: httpx2.Response) -> int:
     raw = response.headers.get(STATUS_HEADER)
     return int(raw) if raw and raw.isdigit() else response.status_code
 
@@ -222,8 +223,7 @@ class ComputerOAuth(HookedOAuthProvider):
         *,
         interactive: bool = False,
         redirect_handler: Callable[[str], Awaitable[None]] | None = None,
-        callback_handler: Callable[[], Awaitable[tuple[str, str | None]]] | None = None,
-        timeout: float = 300.0,
+        callback_handler: Callable[[], Awaitable[AuthorizationCodeResult]] | None = None,
     ) -> None:
         super().__init__(
             server_url,
@@ -231,7 +231,6 @@ class ComputerOAuth(HookedOAuthProvider):
             storage,
             redirect_handler=redirect_handler,
             callback_handler=callback_handler,
-            timeout=timeout,
         )
         self.interactive = interactive
         #: Why the server needs a sign-in now (None: it does not, as far as we know).
@@ -252,8 +251,8 @@ class ComputerOAuth(HookedOAuthProvider):
         self.keep_token_expiry()
 
     async def oauth_flow(
-        self, request: httpx.Request, upstream: AuthFlow
-    ) -> AsyncGenerator[httpx.Request, httpx.Response]:
+        self, request: httpx2.Request, upstream: AuthFlow
+    ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
         refreshed = False
         try:
             outgoing = await upstream.__anext__()
@@ -269,7 +268,7 @@ class ComputerOAuth(HookedOAuthProvider):
                         else:
                             logger.info("OAuth refresh refused by the authorization server")
                             request.headers.pop("Authorization", None)
-                        # Sent again either way: httpx answers the caller with the last
+                        # Sent again either way: httpx2 answers the caller with the last
                         # response of the flow, which must be this request's, not the
                         # token endpoint's.
                         response = yield request

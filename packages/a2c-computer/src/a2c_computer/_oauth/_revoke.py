@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import quote
 
 import attrs
-import httpx
+import httpx2
 
 __all__ = ["Revocation", "revoke_sign_in"]
 
@@ -51,7 +51,7 @@ def revoke_sign_in(record: Mapping[str, Any]) -> Revocation:
     client = client if isinstance(client, Mapping) else {}
     revoked: list[str] = []
     # Synchronous: ``auth logout`` is a short command, also run from inside an event loop.
-    with httpx.Client(timeout=_TIMEOUT) as http:
+    with httpx2.Client(timeout=_TIMEOUT) as http:
         for hint, label in (("refresh_token", "refresh token"), ("access_token", "access token")):
             token = tokens.get(hint)
             if not isinstance(token, str) or not token:
@@ -64,7 +64,7 @@ def revoke_sign_in(record: Mapping[str, Any]) -> Revocation:
                     # The MCP SDK's reference authorization server wants the key even from a
                     # public client (an empty value); RFC 7009 servers never get this retry.
                     answer = http.post(endpoint, data={**form, "client_secret": ""})
-            except httpx.HTTPError as exc:
+            except httpx2.HTTPError as exc:
                 return Revocation(endpoint, tuple(revoked), f"{type(exc).__name__}: {exc}")
             # RFC 7009 §2.2: 200 also for a token that was already invalid.
             if answer.status_code != 200:

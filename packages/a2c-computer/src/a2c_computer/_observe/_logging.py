@@ -4,8 +4,9 @@ Rules:
 
 * every resolved ``${input:...}`` string value (and the ``auth.token`` the command line
   sends) is registered in :data:`SECRETS`; once :func:`configure_logging` has run, every
-  record of every logger (ours, httpx, mcp, uvicorn...) is redacted before it is formatted;
-* ``httpx`` / ``httpcore`` log each request at INFO: they stay at WARNING unless ``-v``;
+  record of every logger (ours, httpx2, mcp, uvicorn...) is redacted before it is formatted;
+* ``httpx2`` / ``httpcore2`` (the HTTP client of ``mcp`` 2 and ours) log each request at
+  INFO: they stay at WARNING unless ``-v``;
 * one INFO line per tool call: agent, tool, MCP server, duration, outcome;
 * an MCP server's ``notifications/message`` is logged under ``a2c_computer.mcp_log.<server>``
   at the level it names (notice → INFO, alert/emergency → CRITICAL);
@@ -22,7 +23,7 @@ from collections.abc import Mapping
 from typing import Any, Final, Literal
 
 import anyio
-import httpx
+import httpx2
 
 from a2c_protocol import JsonLogFormatter, RedactingFilter, SecretRedactor, is_cancelled
 
@@ -43,7 +44,7 @@ __all__ = [
 SECRETS: Final = SecretRedactor()
 
 _TEXT_FORMAT: Final = "%(asctime)s %(levelname)s %(name)s: %(message)s"
-_CHATTY: Final = ("httpx", "httpcore")
+_CHATTY: Final = ("httpx2", "httpcore2")
 _MCP_LEVELS: Final[Mapping[str, int]] = {
     "debug": logging.DEBUG,
     "info": logging.INFO,
@@ -57,8 +58,8 @@ _MCP_LEVELS: Final[Mapping[str, int]] = {
 
 _MCP_CLIENT: Final = ("mcp.client.sse", "mcp.client.streamable_http")
 _TRANSPORT_LOSS: Final = (
-    httpx.TransportError,
-    httpx.HTTPStatusError,
+    httpx2.TransportError,
+    httpx2.HTTPStatusError,
     anyio.ClosedResourceError,
     anyio.BrokenResourceError,
     anyio.EndOfStream,

@@ -16,7 +16,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-import httpx
+import httpx2
 import socketio
 
 from a2c_computer._blobs import BlobStore
@@ -265,9 +265,9 @@ class ComputerLink(LinkHandlers):
             f"{base}/{self._path}/?EIO=4&transport=polling", LINE_VERSIONS[self.line]
         )
         try:
-            async with httpx.AsyncClient(timeout=self._timeout) as client:
+            async with httpx2.AsyncClient(timeout=self._timeout) as client:
                 response = await client.get(probe)
-        except httpx.HTTPError:
+        except httpx2.HTTPError:
             return judge_refusal(None, {}, b"")
         return judge_refusal(response.status_code, dict(response.headers), response.content)
 

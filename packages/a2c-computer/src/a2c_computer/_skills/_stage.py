@@ -30,7 +30,7 @@ from typing import Any, Final
 from urllib.parse import unquote
 
 import attrs
-import httpx
+import httpx2
 
 from ._archive import ArchiveError, ArchiveLimits, safe_member_path, unpack_archive
 from ._catalog import Skill
@@ -161,7 +161,7 @@ async def _download(url: str, limit: int, timeout: float) -> bytes:
     size = 0
     try:
         async with (
-            httpx.AsyncClient(timeout=timeout, follow_redirects=True) as client,
+            httpx2.AsyncClient(timeout=timeout, follow_redirects=True) as client,
             client.stream("GET", url) as response,
         ):
             if response.status_code != 200:
@@ -171,7 +171,7 @@ async def _download(url: str, limit: int, timeout: float) -> bytes:
                 if size > limit:
                     raise StagingError(f"archive: larger than the {limit}-byte download limit")
                 chunks.append(chunk)
-    except httpx.HTTPError as exc:
+    except httpx2.HTTPError as exc:
         raise StagingError(f"archive: download failed: {type(exc).__name__}") from None
     return b"".join(chunks)
 

@@ -19,6 +19,11 @@ Windows (metadata in ``annotations`` / ``_meta``, never in the URI):
 Tools: ``note_add``, ``notes_clear``, ``panel_open``, ``panel_close``, ``roll_dice``, and
 ``wait`` (sleeps ``seconds``; shows timeouts and cancellation).
 
+Both MCP eras (mcp 2): a 2025-11-25 client subscribes with ``resources/subscribe`` and gets
+``resources/updated`` on its session; a 2026-07-28 client opens ``subscriptions/listen``
+and gets the same notifications there (through the server's subscription bus). The server
+sends each change both ways.
+
 Skill (protocol 0.2.1, ``resources`` staging mode): ``skill://org.a2c.example.desk/desk-notes``
 with ``_meta.source: "resources"``; its files are the sub-resources under that URI
 (``SKILL.md`` and ``references/tools.md``), which the Computer reads and stages. A Computer
@@ -31,14 +36,21 @@ import argparse
 import datetime as dt
 import random
 from typing import Any
+from urllib.parse import quote
 
 import anyio
 from mcp import types
-from mcp.server.lowlevel import Server
+from mcp.server import Server, ServerRequestContext
 from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
 from mcp.server.stdio import stdio_server
-from pydantic import AnyUrl
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ListenHandler,
+    ResourcesListChanged,
+    ResourceUpdated,
+)
+from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 HOST = "org.a2c.example.desk"
 CLOCK = f"window://{HOST}/clock"
@@ -61,20 +73,23 @@ SKILL_FILES = {
 
 
 class Desk:
-    """The server's state: notes, open panels and subscribers."""
+    """The server's state: notes, open panels and who follows the changes."""
 
     def __init__(self) -> None:
         self.notes: list[str] = []
         self.panels: dict[str, str] = {}
+        #: 2025-11-25 clients: the URIs subscribed to, and the session to tell.
         self.subscribed: set[str] = set()
         self.session: ServerSession | None = None
+        #: 2026-07-28 clients: their subscriptions/listen streams hear from this bus.
+        self.bus = InMemorySubscriptionBus()
 
     def resources(self) -> list[types.Resource]:
         def window(uri: str, name: str, priority: float, **meta: Any) -> types.Resource:
             return types.Resource(
-                uri=AnyUrl(uri),
+                uri=uri,
                 name=name,
-                mimeType="text/plain",
+                mime_type="text/plain",
                 annotations=types.Annotations(priority=priority, audience=["assistant"]),
                 _meta=meta or None,
             )
@@ -83,14 +98,14 @@ class Desk:
         items += [window(f"{_panel_uri(p)}", f"Panel {p}", 0.5) for p in sorted(self.panels)]
         items.append(
             types.Resource(
-                uri=AnyUrl(SKILL),
+                uri=SKILL,
                 name="desk-notes",
                 annotations=types.Annotations(audience=["assistant"]),
                 _meta={"source": "resources", "version": "1.0.0"},
             )
         )
         items += [
-            types.Resource(uri=AnyUrl(f"{SKILL}/{path}"), name=path, mimeType="text/markdown")
+            types.Resource(uri=f"{SKILL}/{path}", name=path, mime_type="text/markdown")
             for path in SKILL_FILES
         ]
         return items
@@ -108,96 +123,135 @@ class Desk:
         raise ValueError(f"unknown resource {uri}")
 
     async def updated(self, uri: str) -> None:
+        await self.bus.publish(ResourceUpdated(uri=uri))
         if self.session is not None and uri in self.subscribed:
-            await self.session.send_resource_updated(AnyUrl(uri))
+            await self.session.send_resource_updated(uri)
 
     async def list_changed(self) -> None:
+        await self.bus.publish(ResourcesListChanged())
         if self.session is not None:
             await self.session.send_resource_list_changed()
 
 
 def _panel_uri(name: str) -> str:
-    from urllib.parse import quote
-
     return f"window://{HOST}/panel/{quote(name, safe='')}"
 
 
-def build(desk: Desk) -> tuple[Server[Any, Any], InitializationOptions]:
-    server: Server[Any, Any] = Server("a2c-example-desk")
+def _tool(name: str, description: str, props: dict[str, Any]) -> types.Tool:
+    return types.Tool(
+        name=name,
+        description=description,
+        input_schema={"type": "object", "properties": props},
+    )
 
-    @server.list_resources()  # type: ignore[no-untyped-call,untyped-decorator]
-    async def list_resources() -> list[types.Resource]:
-        desk.session = server.request_context.session
-        return desk.resources()
 
-    @server.read_resource()  # type: ignore[no-untyped-call,untyped-decorator]
-    async def read_resource(uri: AnyUrl) -> str:
-        return desk.read(str(uri))
+TOOLS = [
+    _tool("note_add", "Add a note to the notes window.", {"text": {"type": "string"}}),
+    _tool("notes_clear", "Remove every note.", {}),
+    _tool(
+        "panel_open",
+        "Open a panel window.",
+        {"name": {"type": "string"}, "text": {"type": "string"}},
+    ),
+    _tool("panel_close", "Close a panel window.", {"name": {"type": "string"}}),
+    _tool("roll_dice", "Roll a die.", {"sides": {"type": "integer"}}),
+    _tool("wait", "Sleep for a number of seconds.", {"seconds": {"type": "number"}}),
+]
 
-    @server.subscribe_resource()  # type: ignore[no-untyped-call,untyped-decorator]
-    async def subscribe(uri: AnyUrl) -> None:
-        desk.session = server.request_context.session
-        desk.subscribed.add(str(uri))
 
-    @server.unsubscribe_resource()  # type: ignore[no-untyped-call,untyped-decorator]
-    async def unsubscribe(uri: AnyUrl) -> None:
-        desk.subscribed.discard(str(uri))
+async def _run_tool(desk: Desk, name: str, args: dict[str, Any]) -> str:
+    if name == "note_add":
+        desk.notes.append(str(args.get("text", "")))
+        await desk.updated(NOTES)
+        return f"{len(desk.notes)} note(s)"
+    if name == "notes_clear":
+        desk.notes.clear()
+        await desk.updated(NOTES)
+        return "cleared"
+    if name == "panel_open":
+        panel = str(args.get("name", "main"))
+        desk.panels[panel] = str(args.get("text", f"panel {panel}"))
+        await desk.list_changed()
+        return f"opened {panel}"
+    if name == "panel_close":
+        desk.panels.pop(str(args.get("name", "")), None)
+        await desk.list_changed()
+        return "closed"
+    if name == "roll_dice":
+        return str(random.randint(1, max(int(args.get("sides", 6)), 1)))
+    if name == "wait":
+        seconds = min(max(float(args.get("seconds", 1)), 0.0), 3600.0)
+        await anyio.sleep(seconds)
+        return f"waited {seconds:g} s"
+    raise ValueError(f"unknown tool {name}")
 
-    @server.list_tools()  # type: ignore[no-untyped-call,untyped-decorator]
-    async def list_tools() -> list[types.Tool]:
-        def tool(name: str, description: str, props: dict[str, Any]) -> types.Tool:
-            return types.Tool(
-                name=name,
-                description=description,
-                inputSchema={"type": "object", "properties": props},
+
+def build(desk: Desk) -> tuple[Server[Any], InitializationOptions]:
+    """The low-level server of ``desk`` and its (2025-11-25) initialization options."""
+
+    def note_session(ctx: ServerRequestContext[Any]) -> None:
+        # 2026-07-28 requests have no session to push to; the bus reaches them instead.
+        if ctx.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS:
+            desk.session = ctx.session
+
+    async def list_resources(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        note_session(ctx)
+        return types.ListResourcesResult(resources=desk.resources())
+
+    async def read_resource(
+        ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        text = desk.read(params.uri)
+        return types.ReadResourceResult(
+            contents=[types.TextResourceContents(uri=params.uri, text=text)]
+        )
+
+    async def subscribe(
+        ctx: ServerRequestContext[Any], params: types.SubscribeRequestParams
+    ) -> types.EmptyResult:
+        note_session(ctx)
+        desk.subscribed.add(params.uri)
+        return types.EmptyResult()
+
+    async def unsubscribe(
+        ctx: ServerRequestContext[Any], params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
+        desk.subscribed.discard(params.uri)
+        return types.EmptyResult()
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=TOOLS)
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        note_session(ctx)
+        try:
+            reply = await _run_tool(desk, params.name, dict(params.arguments or {}))
+        except ValueError as exc:
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=str(exc))], is_error=True
             )
+        return types.CallToolResult(content=[types.TextContent(type="text", text=reply)])
 
-        return [
-            tool("note_add", "Add a note to the notes window.", {"text": {"type": "string"}}),
-            tool("notes_clear", "Remove every note.", {}),
-            tool(
-                "panel_open",
-                "Open a panel window.",
-                {"name": {"type": "string"}, "text": {"type": "string"}},
-            ),
-            tool("panel_close", "Close a panel window.", {"name": {"type": "string"}}),
-            tool("roll_dice", "Roll a die.", {"sides": {"type": "integer"}}),
-            tool("wait", "Sleep for a number of seconds.", {"seconds": {"type": "number"}}),
-        ]
-
-    @server.call_tool()  # type: ignore[untyped-decorator]
-    async def call_tool(name: str, args: dict[str, Any]) -> list[types.TextContent]:
-        desk.session = server.request_context.session
-        if name == "note_add":
-            desk.notes.append(str(args.get("text", "")))
-            await desk.updated(NOTES)
-            reply = f"{len(desk.notes)} note(s)"
-        elif name == "notes_clear":
-            desk.notes.clear()
-            await desk.updated(NOTES)
-            reply = "cleared"
-        elif name == "panel_open":
-            panel = str(args.get("name", "main"))
-            desk.panels[panel] = str(args.get("text", f"panel {panel}"))
-            await desk.list_changed()
-            reply = f"opened {panel}"
-        elif name == "panel_close":
-            desk.panels.pop(str(args.get("name", "")), None)
-            await desk.list_changed()
-            reply = "closed"
-        elif name == "roll_dice":
-            reply = str(random.randint(1, max(int(args.get("sides", 6)), 1)))
-        elif name == "wait":
-            seconds = min(max(float(args.get("seconds", 1)), 0.0), 3600.0)
-            await anyio.sleep(seconds)
-            reply = f"waited {seconds:g} s"
-        else:
-            raise ValueError(f"unknown tool {name}")
-        return [types.TextContent(type="text", text=reply)]
-
+    server: Server[Any] = Server(
+        "a2c-example-desk",
+        version="0.2.0",
+        on_list_resources=list_resources,
+        on_read_resource=read_resource,
+        on_subscribe_resource=subscribe,
+        on_unsubscribe_resource=unsubscribe,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_subscriptions_listen=ListenHandler(desk.bus),
+    )
     capabilities = types.ServerCapabilities(
-        tools=types.ToolsCapability(listChanged=False),
-        resources=types.ResourcesCapability(subscribe=True, listChanged=True),
+        tools=types.ToolsCapability(list_changed=False),
+        resources=types.ResourcesCapability(subscribe=True, list_changed=True),
     )
     return server, InitializationOptions(
         server_name="a2c-example-desk", server_version="0.2.0", capabilities=capabilities

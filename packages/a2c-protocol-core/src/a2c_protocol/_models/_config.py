@@ -24,6 +24,7 @@ __all__ = [
     "MCPServerInput",
     "MCPServerStdioParameters",
     "MCPServerStreamableHttpParameters",
+    "McpEra",
     "McpServerState",
     "OAuthSettings",
     "PickStringInput",
@@ -35,6 +36,9 @@ __all__ = [
 
 
 # ---------------------------------------------------------------- configuration
+
+#: The MCP protocol era a Computer speaks to one MCP server (see ``mcp_era``).
+McpEra: TypeAlias = Literal["auto", "handshake", "modern"]
 
 
 @attrs.frozen(kw_only=True)
@@ -100,6 +104,12 @@ class _ServerConfigBase:
     #: SDK extension (not a protocol field): prepended to every tool name of this server
     #: that has no ``alias``, so copies of one server can live side by side.
     tool_prefix: str | None = _opt()
+    #: SDK extension (not a protocol field): the MCP protocol era the Computer speaks to this
+    #: server. ``"handshake"``: ``initialize`` (2025-11-25 and earlier); ``"modern"``:
+    #: 2026-07-28 (``server/discover``, per-request metadata); ``"auto"`` or absent: the
+    #: handshake when the server answers it (where its tools may ask the user or the model
+    #: with server-initiated requests), else 2026-07-28. SSE speaks the handshake only.
+    mcp_era: McpEra | None = _opt()
 
 
 @attrs.frozen(kw_only=True)
@@ -183,12 +193,15 @@ class McpServerState:
     """One MCP server's state as our Computer reports it next to its config.
 
     ``status``: ``ready``, ``starting``, ``failed``, ``stopped`` or ``disabled``; ``error``:
-    why it is not ready (secrets masked); ``tools``: how many tools it listed.
+    why it is not ready (secrets masked); ``tools``: how many tools it listed;
+    ``protocol``: the MCP protocol version its session negotiated (``"2025-11-25"``: the
+    handshake era, ``"2026-07-28"``: the modern one), when it is ready.
     """
 
     status: str
     error: str | None = _opt()
     tools: int | None = _opt()
+    protocol: str | None = _opt()
 
 
 @attrs.frozen(kw_only=True)

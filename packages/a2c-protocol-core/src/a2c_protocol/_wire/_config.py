@@ -9,7 +9,12 @@ from typing import Final
 
 from a2c_protocol._exceptions import FieldError, InvalidPayloadError
 from a2c_protocol._lines._bundle_id import bundle_id_problem
-from a2c_protocol._models import GetComputerConfigRet, PickStringInput, StreamableServerConfig
+from a2c_protocol._models import (
+    GetComputerConfigRet,
+    PickStringInput,
+    SseServerConfig,
+    StreamableServerConfig,
+)
 
 from ._converter import _CONFIG, _structure
 
@@ -39,6 +44,14 @@ def config_from_json(data: object) -> GetComputerConfigRet:
         elif server.name != key and server.bundle_id is None:
             errors.append(
                 FieldError(f"{at}.name", f"must equal its key {key!r}, got {server.name!r}")
+            )
+        if isinstance(server, SseServerConfig) and server.mcp_era == "modern":
+            errors.append(
+                FieldError(
+                    f"{at}.mcp_era",
+                    "SSE speaks the handshake era only (2026-07-28 has no SSE transport): "
+                    "use 'auto' or 'handshake', or the server's Streamable HTTP endpoint",
+                )
             )
         if isinstance(server, StreamableServerConfig):
             for attr in ("timeout", "sse_read_timeout"):

@@ -1,28 +1,32 @@
 """Small helpers shared by the test MCP servers: raw JSON results and tool plumbing.
 
-The servers answer ``resources/list`` with raw JSON (through an ``extra="allow"`` result)
-so that they can send what real-world servers send, including values the typed ``mcp``
-models would refuse (a priority of 5, a query in a window URI).
+The servers answer with raw JSON so that they can send what real-world servers send,
+including values the typed ``mcp`` models would refuse (a priority of 5, a query in a
+window URI): mcp 2 validates every handler's result against the protocol schema, so a raw
+answer is given by a server middleware before that step (:func:`register_raw`).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 import anyio
 from mcp import types
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.models import InitializationOptions
+from mcp.server.session import ServerSession
 from mcp.server.stdio import stdio_server
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 __all__ = [
     "UpstreamGate",
     "bearer_status",
+    "current_session",
     "paged",
-    "raw_result",
     "register_raw",
     "run_stdio",
     "serve_http_forever",
@@ -97,22 +101,62 @@ class UpstreamGate:
         return self.decide(tool, headers)
 
 
-def raw_result(payload: Mapping[str, Any]) -> types.ServerResult:
-    """A result sent exactly as given (no model validation of its fields)."""
-    return types.ServerResult(types.EmptyResult(**dict(payload)))
+_SESSION: ContextVar[ServerSession | None] = ContextVar("a2c_test_session", default=None)
+
+
+def current_session() -> ServerSession:
+    """The session of the request a raw handler answers (to send it notifications)."""
+    session = _SESSION.get()
+    if session is None:
+        raise RuntimeError("current_session() outside a raw handler")
+    return session
 
 
 def register_raw(
-    server: Server[Any, Any],
+    server: Server[Any],
     request_type: type[Any],
     handler: Callable[[Any], Awaitable[Mapping[str, Any]]],
 ) -> None:
-    """Answer ``request_type`` with the raw JSON returned by ``handler``."""
+    """Answer ``request_type`` with the raw JSON returned by ``handler``.
 
-    async def wrapped(request: Any) -> types.ServerResult:
-        return raw_result(await handler(request))
+    ``handler`` gets the request as its typed model (v1's request objects); what it
+    returns is sent as it is, unvalidated. A stub typed handler is registered too, so the
+    server's capabilities (which mcp 2 derives from its handlers) name the method.
+    """
+    method: str = request_type.model_fields["method"].default
+    raw: dict[str, Callable[[Any], Awaitable[Mapping[str, Any]]]] | None = getattr(
+        server, "_a2c_raw", None
+    )
+    if raw is None:
+        raw = {}
+        server._a2c_raw = raw  # type: ignore[attr-defined]
 
-    server.request_handlers[request_type] = wrapped
+        async def answer_raw(
+            ctx: ServerRequestContext[Any, Any], call_next: CallNext
+        ) -> HandlerResult:
+            chosen = raw.get(ctx.method)
+            if chosen is None or ctx.request_id is None:
+                return await call_next(ctx)
+            payload: dict[str, Any] = {"method": ctx.method}
+            if ctx.params is not None:
+                payload["params"] = dict(ctx.params)
+            request = type_of[ctx.method].model_validate(payload)
+            token = _SESSION.set(ctx.session)
+            try:
+                return dict(await chosen(request))
+            finally:
+                _SESSION.reset(token)
+
+        type_of: dict[str, Any] = {}
+        server._a2c_raw_types = type_of  # type: ignore[attr-defined]
+        server.middleware.append(answer_raw)
+    raw[method] = handler
+    server._a2c_raw_types[method] = request_type  # type: ignore[attr-defined]
+
+    async def stub(ctx: Any, params: Any) -> Any:
+        raise RuntimeError(f"{method} is answered by the raw middleware")
+
+    server.add_request_handler(method, types.RequestParams, stub)
 
 
 def paged(items: Sequence[Any], cursor: str | None, page_size: int) -> tuple[list[Any], str | None]:
@@ -128,7 +172,7 @@ def text(value: str) -> list[types.TextContent]:
     return [types.TextContent(type="text", text=value)]
 
 
-def run_stdio(server: Server[Any, Any], options: InitializationOptions) -> None:
+def run_stdio(server: Server[Any], options: InitializationOptions) -> None:
     """Serve ``server`` over stdin/stdout until the client goes away."""
 
     async def run() -> None:

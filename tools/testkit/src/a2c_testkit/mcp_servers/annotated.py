@@ -1,4 +1,4 @@
-"""Test MCP server (stdio, FastMCP) whose tools carry MCP annotations, for the MCP bridge.
+"""Test MCP server (stdio, ``MCPServer``) whose tools carry MCP annotations, for the MCP bridge.
 
 Run: ``python -m a2c_testkit.mcp_servers.annotated``. Tools:
 
@@ -14,30 +14,30 @@ from __future__ import annotations
 import asyncio
 import base64
 
-from mcp.server.fastmcp import Context, FastMCP
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import ImageContent, ToolAnnotations
 
 from a2c_testkit.mcp_servers.bulk import noise_png
 
 __all__ = ["main", "server"]
 
-server = FastMCP("a2c-test-annotated")
+server = MCPServer("a2c-test-annotated")
 
 
-@server.tool(annotations=ToolAnnotations(title="Look up", readOnlyHint=True))
+@server.tool(annotations=ToolAnnotations(title="Look up", read_only_hint=True))
 def lookup(key: str) -> dict[str, str]:
     """Look a key up."""
     return {"key": key, "value": key.upper()}
 
 
-@server.tool(annotations=ToolAnnotations(destructiveHint=True, readOnlyHint=False))
+@server.tool(annotations=ToolAnnotations(destructive_hint=True, read_only_hint=False))
 def wipe() -> str:
     """Wipe everything (pretend)."""
     return "wiped"
 
 
 @server.tool()
-async def steps(count: int, delay: float, ctx: Context) -> str:  # type: ignore[type-arg]
+async def steps(count: int, delay: float, ctx: Context) -> str:
     """Sleep ``count`` times ``delay`` seconds, reporting progress after each."""
     for i in range(1, count + 1):
         await asyncio.sleep(delay)
@@ -49,7 +49,7 @@ async def steps(count: int, delay: float, ctx: Context) -> str:  # type: ignore[
 def picture(size: int = 1024, seed: int = 0) -> ImageContent:
     """A noise PNG of about ``size`` bytes."""
     data = base64.b64encode(noise_png(size, seed)).decode("ascii")
-    return ImageContent(type="image", data=data, mimeType="image/png")
+    return ImageContent(type="image", data=data, mime_type="image/png")
 
 
 def main() -> None:

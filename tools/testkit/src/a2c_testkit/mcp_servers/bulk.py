@@ -53,8 +53,8 @@ def noise_png(size: int, seed: int = 0) -> bytes:
     )
 
 
-def build_server() -> tuple[Server[Any, Any], InitializationOptions]:
-    server: Server[Any, Any] = Server("a2c-test-bulk")
+def build_server() -> tuple[Server[Any], InitializationOptions]:
+    server: Server[Any] = Server("a2c-test-bulk")
 
     async def list_tools(request: types.ListToolsRequest) -> dict[str, Any]:
         return {"tools": TOOLS}
@@ -87,7 +87,7 @@ def build_server() -> tuple[Server[Any, Any], InitializationOptions]:
     options = InitializationOptions(
         server_name="a2c-test-bulk",
         server_version="0.2.0",
-        capabilities=types.ServerCapabilities(tools=types.ToolsCapability(listChanged=False)),
+        capabilities=types.ServerCapabilities(tools=types.ToolsCapability(list_changed=False)),
     )
     return server, options
 

@@ -25,7 +25,7 @@ from mcp import types
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 
-from a2c_testkit.mcp_servers._kit import paged, register_raw, run_stdio
+from a2c_testkit.mcp_servers._kit import current_session, paged, register_raw, run_stdio
 
 __all__ = ["build_server", "main"]
 
@@ -177,8 +177,8 @@ def build_server(
     page_size: int = 100,
     host: str = "org.a2c.test.desk",
     subscribe: bool = True,
-) -> tuple[Server[Any, Any], InitializationOptions]:
-    server: Server[Any, Any] = Server("a2c-test-desk")
+) -> tuple[Server[Any], InitializationOptions]:
+    server: Server[Any] = Server("a2c-test-desk")
     resources = _profile_resources(profile, host)
     tools = list(_TOOLS)
     reads: dict[str, int] = {}
@@ -219,7 +219,7 @@ def build_server(
     async def call_tool(request: types.CallToolRequest) -> dict[str, Any]:
         name = request.params.name
         args = request.params.arguments or {}
-        session = server.request_context.session
+        session = current_session()
 
         def ok(value: str, **extra: Any) -> dict[str, Any]:
             return {"content": [{"type": "text", "text": value}], "isError": False, **extra}
@@ -271,7 +271,7 @@ def build_server(
             await session.send_resource_list_changed()
             return ok("relisted")
         if name == "touch":
-            await session.send_resource_updated(str(args.get("uri")))  # type: ignore[arg-type]
+            await session.send_resource_updated(str(args.get("uri")))
             return ok("touched")
         if name == "add_tool":
             if not any(t["name"] == "extra" for t in tools):
@@ -298,8 +298,8 @@ def build_server(
 
     register_raw(server, types.CallToolRequest, call_tool)
     capabilities = types.ServerCapabilities(
-        tools=types.ToolsCapability(listChanged=True),
-        resources=types.ResourcesCapability(subscribe=subscribe, listChanged=True),
+        tools=types.ToolsCapability(list_changed=True),
+        resources=types.ResourcesCapability(subscribe=subscribe, list_changed=True),
     )
     options = InitializationOptions(
         server_name="a2c-test-desk", server_version="0.2.0", capabilities=capabilities

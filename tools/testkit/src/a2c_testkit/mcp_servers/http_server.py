@@ -33,11 +33,11 @@ from a2c_testkit.mcp_servers._kit import (
     serve_http_forever,
 )
 
-__all__ = ["build_app", "main", "serve_http"]
+__all__ = ["build_app", "main", "serve_http", "serve_module_http"]
 
 
-def _build_server() -> tuple[Server[Any, Any], InitializationOptions]:
-    server: Server[Any, Any] = Server("a2c-test-http")
+def _build_server() -> tuple[Server[Any], InitializationOptions]:
+    server: Server[Any] = Server("a2c-test-http")
     tools = [
         {
             "name": "search",
@@ -83,8 +83,8 @@ def _build_server() -> tuple[Server[Any, Any], InitializationOptions]:
         server_name="a2c-test-http",
         server_version="0.2.0",
         capabilities=types.ServerCapabilities(
-            tools=types.ToolsCapability(listChanged=False),
-            resources=types.ResourcesCapability(subscribe=False, listChanged=False),
+            tools=types.ToolsCapability(list_changed=False),
+            resources=types.ResourcesCapability(subscribe=False, list_changed=False),
         ),
     )
     return server, options
@@ -135,20 +135,29 @@ async def serve_http(port: int = 0, startup_timeout: float = 60.0) -> AsyncItera
     A separate process keeps the MCP server library's own resource leaks (and its event
     loop) out of the test process, as in a real deployment.
     """
+    args = ("--port", str(port), "--announce")
+    async with serve_module_http("http_server", *args, startup_timeout=startup_timeout) as url:
+        yield url
+
+
+@contextlib.asynccontextmanager
+async def serve_module_http(
+    module: str, *args: str, startup_timeout: float = 60.0
+) -> AsyncIterator[str]:
+    """Run ``python -m a2c_testkit.mcp_servers.<module> ARGS`` (a server that prints
+    ``PORT <n>`` once it listens on 127.0.0.1); yields its base URL; stops it after."""
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "a2c_testkit.mcp_servers.http_server",
-        "--port",
-        str(port),
-        "--announce",
+        f"a2c_testkit.mcp_servers.{module}",
+        *args,
         stdout=asyncio.subprocess.PIPE,
     )
     try:
         assert proc.stdout is not None
         line = await asyncio.wait_for(proc.stdout.readline(), startup_timeout)
         if not line.startswith(b"PORT "):
-            raise RuntimeError(f"test HTTP MCP server did not start: {line!r}")
+            raise RuntimeError(f"test HTTP MCP server {module} did not start: {line!r}")
         yield f"http://127.0.0.1:{int(line.split()[1])}"
     finally:
         if proc.returncode is None:

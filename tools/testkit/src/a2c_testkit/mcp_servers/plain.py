@@ -33,8 +33,8 @@ TOOLS: list[dict[str, Any]] = [
 ]
 
 
-def build_server() -> tuple[Server[Any, Any], InitializationOptions]:
-    server: Server[Any, Any] = Server("a2c-test-plain")
+def build_server() -> tuple[Server[Any], InitializationOptions]:
+    server: Server[Any] = Server("a2c-test-plain")
 
     tools = list(TOOLS)
     if os.environ.get("A2C_TEST_TASK_TOOL") == "1":
@@ -58,7 +58,7 @@ def build_server() -> tuple[Server[Any, Any], InitializationOptions]:
     options = InitializationOptions(
         server_name="a2c-test-plain",
         server_version="0.2.0",
-        capabilities=types.ServerCapabilities(tools=types.ToolsCapability(listChanged=False)),
+        capabilities=types.ServerCapabilities(tools=types.ToolsCapability(list_changed=False)),
     )
     return server, options
 

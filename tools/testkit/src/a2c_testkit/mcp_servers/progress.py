@@ -1,4 +1,4 @@
-"""Test MCP server (stdio, FastMCP) whose tool reports progress while it works.
+"""Test MCP server (stdio, ``MCPServer``) whose tool reports progress while it works.
 
 Run: ``python -m a2c_testkit.mcp_servers.progress``. Tool ``steps(count, delay)`` reports
 ``i/count`` with the message ``step i`` after each ``delay`` seconds of sleep, and
@@ -10,26 +10,26 @@ from __future__ import annotations
 
 import asyncio
 import json
+from typing import Any
 
-from mcp.server.fastmcp import Context, FastMCP
+from mcp.server.mcpserver import Context, MCPServer
 
 __all__ = ["build_server", "main"]
 
 
-def build_server() -> FastMCP:
-    server = FastMCP("a2c-test-progress")
+def build_server() -> MCPServer:
+    server = MCPServer("a2c-test-progress")
 
     @server.tool()
-    async def steps(count: int, delay: float, ctx: Context) -> str:  # type: ignore[type-arg]
+    async def steps(count: int, delay: float, ctx: Context) -> str:
         """Sleep ``count`` times ``delay`` seconds, reporting progress after each."""
-        meta = ctx.request_context.meta
-        token = meta.progressToken if meta is not None else None
-        extra = (meta.model_extra or {}) if meta is not None else {}
+        meta: dict[str, Any] = dict(ctx.request_context.meta or {})
+        token = meta.get("progressToken", meta.get("progress_token"))
         for i in range(1, count + 1):
             await asyncio.sleep(delay)
             await ctx.report_progress(i, count, f"step {i}")
         return json.dumps(
-            {"progress_token": token is not None, "traceparent": extra.get("traceparent")}
+            {"progress_token": token is not None, "traceparent": meta.get("traceparent")}
         )
 
     return server

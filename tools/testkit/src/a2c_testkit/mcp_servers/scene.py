@@ -38,6 +38,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from ._kit import (
     UpstreamGate,
     bearer_status,
+    current_session,
     paged,
     register_raw,
     run_stdio,
@@ -98,9 +99,9 @@ def _listing(window: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in window.items() if k != "text"}
 
 
-def build_server(scene: dict[str, Any]) -> tuple[Server[Any, Any], InitializationOptions]:
+def build_server(scene: dict[str, Any]) -> tuple[Server[Any], InitializationOptions]:
     name = str(scene.get("name", "scene"))
-    server: Server[Any, Any] = Server(name)
+    server: Server[Any] = Server(name)
     windows: list[dict[str, Any]] = [dict(w) for w in scene.get("windows", [])]
     others: list[dict[str, Any]] = list(scene.get("other_resources", []))
     page_size = int(scene.get("page_size", 100))
@@ -131,7 +132,7 @@ def build_server(scene: dict[str, Any]) -> tuple[Server[Any, Any], Initializatio
     async def call_tool(request: types.CallToolRequest) -> dict[str, Any]:
         tool = request.params.name
         args = request.params.arguments or {}
-        session = server.request_context.session
+        session = current_session()
 
         def ok(text: str) -> dict[str, Any]:
             return {"content": [{"type": "text", "text": text}], "isError": False}
@@ -184,10 +185,10 @@ def build_server(scene: dict[str, Any]) -> tuple[Server[Any, Any], Initializatio
         register_raw(server, types.SubscribeRequest, ok_empty)
         register_raw(server, types.UnsubscribeRequest, ok_empty)
     capabilities = types.ServerCapabilities(
-        tools=types.ToolsCapability(listChanged=False),
+        tools=types.ToolsCapability(list_changed=False),
         resources=(
             types.ResourcesCapability(
-                subscribe=bool(scene.get("subscribe", True)), listChanged=True
+                subscribe=bool(scene.get("subscribe", True)), list_changed=True
             )
             if has_resources
             else None
@@ -203,7 +204,7 @@ def _decide(tool: str, headers: Mapping[str, str]) -> int | None:
     return bearer_status(headers) if tool == "secure" else None
 
 
-def _http_app(server: Server[Any, Any], options: InitializationOptions) -> ASGIApp:
+def _http_app(server: Server[Any], options: InitializationOptions) -> ASGIApp:
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
     manager = StreamableHTTPSessionManager(app=server, stateless=False)

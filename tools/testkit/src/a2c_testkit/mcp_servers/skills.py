@@ -28,7 +28,7 @@ from mcp import types
 from mcp.server.lowlevel import Server
 from mcp.server.models import InitializationOptions
 
-from a2c_testkit.mcp_servers._kit import register_raw, run_stdio
+from a2c_testkit.mcp_servers._kit import current_session, register_raw, run_stdio
 
 __all__ = ["ASSET_BYTES", "INLINE_FILES", "build_server", "main"]
 
@@ -75,8 +75,8 @@ def _root(name: str, meta: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def build_server(args: argparse.Namespace) -> tuple[Server[Any, Any], InitializationOptions]:
-    server: Server[Any, Any] = Server("a2c-test-skills")
+def build_server(args: argparse.Namespace) -> tuple[Server[Any], InitializationOptions]:
+    server: Server[Any] = Server("a2c-test-skills")
     skills: dict[str, dict[str, Any]] = {
         "inline-guide": _root("inline-guide", {"source": "resources"})
     }
@@ -127,7 +127,7 @@ def build_server(args: argparse.Namespace) -> tuple[Server[Any, Any], Initializa
 
     async def call_tool(request: types.CallToolRequest) -> dict[str, Any]:
         name, args_ = request.params.name, request.params.arguments or {}
-        session = server.request_context.session
+        session = current_session()
         target = str(args_.get("name", ""))
         if name == "remove_skill" and target in skills:
             del skills[target]
@@ -151,8 +151,8 @@ def build_server(args: argparse.Namespace) -> tuple[Server[Any, Any], Initializa
     register_raw(server, types.ListToolsRequest, list_tools)
     register_raw(server, types.CallToolRequest, call_tool)
     capabilities = types.ServerCapabilities(
-        tools=types.ToolsCapability(listChanged=False),
-        resources=types.ResourcesCapability(subscribe=True, listChanged=True),
+        tools=types.ToolsCapability(list_changed=False),
+        resources=types.ResourcesCapability(subscribe=True, list_changed=True),
     )
     return server, InitializationOptions(
         server_name="a2c-test-skills", server_version="0.2.3", capabilities=capabilities

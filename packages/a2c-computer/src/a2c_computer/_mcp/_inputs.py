@@ -1,0 +1,67 @@
+"""The seam where an MCP server's input requests (elicitation, sampling, roots) get answered.
+
+An MCP server asks for input during a request in one of two ways, by era:
+
+* handshake era: a server-initiated request (``elicitation/create``,
+  ``sampling/createMessage``, ``roots/list``) while the tool call is in flight. The MCP
+  client session answers it through the callbacks of :class:`InputCallbacks`, given to
+  :class:`~._server.McpServer` (``inputs=``); the session also declares the matching client
+  capabilities in ``initialize`` only for the callbacks given.
+* 2026-07-28: the tool call's *result* is ``{"resultType": "input_required",
+  "inputRequests": {...}, "requestState": "..."}``; the client answers by calling the tool
+  again with ``inputResponses`` and the ``requestState`` unchanged
+  (``McpServer.call_tool(..., input_responses=, request_state=)``). The capabilities of
+  :class:`InputCallbacks` are declared on every request's ``_meta`` too, so a
+  resolver-based tool knows what it may ask.
+
+Without callbacks (today's Computer) nothing is declared: a handshake-era server gets
+mcp's own refusal of each request ("... not supported"), and a 2026-07-28
+``input_required`` result becomes :data:`NO_INPUT` (a clear failure of the call) unless
+the caller of ``call_tool`` takes such results (``allow_input_required=True``) to answer
+them itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from mcp.client.session import ElicitationFnT, ListRootsFnT, SamplingFnT
+
+from a2c_protocol import JsonObject
+
+__all__ = ["INPUT_REQUIRED", "NO_INPUT", "InputCallbacks", "input_kinds"]
+
+#: The ``resultType`` of a 2026-07-28 result that asks for input.
+INPUT_REQUIRED: Final = "input_required"
+#: What a tool call that asked for input fails with when nobody can answer it.
+NO_INPUT: Final = (
+    "the tool asked for input ({kinds}) during the call; this Computer does not relay input "
+    "requests, so the call cannot go on"
+)
+
+_KINDS: Final = {
+    "elicitation/create": "elicitation",
+    "sampling/createMessage": "sampling",
+    "roots/list": "roots",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class InputCallbacks:
+    """What answers an MCP server's input requests (each None: not supported)."""
+
+    elicitation: ElicitationFnT | None = None
+    sampling: SamplingFnT | None = None
+    list_roots: ListRootsFnT | None = None
+
+
+def input_kinds(result: JsonObject) -> str:
+    """``"elicitation, sampling"``: what an ``input_required`` result asks for."""
+    requests = result.get("inputRequests")
+    methods = (
+        sorted({str(r.get("method")) for r in requests.values() if isinstance(r, dict)})
+        if isinstance(requests, dict)
+        else []
+    )
+    return ", ".join(_KINDS.get(m, m) for m in methods) or "no request named"
