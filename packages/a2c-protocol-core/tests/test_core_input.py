@@ -12,33 +12,35 @@ from hypothesis import strategies as st
 from a2c_protocol import (
     ElicitationRequest,
     ElicitationResponse,
-    InputBinding,
     InputCapabilities,
     InputOrigin,
     InputRefusal,
     InputRequiredResult,
     InvalidPayloadError,
-    PendingInputs,
     RootsRequest,
     RootsResponse,
     SamplingRequest,
     SamplingResponse,
-    StateRefusal,
     ToolCallReq,
+    from_wire,
+    parse_input_required,
+    to_wire,
+)
+from a2c_protocol._input import (
+    InputBinding,
+    PendingInputs,
+    StateRefusal,
     content_problems,
     decline_for,
     form_fields,
-    from_wire,
     input_request_of,
     input_required_answer,
     is_input_required,
     params_digest,
     parse_field,
-    parse_input_required,
     response_from_wire,
     response_to_wire,
     secret_fields,
-    to_wire,
 )
 
 FORM = {
@@ -516,3 +518,15 @@ def test_a_mistyped_input_key_is_a_field_error(key: str, value: object) -> None:
 @given(st.dictionaries(st.text(max_size=4), _JSON_LEAF, max_size=4))
 def test_params_digest_ignores_key_order(params: dict[str, Any]) -> None:
     assert params_digest(params) == params_digest(dict(reversed(list(params.items()))))
+
+
+def test_peek_leaves_the_state_and_take_uses_it() -> None:
+    table: PendingInputs[str] = PendingInputs(10)
+    table.open("s", CALL, "item", now=0.0)
+    assert table.peek("s", CALL, now=1.0) == "item"
+    assert table.peek("s", CALL, now=1.0) == "item"  # still there
+    refused = table.peek("s", _with(CALL, agent="x"), now=1.0)
+    assert isinstance(refused, StateRefusal) and refused.reason == "input_state_mismatch"
+    table.take("s")
+    gone = table.peek("s", CALL, now=1.0)
+    assert isinstance(gone, StateRefusal) and gone.reason == "input_state_unknown"

@@ -38,7 +38,6 @@ from a2c_protocol import (
     ElicitationResponse,
     Event,
     ForbiddenError,
-    FormField,
     GetBlobRet,
     GetComputerConfigRet,
     InputCapabilities,
@@ -77,9 +76,12 @@ from a2c_protocol import (
     UnauthorizedError,
     WindowURI,
     cancel_reason_of,
-    form_fields,
     is_cancelled,
     is_timed_out,
+)
+from a2c_protocol._input import (
+    FormField,
+    form_fields,
     parse_field,
 )
 

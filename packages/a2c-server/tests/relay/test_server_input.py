@@ -12,7 +12,13 @@ from typing import Any
 
 import pytest
 
-from a2c_protocol import Event, InputCapabilities, input_required_answer
+from a2c_protocol import (
+    Event,
+    InputCapabilities,
+)
+from a2c_protocol._input import (
+    input_required_answer,
+)
 from a2c_testkit.server import RawClient, RunningServer, connect_raw
 
 FORM = {"method": "elicitation/create",

@@ -18,7 +18,9 @@ import itertools
 import json
 from typing import Any
 
-from a2c_protocol import input_required_answer
+from a2c_protocol._input import (
+    input_required_answer,
+)
 
 __all__ = ["AskingTool", "form_request", "sampling_request", "url_request"]
 

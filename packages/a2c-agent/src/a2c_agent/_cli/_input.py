@@ -33,12 +33,14 @@ from urllib.parse import urlsplit
 from a2c_protocol import (
     ElicitationRequest,
     ElicitationResponse,
-    FormField,
     InputRefusal,
     InputRequest,
     InputResponse,
     SamplingRequest,
     SamplingResponse,
+)
+from a2c_protocol._input import (
+    FormField,
     content_problems,
     form_fields,
     parse_field,

@@ -34,6 +34,8 @@ from a2c_protocol import (
     RootsResponse,
     SamplingRequest,
     SamplingResponse,
+)
+from a2c_protocol._input import (
     decline_for,
     response_to_wire,
 )

@@ -39,9 +39,11 @@ from a2c_protocol import (
     RequestTimeoutError,
     WindowURI,
     from_wire,
-    is_input_required,
     parse_input_required,
     to_wire,
+)
+from a2c_protocol._input import (
+    is_input_required,
 )
 
 from ._blobdrain import drain_result, needs_drain

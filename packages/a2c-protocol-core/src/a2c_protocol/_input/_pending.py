@@ -6,7 +6,9 @@ made, and performs the effects the answers call for. Rules:
 1. A state is bound to the call that was asked: the Agent's name, the office, the Computer,
    the tool name (as the Computer received it) and the digest of the call's ``params``
    (:func:`params_digest`). A retry is accepted only when all five are equal.
-2. A state is used once: an accepted claim removes it (a new round gets a new state).
+2. A state is used once: an accepted claim removes it (a new round gets a new state);
+   :meth:`PendingInputs.peek` reads it without using it (the caller's answers may still
+   be refused, and the state then stays for a corrected retry).
 3. A claim that does not match is refused and leaves the state to its caller (so a wrong
    caller cannot spoil it); the refusal names what differed, except whose the state is.
 4. A state lives ``ttl`` seconds from the answer that issued it. :meth:`PendingInputs.expire`
@@ -91,6 +93,13 @@ class PendingInputs(Generic[T]):
 
     def claim(self, state: str, binding: InputBinding, now: float) -> T | StateRefusal:
         """The item of ``state`` for the caller ``binding`` (removed), or why not."""
+        item = self.peek(state, binding, now)
+        if not isinstance(item, StateRefusal):
+            del self._entries[state]
+        return item
+
+    def peek(self, state: str, binding: InputBinding, now: float) -> T | StateRefusal:
+        """Like :meth:`claim`, but the state stays (its answers may still be refused)."""
         entry = self._entries.get(state)
         if entry is None or entry.deadline <= now:
             if entry is not None or state in self._lapsed:
@@ -110,8 +119,11 @@ class PendingInputs(Generic[T]):
                 message="the request state belongs to another call (different "
                 + ", ".join(_SHOWN[f] for f in differing) + ")",
             )  # fmt: skip
-        del self._entries[state]
         return entry.item
+
+    def take(self, state: str) -> None:
+        """Remove ``state`` after a :meth:`peek` that handed out its item."""
+        self._entries.pop(state, None)
 
     def expire(self, now: float) -> list[tuple[str, InputBinding, T]]:
         """Remove and return every state past its deadline; forget old lapsed ones."""
