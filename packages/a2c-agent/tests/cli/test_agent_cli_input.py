@@ -8,15 +8,9 @@ slave side, the test types on the master side what a user would.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-import os
-import pty
-import select
 import signal
-import subprocess
 import sys
-import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -25,6 +19,7 @@ import pytest
 from a2c_protocol import Event
 from a2c_testkit.scripted_computer import ScriptedComputer
 from a2c_testkit.scripted_input import AskingTool, form_request, sampling_request, url_request
+from a2c_testkit.terminal import Terminal
 
 OFFICE = "office-1"
 
@@ -125,46 +120,13 @@ async def test_cli_a_bad_answer_flag_is_a_usage_error(value: str) -> None:
     assert code == 2 and "--answer" in err
 
 
-class Terminal:
-    """The master side of a pseudo-terminal: read what the program wrote, type lines."""
-
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-        self.seen = ""
-
-    def expect(self, text: str, timeout: float = 60.0) -> str:
-        deadline = time.monotonic() + timeout
-        while text not in self.seen:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise AssertionError(f"{text!r} never appeared; the terminal shows:\n{self.seen}")
-            ready, _, _ = select.select([self.fd], [], [], left)
-            if ready:
-                try:
-                    chunk = os.read(self.fd, 4096)
-                except OSError:  # the program closed its side
-                    chunk = b""
-                if not chunk:
-                    raise AssertionError(
-                        f"{text!r} never appeared; the terminal closed:\n{self.seen}"
-                    )
-                self.seen += chunk.decode(errors="replace")
-        shown, _, self.seen = self.seen.partition(text)
-        return shown + text
-
-    def type(self, line: str) -> None:
-        os.write(self.fd, line.encode() + b"\r")
+def _cli(url: str) -> list[str]:
+    return [sys.executable, "-m", "a2c_agent", "--server", url, "--office", OFFICE,
+            "call", "box-1", "greet", "{}"]  # fmt: skip
 
 
 def _interactive_call(url: str) -> tuple[int, str, list[str]]:
-    master, slave = pty.openpty()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "a2c_agent", "--server", url, "--office", OFFICE,
-         "call", "box-1", "greet", "{}"],
-        stdin=slave, stderr=slave, stdout=subprocess.PIPE,
-    )  # fmt: skip
-    os.close(slave)
-    term = Terminal(master)
+    term = Terminal.spawn(_cli(url))
     screens: list[str] = []
     try:
         screens.append(term.expect("Name (string; required): "))
@@ -184,13 +146,10 @@ def _interactive_call(url: str) -> tuple[int, str, list[str]]:
         term.type("d")
         screens.append(term.expect("Type the model's reply (an empty line declines): "))
         term.type("four")
-        out, _ = process.communicate(timeout=60)
+        code, out = term.finish()
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-        os.close(master)
-    return process.returncode, out.decode(), screens
+        term.close()
+    return code, out, screens
 
 
 async def test_cli_asks_on_a_terminal(make_computer: MakeComputer, server: Any) -> None:
@@ -212,28 +171,15 @@ async def test_cli_asks_on_a_terminal(make_computer: MakeComputer, server: Any) 
 
 
 def _interrupted_call(url: str) -> tuple[int, str]:
-    master, slave = pty.openpty()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "a2c_agent", "--server", url, "--office", OFFICE,
-         "call", "box-1", "greet", "{}"],
-        stdin=slave, stderr=slave, stdout=subprocess.PIPE,
-    )  # fmt: skip
-    os.close(slave)
-    term = Terminal(master)
+    term = Terminal.spawn(_cli(url))
     try:
         term.expect("Name (string; required): ")
-        process.send_signal(signal.SIGINT)  # what Ctrl-C sends
-        process.wait(timeout=60)  # the prompt still waiting for a line does not hold it
-        with contextlib.suppress(AssertionError):
-            term.expect("never shown", timeout=0.5)  # collect what it said on the way out
+        term.process.send_signal(signal.SIGINT)  # what Ctrl-C sends
+        term.process.wait(timeout=60)  # the prompt still waiting for a line does not hold it
+        said = term.drain()
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-        assert process.stdout is not None
-        process.stdout.close()
-        os.close(master)
-    return process.returncode, term.seen
+        term.close()
+    return term.process.returncode, said
 
 
 async def test_cli_interrupted_at_a_prompt_exits_and_cancels_on_the_computer(

@@ -288,6 +288,7 @@ def parse_args(
     args.params_object = {}
     if args.command == "call" and args.params is not None:
         args.params_object = _params(parser, args.params)
+    if args.command == "call":
         read_input_args(parser, args)
     problem = _destination_problem(args)
     if problem is not None:

@@ -13,7 +13,7 @@ made, and performs the effects the answers call for. Rules:
    caller cannot spoil it); the refusal names what differed, except whose the state is.
 4. A state lives ``ttl`` seconds from the answer that issued it. :meth:`PendingInputs.expire`
    hands back the lapsed ones for cancelling; a claim on a lapsed state is refused as
-   *expired* (remembered for another ``ttl``, at most ``remember`` states), on a state never
+   *expired* (the latest ``remember`` lapsed states are remembered), on a state never
    issued, or already used, as *unknown*.
 """
 
@@ -78,7 +78,7 @@ class PendingInputs(Generic[T]):
         self.ttl = ttl
         self._remember = remember
         self._entries: dict[str, _Entry[T]] = {}
-        self._lapsed: OrderedDict[str, float] = OrderedDict()  # state → forget after
+        self._lapsed: OrderedDict[str, None] = OrderedDict()  # the latest lapsed states
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -130,10 +130,8 @@ class PendingInputs(Generic[T]):
         lapsed = [(s, e) for s, e in self._entries.items() if e.deadline <= now]
         for state, _ in lapsed:
             del self._entries[state]
-            self._lapsed[state] = now + self.ttl
-        while self._lapsed and (
-            len(self._lapsed) > self._remember or next(iter(self._lapsed.values())) <= now
-        ):
+            self._lapsed[state] = None
+        while len(self._lapsed) > self._remember:
             self._lapsed.popitem(last=False)
         return [(state, entry.binding, entry.item) for state, entry in lapsed]
 
