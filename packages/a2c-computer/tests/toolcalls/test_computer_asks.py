@@ -339,3 +339,14 @@ async def test_a_round_that_waits_longer_than_its_timeout_ends_the_call(wait: An
         assert answer["isError"] is True and answer["meta"]["error_code"] == 4004
         assert answer["meta"]["a2c_timeout"] is True
         await wait(lambda: not box._asks.running, 30, "the MCP call's end")
+
+
+async def test_a_cancelled_round_cancels_the_mcp_call(wait: Any) -> None:
+    async with office() as (box, alice):
+        caller = Caller(alice, "pause", {"seconds": 30})
+        call = asyncio.ensure_future(caller.call())
+        await wait(lambda: bool(box._asks.running), 30, "the call on the MCP server")
+        await alice.emit(Event.TOOL_CALL_CANCEL, {"agent": "alice", "req_id": "pause-1"})
+        answer = await call
+        assert answer["isError"] is True and answer["meta"]["a2c_cancelled"] is True
+        await wait(lambda: not box._asks.running, 30, "the MCP call's end")
