@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -213,20 +214,30 @@ class RequestsMixin(FacadesMixin):
         agent's ``max_input_rounds`` rounds raise :class:`InputRoundsExceededError`.
         """
         handler = on_input if on_input is not None else self._input_handler
+        if handler is None and tracing_idle():  # the plain call: as few frames as can be
+            plain = await self._call_once(
+                computer, tool_name, params, timeout=timeout, req_id=req_id,
+                drain_blobs=drain_blobs, on_progress=on_progress,
+                timeout_resets_on_progress=timeout_resets_on_progress, trace=None, extra=None,
+            )  # fmt: skip
+            assert isinstance(plain, CallToolResult)  # only a call taking input gets another
+            return plain
+        run = self._call_plain if handler is None else functools.partial(
+            self._call_tool, on_input=handler
+        )  # fmt: skip
         if tracing_idle():
-            return await self._call_tool(
+            return await run(
                 computer, tool_name, params, timeout=timeout, req_id=req_id,
                 drain_blobs=drain_blobs, on_progress=on_progress,
                 timeout_resets_on_progress=timeout_resets_on_progress, trace=None,
-                on_input=handler,
             )  # fmt: skip
         with call_span(self._office, computer, tool_name) as span:
             try:
-                result = await self._call_tool(
+                result = await run(
                     computer, tool_name, params, timeout=timeout, req_id=req_id,
                     drain_blobs=drain_blobs, on_progress=on_progress,
                     timeout_resets_on_progress=timeout_resets_on_progress,
-                    trace=span.carrier(), on_input=handler,
+                    trace=span.carrier(),
                 )  # fmt: skip
             except RemoteError as exc:
                 span.outcome("error", exc.code)
@@ -237,6 +248,28 @@ class RequestsMixin(FacadesMixin):
             code = result_error_code(result)
             span.outcome("error" if result.is_error else "ok", code)
             return result
+
+    async def _call_plain(
+        self,
+        computer: str,
+        tool_name: str,
+        params: Mapping[str, Any] | None,
+        *,
+        timeout: float,
+        req_id: str | None,
+        drain_blobs: bool | None,
+        on_progress: ProgressCallback | None,
+        timeout_resets_on_progress: bool,
+        trace: dict[str, str] | None,
+    ) -> CallToolResult:
+        """A call without an input handler: one round, the request of protocol 0.2."""
+        result = await self._call_once(
+            computer, tool_name, params, timeout=timeout, req_id=req_id,
+            drain_blobs=drain_blobs, on_progress=on_progress,
+            timeout_resets_on_progress=timeout_resets_on_progress, trace=trace, extra=None,
+        )  # fmt: skip
+        assert isinstance(result, CallToolResult)  # only a call taking input gets another
+        return result
 
     async def _call_tool(
         self,
@@ -250,28 +283,21 @@ class RequestsMixin(FacadesMixin):
         on_progress: ProgressCallback | None,
         timeout_resets_on_progress: bool,
         trace: dict[str, str] | None,
-        on_input: InputHandler | None = None,
+        on_input: InputHandler,
     ) -> CallToolResult:
-        if timeout <= 0:
-            raise ValueError("timeout must be positive")
-        if self._state is not AgentState.CONNECTED:
-            # Reconnecting: never sent from outside the office; the error says what the
-            # agent waits for (one compare on the plain path).
-            self._require_connected()
+        """A call with an input handler: its rounds (see :meth:`_input_rounds`)."""
         if req_id is not None and not (isinstance(req_id, str) and req_id):
             raise ValueError("req_id must be a non-empty string")
         req_id = req_id or _req_id()
-        params = dict(params or {})
+        arguments = dict(params or {})
 
         async def once(rid: str, extra: dict[str, Any] | None) -> CallToolResult | InputRequired:
             return await self._call_once(
-                computer, tool_name, params, timeout=timeout, req_id=rid,
+                computer, tool_name, arguments, timeout=timeout, req_id=rid,
                 drain_blobs=drain_blobs, on_progress=on_progress,
                 timeout_resets_on_progress=timeout_resets_on_progress, trace=trace, extra=extra,
             )  # fmt: skip
 
-        if on_input is None:
-            return await once(req_id, None)  # type: ignore[return-value]
         return await self._input_rounds(
             once, req_id, InputOrigin(computer=computer, tool=tool_name), on_input
         )
@@ -317,18 +343,27 @@ class RequestsMixin(FacadesMixin):
         self,
         computer: str,
         tool_name: str,
-        params: dict[str, Any],
+        params: Mapping[str, Any] | None,
         *,
         timeout: float,
-        req_id: str,
+        req_id: str | None,
         drain_blobs: bool | None,
         on_progress: ProgressCallback | None,
         timeout_resets_on_progress: bool,
         trace: dict[str, str] | None,
         extra: dict[str, Any] | None,
     ) -> CallToolResult | InputRequired:
+        if timeout <= 0:
+            raise ValueError("timeout must be positive")
+        if self._state is not AgentState.CONNECTED:
+            # Reconnecting: never sent from outside the office; the error says what the
+            # agent waits for (one compare on the plain path).
+            self._require_connected()
+        if req_id is not None and not (isinstance(req_id, str) and req_id):
+            raise ValueError("req_id must be a non-empty string")
+        req_id = req_id or _req_id()
         request = tool_call_payload(
-            self._name, req_id, computer, tool_name, params,
+            self._name, req_id, computer, tool_name, dict(params or {}),
             max(1, math.ceil(timeout)), on_progress is not None, trace, extra,
         )  # fmt: skip
         progress = (
