@@ -37,7 +37,7 @@ from a2c_agent import (
 )
 from a2c_testkit.mcp_servers import stdio_server_config
 from a2c_testkit.official import fastmcp_venv, official_venv, run_official
-from a2c_testkit.terminal import Terminal
+from a2c_testkit.terminal import Terminal, run_agent_cli
 from a2c_testkit.triangle import computer_process, eventually, server_process, write_config
 
 SCRIPTS = Path(__file__).parent / "interop"
@@ -158,17 +158,6 @@ async def test_a_late_answer_is_told_the_request_expired(procs: Any, tmp_path: P
     assert caught.value.details == {"reason": "input_state_expired"}
 
 
-async def _cli(url: str, room: str, *args: str) -> tuple[int, str, str]:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "a2c_agent", "--server", url, "--office", room, *args,
-        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
-    out, err = await asyncio.wait_for(process.communicate(), 120)
-    assert process.returncode is not None
-    return process.returncode, out.decode(), err.decode()
-
-
 def _answer_on_the_terminal(url: str, room: str) -> tuple[int, str, str]:
     term = Terminal.spawn([sys.executable, "-m", "a2c_agent", "--server", url, "--office",
                            room, "call", "box", "greet"])  # fmt: skip
@@ -187,7 +176,7 @@ def _answer_on_the_terminal(url: str, room: str) -> tuple[int, str, str]:
 
 async def test_the_cli_answers_from_json_and_on_a_terminal(procs: Any, tmp_path: Path) -> None:
     async with office(procs, asking_config(tmp_path / "computer.json")) as (url, room):
-        code, out, err = await _cli(url, room, "call", "box", "greet", "{}", "--answer",
+        code, out, err = await run_agent_cli(url, room, "call", "box", "greet", "{}", "--answer",
                                     '{"name": "Cy"}', "--json")  # fmt: skip
         assert code == 0, err
         data = json.loads(out)
@@ -195,7 +184,9 @@ async def test_the_cli_answers_from_json_and_on_a_terminal(procs: Any, tmp_path:
         (exchange,) = data["input_requests"]
         assert (exchange["method"], exchange["mcp_server"]) == ("elicitation/create", "asking")
         assert exchange["answer"] == {"action": "accept", "content": {"name": "Cy"}}
-        code, out, err = await _cli(url, room, "call", "box", "ask_model", '{"question": "?"}')
+        code, out, err = await run_agent_cli(
+            url, room, "call", "box", "ask_model", '{"question": "?"}'
+        )
         assert code == 0 and "ask_model failed" in out and "no --sample" in err
         code, out, shown = await asyncio.to_thread(_answer_on_the_terminal, url, room)
     assert code == 0

@@ -19,7 +19,7 @@ import pytest
 from a2c_protocol import Event
 from a2c_testkit.scripted_computer import ScriptedComputer
 from a2c_testkit.scripted_input import AskingTool, form_request, sampling_request, url_request
-from a2c_testkit.terminal import Terminal
+from a2c_testkit.terminal import Terminal, run_agent_cli
 
 OFFICE = "office-1"
 
@@ -31,15 +31,7 @@ SAMPLE = sampling_request("What is 2+2?")
 
 
 async def run_cli(url: str, *args: str) -> tuple[int, str, str]:
-    """The CLI with no terminal: stdin is /dev/null."""
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "a2c_agent", "--server", url, "--office", OFFICE, *args,
-        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
-    out, err = await asyncio.wait_for(process.communicate(), 120)
-    assert process.returncode is not None
-    return process.returncode, out.decode(), err.decode()
+    return await run_agent_cli(url, OFFICE, *args)
 
 
 async def asking(make_computer: MakeComputer, rounds: list[dict[str, Any]]) -> AskingTool:

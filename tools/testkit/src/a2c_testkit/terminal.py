@@ -4,19 +4,22 @@
 new pty (so ``isatty()`` is true there) and its stdout on a pipe (what a script reads);
 :meth:`Terminal.expect` reads the screen until a text appears, :meth:`Terminal.type` types
 a line. Loopback-only tests use it to answer prompts (``a2c-agent call`` asking a form).
+:func:`run_agent_cli` runs ``a2c-agent`` with no terminal at all (stdin is /dev/null).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import pty
 import select
 import subprocess
+import sys
 import time
 from collections.abc import Sequence
 
-__all__ = ["Terminal"]
+__all__ = ["Terminal", "run_agent_cli"]
 
 
 class Terminal:
@@ -85,3 +88,16 @@ class Terminal:
             self.process.stdout.close()
         with contextlib.suppress(OSError):
             os.close(self.fd)
+
+
+async def run_agent_cli(url: str, office: str, *args: str) -> tuple[int, str, str]:
+    """``a2c-agent --server URL --office OFFICE ARGS...`` without a terminal: its exit code,
+    stdout and stderr."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "a2c_agent", "--server", url, "--office", office, *args,
+        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(process.communicate(), 120)
+    assert process.returncode is not None
+    return process.returncode, out.decode(), err.decode()

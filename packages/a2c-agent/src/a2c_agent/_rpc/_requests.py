@@ -222,15 +222,18 @@ class RequestsMixin(FacadesMixin):
             )  # fmt: skip
             assert isinstance(plain, CallToolResult)  # only a call taking input gets another
             return plain
-        run = self._call_plain if handler is None else functools.partial(
-            self._call_tool, on_input=handler
+        run: Callable[..., Awaitable[CallToolResult | InputRequired]] = (
+            functools.partial(self._call_once, extra=None) if handler is None
+            else functools.partial(self._call_tool, on_input=handler)
         )  # fmt: skip
         if tracing_idle():
-            return await run(
+            answer = await run(
                 computer, tool_name, params, timeout=timeout, req_id=req_id,
                 drain_blobs=drain_blobs, on_progress=on_progress,
                 timeout_resets_on_progress=timeout_resets_on_progress, trace=None,
             )  # fmt: skip
+            assert isinstance(answer, CallToolResult)  # the rounds end with the result
+            return answer
         with call_span(self._office, computer, tool_name) as span:
             try:
                 result = await run(
@@ -245,31 +248,10 @@ class RequestsMixin(FacadesMixin):
             except ToolCallTimeoutError:
                 span.outcome("timeout")
                 raise
+            assert isinstance(result, CallToolResult)
             code = result_error_code(result)
             span.outcome("error" if result.is_error else "ok", code)
             return result
-
-    async def _call_plain(
-        self,
-        computer: str,
-        tool_name: str,
-        params: Mapping[str, Any] | None,
-        *,
-        timeout: float,
-        req_id: str | None,
-        drain_blobs: bool | None,
-        on_progress: ProgressCallback | None,
-        timeout_resets_on_progress: bool,
-        trace: dict[str, str] | None,
-    ) -> CallToolResult:
-        """A call without an input handler: one round, the request of protocol 0.2."""
-        result = await self._call_once(
-            computer, tool_name, params, timeout=timeout, req_id=req_id,
-            drain_blobs=drain_blobs, on_progress=on_progress,
-            timeout_resets_on_progress=timeout_resets_on_progress, trace=trace, extra=None,
-        )  # fmt: skip
-        assert isinstance(result, CallToolResult)  # only a call taking input gets another
-        return result
 
     async def _call_tool(
         self,
