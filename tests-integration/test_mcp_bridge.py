@@ -290,7 +290,10 @@ async def test_unreachable_office_answers_errors_then_reconnects(
             ),
         ):  # fmt: skip
             await eventually(lambda: _has(session, "alpha__echo"), timeout=120, what="joined")
-            assert listener.tool_list_changes >= 1
+            # The bridge announces the change from its own task, so a list call may see the
+            # new tool a moment before the notification reaches the host: wait for it.
+            await eventually(lambda: listener.tool_list_changes >= 1, timeout=30,
+                             what="tools/list_changed")  # fmt: skip
             assert not (await session.call_tool("alpha__echo", {"text": "a"})).is_error
             await server.process.stop()  # the Server goes away
             lost = await eventually(lambda: _call_error(session), timeout=60, what="lost")
