@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from a2c_agent import AsyncAgent, result_text
+from a2c_agent import AsyncAgent, decline_input, result_text
 from a2c_testkit.mcp_servers import stdio_server_config
 from a2c_testkit.metrics import metric_sample, scrape_metrics
 from a2c_testkit.official import OfficialProcess, official_venv, run_official, start_official
@@ -212,3 +212,22 @@ async def test_our_agent_with_an_official_computer_sees_each_sessions_line(
                                event="client:tool_call", agent_protocol="0.2",
                                computer_protocol="0.4")  # fmt: skip
     assert (translated or 0) == (1 if line == "0.4" else 0)
+
+
+@pytest.mark.parametrize(("version", "echo"), [("0.2.2", "echo"), ("0.4.2", "plain__echo")])
+async def test_our_agent_taking_input_calls_an_official_computer_as_before(
+    procs: Any, version: str, echo: str
+) -> None:
+    # The call declares a2c_input (docs/compatibility.md): an official Computer ignores the
+    # key and answers the call as it always does.
+    room = office()
+    async with (
+        server_process(procs.log_dir, track=procs.track) as server,
+        AsyncAgent(server.url, name="our-agent", input_handler=decline_input) as agent,
+    ):
+        await agent.join_office(room)
+        async with official_computer(version, server.url, room, "their-box", procs.log_dir):
+            await eventually(lambda: agent.tools.get("their-box"), timeout=120,
+                             what="tools of the official computer")  # fmt: skip
+            result = await agent.call_tool("their-box", echo, {"text": "hi"}, timeout=60)
+    assert result_text(result) == "plain:echo:hi"

@@ -381,6 +381,18 @@ PUBLIC["a2c_protocol"] |= {
 }  # fmt: skip
 PUBLIC["a2c_agent"] |= {"BlobWriteError", "BlobWriteReason", "Landed"}
 
+# Input requests during a tool call (issue 47): the typed requests and answers, the handler.
+_INPUT = {
+    "ElicitationRequest", "ElicitationResponse", "InputCapabilities", "InputOrigin",
+    "InputRefusal", "InputRequest", "InputResponse", "RootsRequest", "RootsResponse",
+    "SamplingRequest", "SamplingResponse",
+}  # fmt: skip
+PUBLIC["a2c_protocol"] |= _INPUT | {"InputRequired", "InputRequiredResult", "parse_input_required"}
+PUBLIC["a2c_agent"] |= _INPUT | {
+    "DEFAULT_MAX_INPUT_ROUNDS", "FormField", "InputHandler", "InputRoundsExceededError",
+    "decline_input", "form_fields", "parse_field",
+}  # fmt: skip
+
 
 @pytest.mark.parametrize("package", sorted(PUBLIC))
 def test_public_names_are_unchanged(package: str) -> None:

@@ -60,4 +60,5 @@ async def main(url, office, name, computer):
     print(json.dumps(out))
 
 
-asyncio.run(main(*sys.argv[1:5]))
+if __name__ == "__main__":  # the other scripts here import its helpers
+    asyncio.run(main(*sys.argv[1:5]))

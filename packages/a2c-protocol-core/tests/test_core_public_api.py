@@ -3,6 +3,20 @@
 import a2c_protocol
 
 EXPECTED = {
+    "InputRequiredResult",
+    "ElicitationRequest",
+    "ElicitationResponse",
+    "InputCapabilities",
+    "InputOrigin",
+    "InputRefusal",
+    "InputRequest",
+    "InputRequired",
+    "InputResponse",
+    "RootsRequest",
+    "RootsResponse",
+    "SamplingRequest",
+    "SamplingResponse",
+    "parse_input_required",
     "ExtensionEvent",
     "PROGRESS_MIN_INTERVAL",
     "ProgressGate",

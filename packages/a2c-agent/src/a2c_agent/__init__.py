@@ -34,10 +34,17 @@ from a2c_protocol import (
     CapabilityNotSupportedError,
     ComputerConfigView,
     CrossOfficeError,
+    ElicitationRequest,
+    ElicitationResponse,
     Event,
     ForbiddenError,
     GetBlobRet,
     GetComputerConfigRet,
+    InputCapabilities,
+    InputOrigin,
+    InputRefusal,
+    InputRequest,
+    InputResponse,
     InternalError,
     InvalidSkillNameError,
     InvalidWindowURIError,
@@ -48,6 +55,10 @@ from a2c_protocol import (
     ProtocolVersionError,
     RemoteError,
     RequestTimeoutError,
+    RootsRequest,
+    RootsResponse,
+    SamplingRequest,
+    SamplingResponse,
     SessionInfo,
     SkillNotFoundError,
     SkillResourceError,
@@ -67,6 +78,11 @@ from a2c_protocol import (
     cancel_reason_of,
     is_cancelled,
     is_timed_out,
+)
+from a2c_protocol._input import (
+    FormField,
+    form_fields,
+    parse_field,
 )
 
 from ._version import __version__
@@ -88,6 +104,7 @@ if TYPE_CHECKING:
         BlobLimitError,
         ConnectionLostError,
         EventUnsupportedError,
+        InputRoundsExceededError,
         InvalidResponseError,
         JoinOfficeError,
         LeaveOfficeError,
@@ -97,6 +114,7 @@ if TYPE_CHECKING:
     from ._notify import NotificationStream
     from ._rpc._blobdrain import BLOB_ERROR_KEY
     from ._rpc._blobpull import BlobData
+    from ._rpc._input import DEFAULT_MAX_INPUT_ROUNDS, InputHandler, decline_input
     from ._rpc._progress import ProgressCallback
     from ._session._lifecycle import AgentState
     from ._skills import SkillFile, SkillsListener
@@ -117,6 +135,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BLOB_ERROR_KEY",
+    "DEFAULT_MAX_INPUT_ROUNDS",
     "PROTOCOL_VERSION",
     "A2CResource",
     "A2CSkillRef",
@@ -141,11 +160,21 @@ __all__ = [
     "ConnectionLostError",
     "CrossOfficeError",
     "DesktopListener",
+    "ElicitationRequest",
+    "ElicitationResponse",
     "Event",
     "EventUnsupportedError",
     "ForbiddenError",
+    "FormField",
     "GetBlobRet",
     "GetComputerConfigRet",
+    "InputCapabilities",
+    "InputHandler",
+    "InputOrigin",
+    "InputRefusal",
+    "InputRequest",
+    "InputResponse",
+    "InputRoundsExceededError",
     "InternalError",
     "InvalidResponseError",
     "InvalidSkillNameError",
@@ -165,6 +194,10 @@ __all__ = [
     "RemoteError",
     "RequestTimeoutError",
     "ResourcePage",
+    "RootsRequest",
+    "RootsResponse",
+    "SamplingRequest",
+    "SamplingResponse",
     "SessionInfo",
     "SkillFile",
     "SkillIntegrityError",
@@ -191,8 +224,11 @@ __all__ = [
     "WindowURI",
     "__version__",
     "cancel_reason_of",
+    "decline_input",
+    "form_fields",
     "is_cancelled",
     "is_timed_out",
+    "parse_field",
     "raise_for_tool_error",
     "resource_priority",
     "result_error_code",
@@ -225,6 +261,10 @@ _LAZY: dict[str, str] = {
     "AgentState": "._session._lifecycle",
     "NotificationStream": "._notify",
     "ProgressCallback": "._rpc._progress",
+    "DEFAULT_MAX_INPUT_ROUNDS": "._rpc._input",
+    "InputHandler": "._rpc._input",
+    "decline_input": "._rpc._input",
+    "InputRoundsExceededError": "._exceptions",
     "SkillFile": "._skills",
     "SkillsListener": "._skills",
     "SyncAgent": "._sync",

@@ -19,7 +19,12 @@ from typing import Any
 
 import socketio
 
-from a2c_protocol import REJOIN_BUDGET, new_reclaim_secret, with_version_query
+from a2c_protocol import (
+    REJOIN_BUDGET,
+    InputCapabilities,
+    new_reclaim_secret,
+    with_version_query,
+)
 from a2c_protocol._lines import LINE_0_2, LINE_VERSIONS, Line
 
 from ._core import _req_id as _req_id
@@ -27,6 +32,7 @@ from ._events import DesktopListener, NotificationListener, StateListener, Tools
 from ._notify import Listeners, NotificationStream
 from ._rpc._blobpull import DEFAULT_CHUNK_BYTES, DEFAULT_MAX_IN_FLIGHT
 from ._rpc._inflight import TOOL_CALL_GRACE, InFlightCalls
+from ._rpc._input import DEFAULT_MAX_INPUT_ROUNDS, InputHandler
 from ._rpc._progress import ProgressWaits
 from ._rpc._requests import RequestsMixin
 from ._rules import ToolCache
@@ -97,6 +103,12 @@ class AsyncAgent(LinkMixin, RequestsMixin, UploadMixin):
         protocol: ``"0.2"`` or ``"0.4"`` pins the protocol line. By default the agent
             announces 0.2 and, when the Server refuses it with 4008 but accepts 0.4,
             reconnects once announcing 0.4 and speaks 0.4 for the session (:attr:`protocol`).
+        input_handler: answers an MCP server's requests for input during tool calls
+            (elicitation, sampling; an extension, see :meth:`call_tool` and
+            docs/agent.md); None: calls do not take input and the Computer declines.
+        input_capabilities: what the calls made with a handler declare they can answer
+            (default: forms, URLs, sampling, sampling with tools).
+        max_input_rounds: rounds of input one call may ask for.
         rejoin_budget: after a reconnect, how long (seconds; None: for ever) a re-join
             refused because the agent's name or the office's seat is still held is tried
             again, while the agent stays ``RECONNECTING`` (:attr:`reconnecting_reason`
@@ -127,6 +139,9 @@ class AsyncAgent(LinkMixin, RequestsMixin, UploadMixin):
         blob_chunk_bytes: int = DEFAULT_CHUNK_BYTES,
         blob_max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
         protocol: Line | None = None,
+        input_handler: InputHandler | None = None,
+        input_capabilities: InputCapabilities | None = None,
+        max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
         rejoin_budget: float | None = REJOIN_BUDGET,
     ) -> None:
         if not name:
@@ -153,6 +168,11 @@ class AsyncAgent(LinkMixin, RequestsMixin, UploadMixin):
         self._max_drained_bytes = max_drained_bytes
         self._blob_chunk_bytes = blob_chunk_bytes
         self._blob_max_in_flight = blob_max_in_flight
+        if max_input_rounds < 1:
+            raise ValueError("max_input_rounds must be at least 1")
+        self._input_handler = input_handler
+        self._input_capabilities = input_capabilities or InputCapabilities()
+        self._max_input_rounds = max_input_rounds
         # The protocol line: 0.2 first, 0.4 after a 4008 saying the Server takes it, or pinned.
         self._line: Line = protocol or LINE_0_2
         self._line_pinned = protocol is not None

@@ -19,6 +19,7 @@ from a2c_protocol import (
     A2CError,
     AgentCallData,
     Event,
+    InputCapabilities,
     to_wire,
 )
 from a2c_protocol._lines import LINE_0_2, Line, translate_answer
@@ -31,6 +32,7 @@ from ._exceptions import (
 from ._notify import Listeners, NotificationStream
 from ._rpc._deadline import Deadline, expire
 from ._rpc._inflight import InFlightCalls
+from ._rpc._input import InputHandler
 from ._rpc._progress import ProgressWaits
 from ._rules import (
     ToolCache,
@@ -79,6 +81,9 @@ class AgentCore:
     _max_drained_bytes: int | None
     _blob_chunk_bytes: int
     _blob_max_in_flight: int
+    _input_handler: InputHandler | None
+    _input_capabilities: InputCapabilities
+    _max_input_rounds: int
 
     _state: AgentState
     _office: str | None

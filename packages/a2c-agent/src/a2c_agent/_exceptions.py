@@ -11,6 +11,7 @@
     │   ├── LeaveOfficeError              ``server:leave_office`` answered ``[false, reason]``
     │   ├── AckTimeoutError               no ack within ``request_timeout`` (also a TimeoutError)
     │   ├── ToolCallTimeoutError          a tool call outlived its timeout (it may have run)
+    │   ├── InputRoundsExceededError      a tool kept asking for input past max_input_rounds
     │   ├── InvalidResponseError          a peer's answer does not match the protocol model
     │   ├── BlobIntegrityError            pulled bytes never matched their size / SHA-256
     │   ├── BlobLimitError                a blob is larger than the caller allows
@@ -42,6 +43,7 @@ __all__ = [
     "BlobLimitError",
     "ConnectionLostError",
     "EventUnsupportedError",
+    "InputRoundsExceededError",
     "InvalidResponseError",
     "JoinOfficeError",
     "LeaveOfficeError",
@@ -227,3 +229,19 @@ class SkillIntegrityError(AgentError):
         self.expected = expected
         self.actual = actual
         super().__init__(f"skill {name!r} file {rel_path!r}: expected {expected}, got {actual}")
+
+
+class InputRoundsExceededError(AgentError):
+    """A tool kept asking for input past the agent's ``max_input_rounds``.
+
+    The Computer was told that the last requests are cancelled; the call has no result.
+    """
+
+    def __init__(self, computer: str, tool: str, rounds: int) -> None:
+        super().__init__(
+            f"tool {tool!r} on {computer!r} asked for input more than {rounds} times; "
+            "raise max_input_rounds if it needs more"
+        )
+        self.computer = computer
+        self.tool = tool
+        self.rounds = rounds

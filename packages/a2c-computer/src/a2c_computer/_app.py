@@ -14,6 +14,7 @@ from typing import Any, Literal, Self
 from a2c_protocol import CallToolResult, ComputerConfig, Event, JsonObject
 from a2c_protocol._lines import Line
 
+from ._asks._relay import DEFAULT_INPUT_TIMEOUT
 from ._blobs import BlobSettings, BlobStore
 from ._computer import ComputerCore, ConfirmCallback, ResultFinisher
 from ._config import PromptFn
@@ -23,7 +24,7 @@ from ._observe._metrics import ComputerMetrics
 from ._server_link._agent_allowlist import AgentAllowList
 from ._server_link._link import ComputerLink
 from ._skills import SkillManager, SkillSettings, default_skill_settings
-from ._toolcalls._extensions import CallExtras
+from ._toolcalls._extensions import CallExtras, InputAnswer
 
 __all__ = ["Computer"]
 
@@ -65,6 +66,11 @@ class Computer(ComputerCore):
     :func:`default_skill_settings`). :attr:`skills` is the skill manager; it answers
     ``client:get_skills`` / ``client:get_skill`` and announces ``server:update_skills``.
 
+    Input requests: a tool's MCP server that asks the user or the model during a call is
+    answered by the calling Agent when its call takes input (docs/compatibility.md); such a
+    request waits ``input_timeout`` seconds at most for the answer, then the call is
+    cancelled.
+
     Agents: ``allow_agents`` (names) limits who gets answers: ``client:*`` requests from any
     other Agent are refused with 403 and their cancels ignored, whatever the Server does.
     """
@@ -95,6 +101,7 @@ class Computer(ComputerCore):
         allow_agents: Iterable[str] | None = None,
         landing: LandingSettings | None = None,
         protocol: Line | None = None,
+        input_timeout: float = DEFAULT_INPUT_TIMEOUT,
     ) -> None:
         super().__init__(
             str(config) if isinstance(config, Path) else config,
@@ -106,6 +113,7 @@ class Computer(ComputerCore):
             restart=restart,
             start_timeout=start_timeout,
             history_size=history_size,
+            input_timeout=input_timeout,
         )
         if server_url is not None and not office_id:
             raise ComputerStateError("office_id is required when server_url is given")
@@ -220,7 +228,7 @@ class Computer(ComputerCore):
                 await self._sweeper
             self._sweeper = None
 
-    async def call_tool(
+    async def call_tool_round(
         self,
         tool_name: str,
         params: JsonObject | None = None,
@@ -230,10 +238,10 @@ class Computer(ComputerCore):
         agent: str | None = None,
         finish: ResultFinisher | None = None,
         extras: CallExtras | None = None,
-    ) -> CallToolResult:
+    ) -> CallToolResult | InputAnswer:
         entry = self._registry.lookup(tool_name).entry
         started = time.monotonic()
-        result = await super().call_tool(
+        result = await super().call_tool_round(
             tool_name,
             params,
             timeout=timeout,
@@ -242,12 +250,13 @@ class Computer(ComputerCore):
             finish=finish,
             extras=extras,
         )
-        self.metrics.tool_call(
-            entry.server if entry else None,
-            entry.original if entry else None,
-            result,
-            time.monotonic() - started,
-        )
+        if isinstance(result, CallToolResult):  # a round that asks is no call's end
+            self.metrics.tool_call(
+                entry.server if entry else None,
+                entry.original if entry else None,
+                result,
+                time.monotonic() - started,
+            )
         return result
 
     async def desktop(self, size: int | None = None, window: str | None = None) -> list[str]:

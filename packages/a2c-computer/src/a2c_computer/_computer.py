@@ -20,6 +20,8 @@ from typing import Any, Literal
 
 from a2c_protocol import ComputerConfig, Event
 
+from ._asks._mixin import AskingMixin
+from ._asks._relay import DEFAULT_INPUT_TIMEOUT, InputRelay
 from ._bundles import Bundles
 from ._config import InputResolver, PromptFn, load_config, plan_reload
 from ._core import UpdateListener
@@ -41,7 +43,7 @@ __all__ = [
 ]
 
 
-class ComputerCore(ServersMixin, CallsMixin):
+class ComputerCore(ServersMixin, CallsMixin, AskingMixin):
     """MCP servers, tools, windows and tool calls, without any Socket.IO."""
 
     def __init__(
@@ -56,6 +58,7 @@ class ComputerCore(ServersMixin, CallsMixin):
         restart: bool = True,
         start_timeout: float = 30.0,
         history_size: int = 10,
+        input_timeout: float = DEFAULT_INPUT_TIMEOUT,
     ) -> None:
         self._config = load_config(config)
         self._vrl = _compile_vrl(self._config)
@@ -85,6 +88,8 @@ class ComputerCore(ServersMixin, CallsMixin):
         self._warned_unconfirmed = set()
         self._holding_tool_list = False
         self._observers = []
+        self._asks = InputRelay(input_timeout, self._roots_of)
+        self._asks.rooted = _rooted(self._config)
 
     # -- reading -------------------------------------------------------------
 
@@ -97,6 +102,10 @@ class ComputerCore(ServersMixin, CallsMixin):
     def history(self) -> list[CallRecord]:
         """Recent tool calls, oldest first."""
         return list(self._history)
+
+    def _roots_of(self, server: str) -> list[str] | None:
+        entry = self._config.servers.get(server)
+        return entry.roots if entry is not None else None
 
     # -- runtime configuration -------------------------------------------------
 
@@ -115,6 +124,7 @@ class ComputerCore(ServersMixin, CallsMixin):
         try:
             self._vrl = _compile_vrl(new)
             self._config = new
+            self._asks.rooted = _rooted(new)
             self._resolver.update_inputs(new.inputs)
             for name in sorted(plan.stopping & self._servers.keys()):
                 await self._servers.pop(name).stop()
@@ -134,6 +144,11 @@ class ComputerCore(ServersMixin, CallsMixin):
             self._registry = self._build_registry()
         if self._registry.fingerprint() != before or renamed:
             await self._announce(Event.UPDATE_TOOL_LIST)
+
+
+def _rooted(config: ComputerConfig) -> frozenset[str]:
+    """The servers whose ``roots/list`` this Computer answers (see ``_asks/_roots.py``)."""
+    return frozenset(name for name, server in config.servers.items() if server.roots is not None)
 
 
 def _compile_vrl(config: ComputerConfig) -> dict[str, VrlProgram]:

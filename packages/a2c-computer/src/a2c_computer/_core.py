@@ -13,16 +13,18 @@ import contextlib
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from a2c_protocol import CallToolResult, ComputerConfig, Event, JsonObject
 
+from ._asks._relay import InputRelay
 from ._config import InputResolver
 from ._desk._desktop import CallRecord, WindowInfo
 from ._mcp import McpServer
 from ._observers import ServerObserver
-from ._registry import Clash, ToolRegistry
+from ._registry import Clash, ToolEntry, ToolRegistry
 from ._toolcalls._confirm import ConfirmCallback
+from ._toolcalls._extensions import CallExtras, InputAnswer, InputAsk
 from ._toolcalls._vrl import VrlProgram
 
 __all__ = ["CoreBase", "UpdateListener"]
@@ -54,7 +56,7 @@ class CoreBase:
     _window_sets: dict[str, frozenset[str]]
     _registry: ToolRegistry
     _history: deque[CallRecord]
-    _inflight: dict[str, asyncio.Task[CallToolResult]]
+    _inflight: dict[str, asyncio.Task[Any]]
     _cancelled: dict[str, str]  # req_id → a2c_cancel_reason
     _invoked: set[str]
     _warned_clashes: set[Clash]
@@ -66,6 +68,23 @@ class CoreBase:
     _warned_unconfirmed: set[str]
     _holding_tool_list: bool
     _observers: list[ServerObserver]
+    _asks: InputRelay
+
+    if TYPE_CHECKING:  # the tool calls that may ask (a2c_computer._asks._mixin)
+
+        async def _first_round(
+            self,
+            server: McpServer,
+            entry: ToolEntry,
+            params: JsonObject,
+            timeout: float,
+            extras: CallExtras | None,
+            agent: str | None,
+        ) -> CallToolResult | InputAnswer: ...
+
+        async def _resume_asking(
+            self, tool_name: str, ask: InputAsk, timeout: float, req_id: str, extras: CallExtras
+        ) -> CallToolResult | InputAnswer: ...
 
     def add_server_observer(self, observer: ServerObserver) -> None:
         """Tell ``observer`` when MCP servers come, go and change their resources."""

@@ -80,6 +80,7 @@ class ServersMixin(ToolsMixin, WindowsMixin):
     async def stop(self) -> None:
         """Stop every server (kills stdio children) and cancel in-flight calls."""
         self._running = False
+        self._asks.close()  # calls waiting for an Agent's answer: cancelled
         for task in list(self._inflight.values()):
             task.cancel()
         await asyncio.gather(*(s.stop() for s in self._servers.values()), return_exceptions=True)
@@ -110,6 +111,7 @@ class ServersMixin(ToolsMixin, WindowsMixin):
             on_notification=self._server_notification,
             restart=self._restart,
             start_timeout=self._start_timeout,
+            inputs=self._asks.callbacks(name),
         )
         self._servers[name] = server
         server.start()

@@ -42,6 +42,10 @@ def test_environment_fills_what_flags_leave_unset_and_flags_win() -> None:
     assert parse(BASE, {"A2C_OFFICE_ID": "o-legacy"})["office"] == "o-legacy"
     # A flag wins: the empty variable is not read (issue 50 item 13, one rule for 3 CLIs).
     assert parse([*BASE, "--token", "t"], {"A2C_TOKEN": ""})["token"] == "t"
+    # How long an input request waits for the Agent (issue 47): 300 s unless told.
+    assert args["input_timeout"] == 300.0
+    assert parse(BASE, {"A2C_INPUT_TIMEOUT": "20"})["input_timeout"] == 20.0
+    assert parse([*BASE, "--input-timeout", "5"], {"A2C_INPUT_TIMEOUT": "20"})["input_timeout"] == 5
 
 
 @pytest.mark.parametrize(
@@ -69,6 +73,7 @@ def test_a_bad_environment_value_is_a_usage_error(
     [
         (["--server", "127.0.0.1:18800"], "did you mean 'http://127.0.0.1:18800'"),
         (["--wait-server", "-1"], "not a number of seconds >= 0"),
+        (["--input-timeout", "0"], "--input-timeout"),
     ],
 )
 def test_a_bad_flag_is_a_usage_error(

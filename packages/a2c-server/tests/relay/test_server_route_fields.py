@@ -27,6 +27,11 @@ PAYLOADS: list[Any] = [
     {**CALL, "a2c_progress": True},
     {**CALL, "a2c_progress": "yes"},
     {**CALL, "a2c_trace": {"traceparent": 1}},
+    {**CALL, "a2c_input": {"elicitation": {}}},
+    {**CALL, "a2c_input": "all"},
+    {**CALL, "a2c_input_responses": {"k": {"action": "decline"}}, "a2c_request_state": "s"},
+    {**CALL, "a2c_input_responses": {"k": "decline"}},
+    {**CALL, "a2c_request_state": 3},
     {k: v for k, v in CALL.items() if k != "tool_name"},
     {k: v for k, v in CALL.items() if k != "params"},
     [CALL],
@@ -74,7 +79,8 @@ def test_server_plain_shape_agrees_with_the_model(event: Event) -> None:
 def test_server_plain_shape_takes_the_common_call_and_leaves_extensions_to_the_model() -> None:
     read = route_reader(EVENTS[Event.TOOL_CALL].request)
     assert read(CALL) is CALL and read({**CALL, "unknown": 1}) is not None
-    for data in ({**CALL, "timeout": True}, {**CALL, "a2c_progress": True}, [CALL]):
+    for data in ({**CALL, "timeout": True}, {**CALL, "a2c_progress": True}, [CALL],
+                 {**CALL, "a2c_request_state": "s"}):  # fmt: skip
         assert read(data) is None
     get_tools = route_reader(EVENTS[Event.GET_TOOLS].request)
     assert get_tools({"agent": "a", "req_id": "r", "computer": "pc"}) is not None

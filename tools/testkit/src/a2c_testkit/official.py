@@ -2,6 +2,8 @@
 
 Public API:
 
+- ``fastmcp_venv(version) -> Path``: the same for ``fastmcp==<version>`` (a FastMCP 4 server
+  runs as a subprocess of that python); ``package_venv`` builds any such venv.
 - ``official_venv(version) -> Path``: the python of a venv holding ``a2c-smcp[cli]==<version>``
   (the ``cli`` extra: the SDK's Computer module imports prompt_toolkit),
   built once per version under the cache dir (``$A2C_INTEROP_CACHE`` or
@@ -34,7 +36,9 @@ __all__ = [
     "OfficialProcess",
     "OfficialRun",
     "cache_root",
+    "fastmcp_venv",
     "official_venv",
+    "package_venv",
     "run_official",
     "start_official",
 ]
@@ -68,9 +72,8 @@ def _python_in(root: Path) -> Path:
 _UNDECLARED = ("pyyaml",)
 
 
-def _install(python: Path, requirement: str) -> None:
+def _install(python: Path, wanted: Sequence[str]) -> None:
     uv = shutil.which("uv")
-    wanted = [requirement, *_UNDECLARED]
     if uv:
         argv = [uv, "pip", "install", "--python", str(python), "--quiet", *wanted]
     else:
@@ -80,35 +83,47 @@ def _install(python: Path, requirement: str) -> None:
         argv, capture_output=True, text=True, timeout=_BUILD_TIMEOUT, env=env, check=False
     )
     if done.returncode != 0:
-        raise RuntimeError(f"installing {requirement} failed:\n{done.stdout}\n{done.stderr}")
+        raise RuntimeError(f"installing {wanted} failed:\n{done.stdout}\n{done.stderr}")
 
 
-def official_venv(version: str) -> Path:
-    """The python of a cached venv with ``a2c-smcp[cli]==version`` (built on first use)."""
-    root = cache_root() / version
+def package_venv(key: str, dist: str, version: str, *wanted: str) -> Path:
+    """The python of a cached venv ``<cache>/<key>`` holding ``wanted`` (pip requirements),
+    built on first use; ``dist`` must then be installed at ``version``."""
+    root = cache_root() / key
     ready = root / _READY
     python = _python_in(root)
-    requirement = f"a2c-smcp[cli]=={version} " + " ".join(_UNDECLARED)
+    requirement = " ".join(wanted)
     if _is_ready(ready, python, requirement):
         return python
-    with _locked(cache_root() / f"{version}.lock"):
+    with _locked(cache_root() / f"{key}.lock"):
         if _is_ready(ready, python, requirement):
             return python
         shutil.rmtree(root, ignore_errors=True)
         # pip is only needed when uv is missing; venv's ensurepip works offline either way.
         venv.EnvBuilder(with_pip=shutil.which("uv") is None, symlinks=True).create(root)
-        _install(python, f"a2c-smcp[cli]=={version}")
+        _install(python, wanted)
         check = subprocess.run(
-            [str(python), "-c", "import importlib.metadata as m; print(m.version('a2c-smcp'))"],
+            [str(python), "-c", f"import importlib.metadata as m; print(m.version({dist!r}))"],
             capture_output=True,
             text=True,
             timeout=120,
             check=False,
         )
         if check.stdout.strip() != version:
-            raise RuntimeError(f"venv at {root} holds a2c-smcp {check.stdout!r}: {check.stderr}")
+            raise RuntimeError(f"venv at {root} holds {dist} {check.stdout!r}: {check.stderr}")
         ready.write_text(requirement + "\n")
     return python
+
+
+def official_venv(version: str) -> Path:
+    """The python of a cached venv with ``a2c-smcp[cli]==version`` (built on first use)."""
+    return package_venv(version, "a2c-smcp", version, f"a2c-smcp[cli]=={version}", *_UNDECLARED)
+
+
+def fastmcp_venv(version: str = "4.1.6") -> Path:
+    """The python of a cached venv with ``fastmcp==version``: FastMCP 4 pulls many packages,
+    kept out of the workspace; its servers run as subprocesses of that python."""
+    return package_venv(f"fastmcp-{version}", "fastmcp", version, f"fastmcp=={version}")
 
 
 def _is_ready(ready: Path, python: Path, requirement: str) -> bool:

@@ -38,6 +38,7 @@ from a2c_agent._version import __version__
 from a2c_protocol import InvalidWindowURIError, WindowURI, token_flags_problem
 
 from ._dest import dir_problem, file_problem
+from ._input import add_input_args, read_input_args
 
 __all__ = ["DEFAULT_NAME_PREFIX", "ENV_VARS", "EXIT_CODES", "build_parser", "parse_args"]
 
@@ -177,6 +178,7 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
         "keeps reporting is not cut (the Server still stops waiting after its "
         "--max-tool-timeout)",
     )
+    add_input_args(call)
     call.add_argument(
         "--save-dir",
         help="existing directory binary result items are written to, each under a free "
@@ -286,6 +288,8 @@ def parse_args(
     args.params_object = {}
     if args.command == "call" and args.params is not None:
         args.params_object = _params(parser, args.params)
+    if args.command == "call":
+        read_input_args(parser, args)
     problem = _destination_problem(args)
     if problem is not None:
         parser.error(problem)

@@ -8,6 +8,7 @@
     a2c-agent --server URL --office ID desktop COMPUTER [--size N] [--window URI]
     a2c-agent --server URL --office ID resources COMPUTER SERVER [--all] [--cursor C]
     a2c-agent --server URL --office ID call COMPUTER TOOL [JSON] [--timeout S] [--save-dir D]
+                                              [--answer V]... [--sample T]... [--no-prompt]
     a2c-agent --server URL --office ID blob COMPUTER HANDLE -o FILE
     a2c-agent --server URL --office ID put COMPUTER FILE [--name NAME]
     a2c-agent --server URL --office ID skills COMPUTER
@@ -27,7 +28,9 @@ into FILE, verified, with a progress bar on stderr when that is a terminal. ``sk
 a Computer's skills; ``put`` uploads FILE to a Computer's landing dir (SHA-256 checked, a
 progress bar on a terminal) and prints where it landed there; ``skill`` prints one skill
 file (``SKILL.md`` by default) when it is text, and writes binary files only to ``-o FILE``
-or a pipe, never to a terminal.
+or a pipe, never to a terminal. When the tool asks for input (a form, a URL to visit, a
+model's reply), ``call`` answers from ``--answer``/``--sample``, or asks on the terminal, or
+declines (see :mod:`a2c_agent._cli._input`).
 
 ``--server``, ``--office`` and ``--token`` default to ``A2C_SERVER_URL``, ``A2C_OFFICE`` and
 ``A2C_TOKEN``; ``--token-file`` (``A2C_TOKEN_FILE``) reads the token from a file at every
@@ -76,6 +79,7 @@ from ._args import (
 from ._arguments import missing_arguments_problem
 from ._dest import write_file
 from ._files import ProgressBar, save_binaries
+from ._input import CliInput
 from ._progress import ToolProgressView
 from ._render import desktop_hint, render_table
 from ._skill import RAW, skill_command
@@ -142,11 +146,16 @@ async def _command(
             return RAW, None, EXIT_USAGE
     view = ToolProgressView(sys.stderr, bar=sys.stderr.isatty())
     req_id = uuid.uuid4().hex
+    asking = sys.stdin is not None and sys.stdin.isatty() and not args.no_prompt
+    on_input = CliInput(
+        args, err=sys.stderr, read=sys.stdin.readline if asking else None,
+        before_prompt=view.finish,
+    )  # fmt: skip
     try:
         result = await agent.call_tool(
             args.computer, args.tool, args.params_object, timeout=args.timeout,
             on_progress=view, req_id=req_id,
-            timeout_resets_on_progress=args.timeout_resets_on_progress,
+            timeout_resets_on_progress=args.timeout_resets_on_progress, on_input=on_input,
         )  # fmt: skip
     except asyncio.CancelledError:
         # Ctrl-C: the SDK has sent the cancel by now; say so, the user cannot see it.
@@ -158,6 +167,8 @@ async def _command(
     data = await asyncio.to_thread(
         save_binaries, to_wire(result), args.save_dir and Path(args.save_dir), args.tool, _note
     )
+    if on_input.exchanges:  # --json shows what was asked and answered
+        data["input_requests"] = on_input.exchanges
     return "call", data, EXIT_TOOL_ERROR if result.is_error else EXIT_OK
 
 

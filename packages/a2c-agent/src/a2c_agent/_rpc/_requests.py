@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import logging
 import math
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
 from a2c_agent._core import _req_id
 from a2c_agent._exceptions import (
     AckTimeoutError,
+    InputRoundsExceededError,
     InvalidResponseError,
     ToolCallTimeoutError,
 )
@@ -30,20 +33,32 @@ from a2c_protocol import (
     GetResourcesRet,
     GetToolsReq,
     GetToolsRet,
+    InputOrigin,
+    InputRequired,
     InvalidPayloadError,
     RemoteError,
     RequestTimeoutError,
     WindowURI,
     from_wire,
+    parse_input_required,
     to_wire,
+)
+from a2c_protocol._input import (
+    is_input_required,
 )
 
 from ._blobdrain import drain_result, needs_drain
 from ._blobpull import BlobData
 from ._facades import FacadesMixin
+from ._input import InputHandler, answer_round, cancel_round
 from ._otel import call_span, tracing_idle
 from ._progress import ProgressCallback
 from ._toolwire import tool_call_payload, tool_result_of
+
+logger = logging.getLogger("a2c_agent")
+
+#: Seconds a cancelled call waits for the Computer to hear that its input requests are off.
+ABANDON_WAIT = 5.0
 
 _NO_PROGRESS: contextlib.nullcontext[None] = contextlib.nullcontext(None)  # reusable, stateless
 
@@ -159,6 +174,7 @@ class RequestsMixin(FacadesMixin):
         drain_blobs: bool | None = None,
         on_progress: ProgressCallback | None = None,
         timeout_resets_on_progress: bool = False,
+        on_input: InputHandler | None = None,
     ) -> CallToolResult:
         """Call ``tool_name`` on ``computer`` and return its ``CallToolResult``.
 
@@ -187,16 +203,40 @@ class RequestsMixin(FacadesMixin):
         the wire. With ``timeout_resets_on_progress`` each report restarts ``timeout`` here;
         the Server and the Computer restart their waits on progress in any case (the Server
         up to its ``--max-tool-timeout``).
+
+        ``on_input`` (default: the agent's ``input_handler``; an extension, see
+        docs/compatibility.md) answers the MCP server's requests for input during the call:
+        each :class:`~a2c_protocol.ElicitationRequest` or
+        :class:`~a2c_protocol.SamplingRequest` is passed to it and its answer sent back on a
+        new round of the call (same ``timeout`` each, ``req_id`` of round *n* is
+        ``<req_id>.<n>``), until the tool returns. Without a handler the call does not take
+        input, and the Computer declines on the Agent's behalf, as before. More than the
+        agent's ``max_input_rounds`` rounds raise :class:`InputRoundsExceededError`.
         """
+        handler = on_input if on_input is not None else self._input_handler
+        if handler is None and tracing_idle():  # the plain call: as few frames as can be
+            plain = await self._call_once(
+                computer, tool_name, params, timeout=timeout, req_id=req_id,
+                drain_blobs=drain_blobs, on_progress=on_progress,
+                timeout_resets_on_progress=timeout_resets_on_progress, trace=None, extra=None,
+            )  # fmt: skip
+            assert isinstance(plain, CallToolResult)  # only a call taking input gets another
+            return plain
+        run: Callable[..., Awaitable[CallToolResult | InputRequired]] = (
+            functools.partial(self._call_once, extra=None) if handler is None
+            else functools.partial(self._call_tool, on_input=handler)
+        )  # fmt: skip
         if tracing_idle():
-            return await self._call_tool(
+            answer = await run(
                 computer, tool_name, params, timeout=timeout, req_id=req_id,
                 drain_blobs=drain_blobs, on_progress=on_progress,
                 timeout_resets_on_progress=timeout_resets_on_progress, trace=None,
             )  # fmt: skip
+            assert isinstance(answer, CallToolResult)  # the rounds end with the result
+            return answer
         with call_span(self._office, computer, tool_name) as span:
             try:
-                result = await self._call_tool(
+                result = await run(
                     computer, tool_name, params, timeout=timeout, req_id=req_id,
                     drain_blobs=drain_blobs, on_progress=on_progress,
                     timeout_resets_on_progress=timeout_resets_on_progress,
@@ -208,6 +248,7 @@ class RequestsMixin(FacadesMixin):
             except ToolCallTimeoutError:
                 span.outcome("timeout")
                 raise
+            assert isinstance(result, CallToolResult)
             code = result_error_code(result)
             span.outcome("error" if result.is_error else "ok", code)
             return result
@@ -224,7 +265,76 @@ class RequestsMixin(FacadesMixin):
         on_progress: ProgressCallback | None,
         timeout_resets_on_progress: bool,
         trace: dict[str, str] | None,
+        on_input: InputHandler,
     ) -> CallToolResult:
+        """A call with an input handler: its rounds (see :meth:`_input_rounds`)."""
+        if req_id is not None and not (isinstance(req_id, str) and req_id):
+            raise ValueError("req_id must be a non-empty string")
+        req_id = req_id or _req_id()
+        arguments = dict(params or {})
+
+        async def once(rid: str, extra: dict[str, Any] | None) -> CallToolResult | InputRequired:
+            return await self._call_once(
+                computer, tool_name, arguments, timeout=timeout, req_id=rid,
+                drain_blobs=drain_blobs, on_progress=on_progress,
+                timeout_resets_on_progress=timeout_resets_on_progress, trace=trace, extra=extra,
+            )  # fmt: skip
+
+        return await self._input_rounds(
+            once, req_id, InputOrigin(computer=computer, tool=tool_name), on_input
+        )
+
+    async def _input_rounds(
+        self,
+        once: Callable[[str, dict[str, Any] | None], Awaitable[CallToolResult | InputRequired]],
+        req_id: str,
+        origin: InputOrigin,
+        handler: InputHandler,
+    ) -> CallToolResult:
+        """The rounds of a call that takes input (see :mod:`a2c_agent._rpc._input`)."""
+        declared = {"a2c_input": self._input_capabilities.to_wire()}
+        answer = await once(req_id, declared)
+        rounds = 0
+        while isinstance(answer, InputRequired):
+            rounds += 1
+            # Given up: tell the Computer now rather than leave the MCP server waiting for
+            # expiry. The caller hears of it after the Computer answered that round (when
+            # this task is being cancelled, after ABANDON_WAIT at most: a process that exits
+            # at once would lose the round in its send queue).
+            cancel = {**declared, **_resume(answer, None)}
+            if rounds > self._max_input_rounds:
+                await _abandon(once, f"{req_id}.x", cancel)
+                raise InputRoundsExceededError(origin.computer, origin.tool, self._max_input_rounds)
+            try:
+                responses = await answer_round(handler, answer)
+            except Exception:
+                await _abandon(once, f"{req_id}.x", cancel)
+                raise
+            except BaseException:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.shield(
+                        asyncio.wait_for(_abandon(once, f"{req_id}.x", cancel), ABANDON_WAIT)
+                    )
+                raise
+            answer = await once(
+                f"{req_id}.{rounds + 1}", {**declared, **_resume(answer, responses)}
+            )
+        return answer
+
+    async def _call_once(
+        self,
+        computer: str,
+        tool_name: str,
+        params: Mapping[str, Any] | None,
+        *,
+        timeout: float,
+        req_id: str | None,
+        drain_blobs: bool | None,
+        on_progress: ProgressCallback | None,
+        timeout_resets_on_progress: bool,
+        trace: dict[str, str] | None,
+        extra: dict[str, Any] | None,
+    ) -> CallToolResult | InputRequired:
         if timeout <= 0:
             raise ValueError("timeout must be positive")
         if self._state is not AgentState.CONNECTED:
@@ -236,7 +346,7 @@ class RequestsMixin(FacadesMixin):
         req_id = req_id or _req_id()
         request = tool_call_payload(
             self._name, req_id, computer, tool_name, dict(params or {}),
-            max(1, math.ceil(timeout)), on_progress is not None, trace,
+            max(1, math.ceil(timeout)), on_progress is not None, trace, extra,
         )  # fmt: skip
         progress = (
             _NO_PROGRESS
@@ -262,6 +372,11 @@ class RequestsMixin(FacadesMixin):
             except asyncio.CancelledError:
                 await asyncio.shield(self._cancel_once(req_id))
                 raise
+        if extra is not None and len(args) == 1 and is_input_required(args[0]):
+            try:
+                return parse_input_required(args[0], InputOrigin(computer=computer, tool=tool_name))
+            except InvalidPayloadError as exc:
+                raise InvalidResponseError("input-required answer", exc.errors) from exc
         try:
             result = tool_result_of(args)
         except RequestTimeoutError:
@@ -283,3 +398,21 @@ class RequestsMixin(FacadesMixin):
         await self._emit(
             Event.TOOL_CALL_CANCEL, to_wire(AgentCallData(agent=self._name, req_id=req_id))
         )
+
+
+def _resume(required: InputRequired, responses: dict[str, Any] | None) -> dict[str, Any]:
+    """The retry's keys: the answers (None: cancel every request) and the state unchanged."""
+    return {
+        "a2c_input_responses": cancel_round(required) if responses is None else responses,
+        "a2c_request_state": required.state,
+    }
+
+
+async def _abandon(
+    once: Callable[[str, dict[str, Any]], Awaitable[Any]], rid: str, keys: dict[str, Any]
+) -> None:
+    """The cancelling round of an abandoned call; its answer is of no use to anyone."""
+    try:
+        await once(rid, keys)
+    except Exception as exc:  # the Computer expires the state in the end
+        logger.info("could not cancel the input requests of call %s: %s", rid, exc)

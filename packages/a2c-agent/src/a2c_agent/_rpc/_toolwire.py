@@ -37,6 +37,7 @@ def tool_call_payload(
     timeout: int,
     progress: bool,
     trace: dict[str, str] | None,
+    extra: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The ``client:tool_call`` request as JSON (``ToolCallReq``'s wire spelling)."""
     payload = {
@@ -51,6 +52,8 @@ def tool_call_payload(
         payload["a2c_progress"] = True
     if trace is not None:
         payload["a2c_trace"] = trace
+    if extra is not None:  # the input extension's keys (a2c_input ...)
+        payload.update(extra)
     return payload
 
 

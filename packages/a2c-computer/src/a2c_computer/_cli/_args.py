@@ -132,6 +132,7 @@ ENV_OPTIONS: tuple[EnvOption, ...] = (
     EnvOption("shutdown_grace", ("A2C_SHUTDOWN_GRACE",), seconds, 10.0),
     EnvOption("watch_config", ("A2C_WATCH_CONFIG",), switch, False),
     EnvOption("protocol", ("A2C_PROTOCOL",), protocol_line),
+    EnvOption("input_timeout", ("A2C_INPUT_TIMEOUT",), positive_seconds, 300.0),
 )
 
 #: Large-result settings: ``(flag, BlobSettings field, env var, convert, help)``; unset
@@ -277,7 +278,7 @@ environment (a flag wins over its variable; a variable set but empty is an error
   A2C_BLOB_SPOOL_MAX_BYTES --blob-spool-max-bytes  A2C_BLOB_TTL --blob-ttl
   A2C_SKILLS_DIR       --skills-dir     A2C_SKILLS_INSTALL_DIR --skills-install-dir
   A2C_NO_USER_SKILLS   --no-user-skills  A2C_LANDING_DIR  --landing-dir
-  A2C_PROTOCOL         --protocol
+  A2C_PROTOCOL         --protocol       A2C_INPUT_TIMEOUT   --input-timeout
   A2C_LANDING_*        --landing-* (every one: A2C_LANDING_MAX_FILES is --landing-max-files)
 
 exit status: 0 stopped, 1 refused by or cannot reach the Server (run) / problems found
@@ -309,22 +310,17 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     run.add_argument("--config", help="config JSON file (env A2C_COMPUTER_CONFIG)")
-    run.add_argument(
-        "--server",
-        type=_checked(server_url, "URL"),
-        help="Server URL, http://host:port (env A2C_SERVER_URL)",
-    )
+    run.add_argument("--server", type=_checked(server_url, "URL"),
+                     help="Server URL, http://host:port (env A2C_SERVER_URL)")  # fmt: skip
     run.add_argument("--office", help="office id to join (env A2C_OFFICE or A2C_OFFICE_ID)")
     run.add_argument("--name", help="this Computer's name (env A2C_COMPUTER_NAME)")
     run.add_argument("--token", help="sent as auth.token (env A2C_TOKEN; prefer it to the flag)")
     run.add_argument(
-        "--allow-agent",
-        action="append",
-        metavar="NAME",
+        "--allow-agent", action="append", metavar="NAME",
         help="answer only this Agent (repeatable; env A2C_ALLOW_AGENTS, comma-separated); "
         "others get 403 whatever the Server does. Without it any Agent in the office may "
         "call this Computer's tools",
-    )
+    )  # fmt: skip
     run.add_argument(
         "--token-file",
         help="file holding the token, read again at every (re)connect, for short-lived tokens "
@@ -332,11 +328,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--socketio-path", help="default socket.io (env A2C_SOCKETIO_PATH)")
     run.add_argument(
-        "--wait-server",
-        type=_checked(seconds, "seconds"),
+        "--wait-server", type=_checked(seconds, "seconds"),
         help="seconds to keep retrying while the Server is not reachable yet (default 30; "
         "env A2C_WAIT_SERVER). A refusal (a bad token) is never retried",
-    )
+    )  # fmt: skip
     run.add_argument(
         "--confirm",
         type=_checked(confirm_mode, "mode"),
@@ -360,12 +355,16 @@ def build_parser() -> argparse.ArgumentParser:
         "are cancelled (default 10; a second signal stops at once; env A2C_SHUTDOWN_GRACE)",
     )
     run.add_argument(
-        "--watch-config",
-        action="store_const",
-        const=True,
+        "--watch-config", action="store_const", const=True,
         help="reload the config file when it changes; SIGHUP always reloads it "
         "(env A2C_WATCH_CONFIG=1)",
-    )
+    )  # fmt: skip
+    run.add_argument(
+        "--input-timeout", type=_checked(positive_seconds, "seconds"),
+        help="seconds an MCP server's question to the Agent (a form, a URL, a sampling) "
+        "waits for its answer before the tool call is cancelled (default 300; env "
+        "A2C_INPUT_TIMEOUT)",
+    )  # fmt: skip
     for flag, field, env, convert, text in BLOB_OPTIONS:
         run.add_argument(
             flag,

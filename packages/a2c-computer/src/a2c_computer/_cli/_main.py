@@ -143,6 +143,7 @@ async def _run(args: argparse.Namespace) -> int:
         allow_agents=args.allow_agent or None,
         landing=landing_settings(args),
         protocol=args.protocol,
+        input_timeout=args.input_timeout,
     )
     if not args.allow_agent:
         logger.warning(

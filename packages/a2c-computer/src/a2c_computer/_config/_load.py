@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from a2c_computer._asks._roots import root_problem
 from a2c_computer._bundles import duplicate_bundle_ids
 from a2c_computer._exceptions import ConfigError
 from a2c_computer._toolcalls._vrl import vrl_problem
@@ -80,11 +81,20 @@ def load_config(
         errors = [_with_suggestion(e) for e in exc.errors]
         details = "; ".join(f"{e.path}: {e.problem}" for e in errors)
         raise ConfigError(f"invalid configuration {label}: {details}", errors) from exc
-    errors = duplicate_bundle_ids(config) + [
-        FieldError(f"$.servers[{name!r}].vrl", problem)
-        for name, server in config.servers.items()
-        if server.vrl is not None and (problem := vrl_problem(server.vrl)) is not None
-    ]
+    errors = (
+        duplicate_bundle_ids(config)
+        + [
+            FieldError(f"$.servers[{name!r}].vrl", problem)
+            for name, server in config.servers.items()
+            if server.vrl is not None and (problem := vrl_problem(server.vrl)) is not None
+        ]
+        + [
+            FieldError(f"$.servers[{name!r}].roots[{index}]", problem)
+            for name, server in config.servers.items()
+            for index, root in enumerate(server.roots or [])
+            if (problem := root_problem(root)) is not None
+        ]
+    )
     if errors:
         details = "; ".join(f"{e.path}: {e.problem}" for e in errors)
         raise ConfigError(f"invalid configuration {label}: {details}", errors)

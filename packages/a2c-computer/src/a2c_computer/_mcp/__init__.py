@@ -8,7 +8,7 @@ What it does, and nothing more:
   2026-07-28; ``mcp_era`` pins one): :mod:`._era`; in 2026-07-28 keeps the
   ``subscriptions/listen`` stream of change notifications open: :mod:`._listen`;
 * the seam where an MCP server's input requests (elicitation, sampling, roots) are
-  answered, in either era: :mod:`._inputs` (nothing answers them yet: declined);
+  answered, in either era: :mod:`._inputs` (the callbacks are :mod:`a2c_computer._asks`'s);
 * runs one MCP server per owner task, restarts a lost one with backoff, keeps an idle SSE
   session alive: :mod:`._server`;
 * speaks MCP with raw JSON results, so that the Computer (not ``mcp``'s typed models) decides
@@ -30,11 +30,12 @@ reached through :mod:`a2c_computer._upstream` only.
 from ._era import era_of
 from ._failures import McpCallFailure
 from ._failures import _describe as _describe  # the tests check its redaction
-from ._inputs import InputCallbacks
+from ._inputs import INPUT_REQUIRED, InputCallbacks
 from ._server import McpServer
 from ._status import NotificationKind, ServerStatus
 
 __all__ = [
+    "INPUT_REQUIRED",
     "InputCallbacks",
     "McpCallFailure",
     "McpServer",

@@ -14,11 +14,12 @@ An MCP server asks for input during a request in one of two ways, by era:
   :class:`InputCallbacks` are declared on every request's ``_meta`` too, so a
   resolver-based tool knows what it may ask.
 
-Without callbacks (today's Computer) nothing is declared: a handshake-era server gets
-mcp's own refusal of each request ("... not supported"), and a 2026-07-28
-``input_required`` result becomes :data:`NO_INPUT` (a clear failure of the call) unless
-the caller of ``call_tool`` takes such results (``allow_input_required=True``) to answer
-them itself.
+Without callbacks nothing is declared: a handshake-era server gets mcp's own refusal of
+each request ("... not supported"), and a 2026-07-28 ``input_required`` result becomes
+:data:`NO_INPUT` (a clear failure of the call) unless the caller of ``call_tool`` takes
+such results (``allow_input_required=True``) to answer them itself. The Computer gives
+every server the callbacks of :mod:`a2c_computer._asks`, which relays them to the
+calling Agent.
 """
 
 from __future__ import annotations
@@ -36,8 +37,8 @@ __all__ = ["INPUT_REQUIRED", "NO_INPUT", "InputCallbacks", "input_kinds"]
 INPUT_REQUIRED: Final = "input_required"
 #: What a tool call that asked for input fails with when nobody can answer it.
 NO_INPUT: Final = (
-    "the tool asked for input ({kinds}) during the call; this Computer does not relay input "
-    "requests, so the call cannot go on"
+    "the tool asked for input ({kinds}) during the call; the Agent's call takes no input (A2C "
+    "extension a2c_input), so the call cannot go on"
 )
 
 _KINDS: Final = {
@@ -49,11 +50,15 @@ _KINDS: Final = {
 
 @dataclass(frozen=True, slots=True)
 class InputCallbacks:
-    """What answers an MCP server's input requests (each None: not supported)."""
+    """What answers an MCP server's input requests (each None: not supported).
+
+    ``sampling_tools``: with ``sampling``, also declare sampling with tools.
+    """
 
     elicitation: ElicitationFnT | None = None
     sampling: SamplingFnT | None = None
     list_roots: ListRootsFnT | None = None
+    sampling_tools: bool = False
 
 
 def input_kinds(result: JsonObject) -> str:

@@ -105,7 +105,7 @@ class _Requests:
         self,
         name: str,
         arguments: JsonObject,
-        timeout: float,
+        timeout: float | None,
         progress: ProgressFn | None = None,
         meta: JsonObject | None = None,
         *,

@@ -259,6 +259,9 @@ class McpServer(_Requests):
                     elicitation_callback=inputs.elicitation,
                     sampling_callback=inputs.sampling,
                     list_roots_callback=inputs.list_roots,
+                    sampling_capabilities=types.SamplingCapability(
+                        tools=types.SamplingToolsCapability() if inputs.sampling_tools else None
+                    ),
                     # 2026-07-28 delivers log messages only to requests that ask for them.
                     log_level=_log_level(self.name),
                     dispatcher=dispatcher,

@@ -29,7 +29,7 @@ from a2c_computer._exceptions import ComputerError
 from a2c_computer._landing import LandingStore
 from a2c_computer._observe import _otel as otel
 from a2c_computer._skills import SkillManager, serve_get_skill, serve_get_skills
-from a2c_computer._toolcalls._extensions import CallExtras, ProgressForward
+from a2c_computer._toolcalls._extensions import CallExtras, InputAnswer, ProgressForward, input_ask
 from a2c_protocol import (
     NAMESPACE,
     AgentCallData,
@@ -175,6 +175,10 @@ class LinkHandlers:
             )  # fmt: skip
 
         forward = self._progress_forward(req) if req.a2c_progress is True else None
+        ask = None
+        if (req.a2c_input is not None or req.a2c_request_state is not None
+                or req.a2c_input_responses is not None):  # fmt: skip
+            ask = input_ask(req, self.name, self.office_id)
         traced: contextlib.AbstractContextManager[otel.CallTrace | None] = contextlib.nullcontext(
             None
         )
@@ -184,15 +188,18 @@ class LinkHandlers:
             # The sideband runs inside the call, so its log line and metrics see the answer sent.
             with self._calls.running(req.req_id, req.agent), traced as trace:
                 extras = None
-                if forward is not None or trace is not None:
+                if forward is not None or trace is not None or ask is not None:
                     extras = CallExtras(
                         progress=forward,
                         mcp_request=trace.mcp_request if trace is not None else None,
+                        ask=ask,
                     )
-                result = await self._core.call_tool(req.tool_name, req.params,
-                                                    timeout=req.timeout, req_id=req.req_id,
-                                                    agent=req.agent, finish=finish,
-                                                    extras=extras)  # fmt: skip
+                result = await self._core.call_tool_round(
+                    req.tool_name, req.params, timeout=req.timeout, req_id=req.req_id,
+                    agent=req.agent, finish=finish, extras=extras,
+                )  # fmt: skip
+                if isinstance(result, InputAnswer):
+                    return result.wire
                 if trace is not None:
                     trace.finished(result, mcp_server)
         finally:
@@ -264,6 +271,7 @@ class LinkHandlers:
         if isinstance(agent, str):
             self._calls.agent_left(agent)
             self._landing.agent_left(agent)
+            self._core.input_agent_left(agent)
 
     async def _on_cancel(self, *args: Any) -> None:
         data = args[0] if args else None

@@ -33,7 +33,7 @@ from a2c_protocol import (
 from ._confirm import ConfirmRequest, ask_confirmation, error_result, needs_confirmation
 from ._down import down_note, down_owner, down_result
 from ._encoding import unencodable_field
-from ._extensions import CallExtras
+from ._extensions import CallExtras, InputAnswer
 from ._invoke import invoke_tool
 
 __all__ = ["CallsMixin", "ResultFinisher"]
@@ -84,11 +84,36 @@ class CallsMixin(CoreBase):
         actually sent; the call's log line reports that answer's outcome. ``extras``
         carries the opt-in extensions of the call (progress, trace context).
         """
+        result = await self.call_tool_round(
+            tool_name, params, timeout=timeout, req_id=req_id, agent=agent, finish=finish,
+            extras=extras,
+        )  # fmt: skip
+        if isinstance(result, InputAnswer):
+            raise TypeError("a call that takes input is run with call_tool_round")
+        return result
+
+    async def call_tool_round(
+        self,
+        tool_name: str,
+        params: JsonObject | None = None,
+        *,
+        timeout: float = 60.0,
+        req_id: str | None = None,
+        agent: str | None = None,
+        finish: ResultFinisher | None = None,
+        extras: CallExtras | None = None,
+    ) -> CallToolResult | InputAnswer:
+        """:meth:`call_tool`, for a call that may take input (``extras.ask``): one round,
+        whose answer is the result or an :class:`InputAnswer` (see
+        :mod:`a2c_computer._asks`)."""
         req_id = req_id or uuid.uuid4().hex
         started = time.monotonic()
         outcome = "cancelled"
         try:
             result = await self._call_tool(tool_name, params, timeout, req_id, agent, extras)
+            if isinstance(result, InputAnswer):
+                outcome = result.outcome
+                return result
             if finish is not None:
                 result = await finish(result)
             outcome = call_outcome(result.is_error, result.meta)
@@ -115,7 +140,11 @@ class CallsMixin(CoreBase):
         req_id: str,
         agent: str | None,
         extras: CallExtras | None = None,
-    ) -> CallToolResult:
+    ) -> CallToolResult | InputAnswer:
+        ask = extras.ask if extras is not None else None
+        if ask is not None and (ask.state is not None or ask.responses is not None):
+            assert extras is not None
+            return await self._resume_asking(tool_name, ask, timeout, req_id, extras)
         lookup = self._registry.lookup(tool_name)
         if lookup.kind is LookupKind.FORBIDDEN:
             return error_result(
@@ -173,12 +202,17 @@ class CallsMixin(CoreBase):
                 req_id, agent, entry.server, entry.original, tool_name, dict(params or {})
             )
         task = asyncio.ensure_future(
-            self._confirm_then_invoke(req_id, asking, server, entry, params or {}, timeout, extras)
+            self._confirm_then_invoke(
+                req_id, asking, server, entry, params or {}, timeout, extras, agent
+            )
         )
         self._inflight[req_id] = task
         success = False
         try:
             result = await task
+            if isinstance(result, InputAnswer):  # the MCP call goes on, asking the Agent
+                self._invoked.discard(req_id)
+                return result
             success = not result.is_error
             program = self._vrl.get(entry.server)
             if program is not None:
@@ -215,7 +249,8 @@ class CallsMixin(CoreBase):
         params: JsonObject,
         timeout: float,
         extras: CallExtras | None = None,
-    ) -> CallToolResult:
+        agent: str | None = None,
+    ) -> CallToolResult | InputAnswer:
         if asking is not None:
             loop = asyncio.get_running_loop()
             started = loop.time()
@@ -226,7 +261,15 @@ class CallsMixin(CoreBase):
                 return refusal
             timeout -= loop.time() - started
         self._invoked.add(req_id)
-        return await invoke_tool(server, entry.original, entry.exposed, params, timeout, extras)
+        relay = self._asks
+        if (extras is not None and extras.ask is not None) or server.name in relay.rooted:
+            return await self._first_round(server, entry, params, timeout, extras, agent)
+        # Who is running on the server: an MCP server's request is its call's (_asks).
+        relay.enter(server.name, None)
+        try:
+            return await invoke_tool(server, entry.original, entry.exposed, params, timeout, extras)
+        finally:
+            relay.leave(server.name, None)
 
     def _down_servers(self) -> dict[str, str | None]:
         """Enabled servers that are not ready, with their last error (none once stopped)."""

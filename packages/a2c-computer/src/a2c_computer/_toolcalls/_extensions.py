@@ -8,6 +8,8 @@
 * Trace context: ``mcp_request`` is entered around the MCP request itself (only when one is
   sent: a call refused before reaching the MCP server has no MCP span) and yields what is
   merged into the request's ``params._meta``.
+* Input requests: with ``a2c_input`` (and, on a retry, the answers and the state) the call
+  is one that may ask the Agent (:class:`InputAsk`; the rounds are :mod:`a2c_computer._asks`).
 """
 
 from __future__ import annotations
@@ -20,9 +22,21 @@ from typing import Any
 
 import attrs
 
-from a2c_protocol import ExtensionEvent, ProgressGate, ToolCallProgress, to_wire
+from a2c_protocol import (
+    ExtensionEvent,
+    InputCapabilities,
+    JsonObject,
+    ProgressGate,
+    ToolCallProgress,
+    ToolCallReq,
+    to_wire,
+)
+from a2c_protocol._input import (
+    InputBinding,
+    params_digest,
+)
 
-__all__ = ["CallExtras", "ProgressFn", "ProgressForward"]
+__all__ = ["CallExtras", "InputAnswer", "InputAsk", "ProgressFn", "ProgressForward", "input_ask"]
 
 logger = logging.getLogger("a2c_computer")
 
@@ -31,11 +45,44 @@ Emit = Callable[[str, Any], Awaitable[None]]
 
 
 @attrs.frozen(kw_only=True)
+class InputAsk:
+    """A call that takes input: what it declared, whose it is, and on a retry its answers."""
+
+    takes: InputCapabilities
+    binding: InputBinding
+    responses: dict[str, JsonObject] | None = None
+    state: str | None = None
+
+
+def input_ask(req: ToolCallReq, computer: str, office: str | None) -> InputAsk:
+    """The input side of a ``client:tool_call`` that carries the extension's keys."""
+    return InputAsk(
+        takes=InputCapabilities.from_wire(req.a2c_input),
+        binding=InputBinding(
+            agent=req.agent, office=office, computer=computer, tool=req.tool_name,
+            params_digest=params_digest(req.params),
+        ),
+        responses=req.a2c_input_responses,
+        state=req.a2c_request_state,
+    )  # fmt: skip
+
+
+@attrs.frozen
+class InputAnswer:
+    """A round's answer that is not the tool's result: input required, or a refusal (the
+    JSON sent as the ack, and how the call's log line reads)."""
+
+    wire: JsonObject
+    outcome: str
+
+
+@attrs.frozen(kw_only=True)
 class CallExtras:
     """Per-call extension inputs handed from the link down to the MCP request."""
 
     progress: ProgressFn | None = None
     mcp_request: Callable[[], AbstractContextManager[dict[str, Any]]] | None = None
+    ask: InputAsk | None = None
 
 
 class ProgressForward:

@@ -12,12 +12,14 @@ Rules:
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from typing import Literal, overload
 
 import attrs
 
 from a2c_computer._auth import classify_upstream_failure, default_auth_hint, sanitize_auth_hint
-from a2c_computer._mcp import McpCallFailure, McpServer
+from a2c_computer._mcp import INPUT_REQUIRED, McpCallFailure, McpServer
 from a2c_computer._oauth._hints import oauth_auth_hint
 from a2c_protocol import (
     CallToolResult,
@@ -34,7 +36,7 @@ from a2c_protocol import (
 from ._confirm import error_result
 from ._extensions import CallExtras
 
-__all__ = ["invoke_tool"]
+__all__ = ["McpInputRequired", "invoke_tool"]
 
 logger = logging.getLogger("a2c_computer")
 
@@ -46,34 +48,81 @@ def _credentials_configured(config: MCPServerConfig) -> bool:
     return True
 
 
+@attrs.frozen
+class McpInputRequired:
+    """A 2026-07-28 ``input_required`` result, returned only to a caller that takes one."""
+
+    raw: JsonObject
+
+
+@overload
 async def invoke_tool(
     server: McpServer,
     tool: str,
     exposed: str,
     params: JsonObject,
-    timeout: float,
+    timeout: float | None,
     extras: CallExtras | None = None,
-) -> CallToolResult:
-    """Call MCP tool ``tool`` (exposed to Agents as ``exposed``) within ``timeout`` s."""
+    *,
+    resume: tuple[JsonObject | None, str | None] | None = None,
+    take_input_required: Literal[False] = False,
+) -> CallToolResult: ...
+
+
+@overload
+async def invoke_tool(
+    server: McpServer,
+    tool: str,
+    exposed: str,
+    params: JsonObject,
+    timeout: float | None,
+    extras: CallExtras | None = None,
+    *,
+    resume: tuple[JsonObject | None, str | None] | None = None,
+    take_input_required: Literal[True],
+) -> CallToolResult | McpInputRequired: ...
+
+
+async def invoke_tool(
+    server: McpServer,
+    tool: str,
+    exposed: str,
+    params: JsonObject,
+    timeout: float | None,
+    extras: CallExtras | None = None,
+    *,
+    resume: tuple[JsonObject | None, str | None] | None = None,
+    take_input_required: bool = False,
+) -> CallToolResult | McpInputRequired:
+    """Call MCP tool ``tool`` (exposed to Agents as ``exposed``) within ``timeout`` s (None:
+    no limit here). With ``take_input_required`` a 2026-07-28 ``input_required`` result
+    comes back as :class:`McpInputRequired`; ``resume`` is the ``inputResponses`` and
+    ``requestState`` answering the previous one (docs/compatibility.md, input requests)."""
     where: JsonObject = {"mcp_tool": tool}
 
     def failed(code: int, message: str, extra: JsonObject | None = None) -> CallToolResult:
         return error_result(code, message, mcp_server=server.name, extra={**where, **(extra or {})})
 
+    limit = None if timeout is None else max(timeout, 0.001)
     try:
-        if extras is None:
-            raw = await server.call_tool(tool, params, max(timeout, 0.001))
-        elif extras.mcp_request is None:
-            raw = await server.call_tool(tool, params, max(timeout, 0.001), extras.progress)
+        if extras is None and resume is None and not take_input_required:
+            raw = await server.call_tool(tool, params, limit)
         else:
-            with extras.mcp_request() as meta:
+            progress = extras.progress if extras is not None else None
+            responses, state = resume if resume is not None else (None, None)
+            with (
+                extras.mcp_request()
+                if extras is not None and extras.mcp_request is not None
+                else contextlib.nullcontext({})
+            ) as meta:
                 raw = await server.call_tool(
-                    tool, params, max(timeout, 0.001), extras.progress, meta
-                )
+                    tool, params, limit, progress, meta or None, input_responses=responses,
+                    request_state=state, allow_input_required=take_input_required,
+                )  # fmt: skip
     except TimeoutError:
         # 0.2.3: a2c_timeout next to 4004 tells a timeout from other failures.
         return timeout_result(
-            f"Tool {exposed!r} timed out after {timeout:g} s",
+            f"Tool {exposed!r} timed out after {limit:g} s",
             extra={"mcp_server": server.name, **where},
         )
     except McpCallFailure as exc:
@@ -101,6 +150,8 @@ async def invoke_tool(
         return failed(
             ErrorCode.TOOL_EXECUTION_FAILED, f"Tool {exposed!r} failed: {type(exc).__name__}"
         )
+    if take_input_required and raw.get("resultType") == INPUT_REQUIRED:
+        return McpInputRequired(raw)
     try:
         result = from_wire(CallToolResult, raw)
     except InvalidPayloadError as exc:

@@ -110,6 +110,10 @@ class _ServerConfigBase:
     #: handshake when the server answers it (where its tools may ask the user or the model
     #: with server-initiated requests), else 2026-07-28. SSE speaks the handshake only.
     mcp_era: McpEra | None = _opt()
+    #: SDK extension (not a protocol field): the directories this server's ``roots/list``
+    #: is answered with (absolute paths or ``file://`` URIs on the Computer's machine).
+    #: None: the Computer does not offer roots to it.
+    roots: list[str] | None = _opt()
 
 
 @attrs.frozen(kw_only=True)

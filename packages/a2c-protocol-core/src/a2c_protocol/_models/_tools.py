@@ -14,6 +14,7 @@ __all__ = [
     "CallToolResult",
     "GetToolsReq",
     "GetToolsRet",
+    "InputRequiredResult",
     "SMCPTool",
     "ToolCallProgress",
     "ToolCallReq",
@@ -49,6 +50,11 @@ class ToolCallReq:
     # know them ignore unknown keys, so an official 0.2 peer never sees a difference.
     a2c_progress: bool | None = _opt()
     a2c_trace: dict[str, str] | None = _opt()
+    # Input requests (docs/compatibility.md): what the Agent can answer (MCP's client
+    # capabilities spelling), and on a retry its answers with the state it was given.
+    a2c_input: JsonObject | None = _opt()
+    a2c_input_responses: dict[str, JsonObject] | None = _opt()
+    a2c_request_state: str | None = _opt()
 
 
 @attrs.frozen(kw_only=True)
@@ -118,3 +124,20 @@ class CallToolResult:
     is_error: bool = _wire("isError", default=False)
     meta: JsonObject | None = None
     structured_content: JsonObject | None = _opt(metadata={"wire": "structuredContent"})
+
+
+@attrs.frozen(kw_only=True)
+class InputRequiredResult:
+    """Extension: the answer to a ``client:tool_call`` whose MCP server asks for input.
+
+    MCP 2026-07-28's ``InputRequiredResult`` spelling (``resultType: "input_required"``);
+    only a call that carried ``a2c_input`` is answered with it. ``input_requests`` maps a
+    key to an MCP request object (``{"method", "params"}``); ``request_state`` is opaque
+    and comes back unchanged on the retry. ``meta`` (``_meta``) carries ``a2c_mcp_server``
+    and ``a2c_expires_in``. Typed reading: :func:`a2c_protocol.parse_input_required`.
+    """
+
+    result_type: str = _wire("resultType")
+    input_requests: dict[str, JsonObject] = _wire("inputRequests")
+    request_state: str = _wire("requestState")
+    meta: JsonObject | None = _opt(metadata={"wire": "_meta"})

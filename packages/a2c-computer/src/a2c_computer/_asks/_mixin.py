@@ -1,0 +1,117 @@
+"""The core's tool calls that may ask (a mixin of :class:`~a2c_computer._computer.ComputerCore`).
+
+:mod:`a2c_computer._toolcalls._calls` hands a call here when its Agent declared
+``a2c_input`` (the first round, after any confirmation) or brings answers (a retry, which
+skips the lookup and the confirmation: its state says which call it continues), and a
+plain call to a server with configured roots, so a 2026-07-28 ``roots/list`` is answered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+from a2c_computer._core import CoreBase
+from a2c_computer._desk._desktop import CallRecord
+from a2c_computer._mcp import McpServer
+from a2c_computer._registry import ToolEntry
+from a2c_computer._toolcalls._extensions import CallExtras, InputAnswer, InputAsk
+from a2c_computer._toolcalls._invoke import McpInputRequired, invoke_tool
+from a2c_protocol import CallToolResult, InputCapabilities, JsonObject, cancelled_result
+
+from ._call import AskingCall, Resume
+
+__all__ = ["AskingMixin"]
+
+logger = logging.getLogger("a2c_computer")
+
+_NOTHING = InputCapabilities(form=False, url=False, sampling=False, sampling_tools=False)
+
+
+class AskingMixin(CoreBase):
+    """Tool calls whose MCP server may ask for input (docs/compatibility.md)."""
+
+    def input_agent_left(self, agent: str) -> None:
+        """``agent`` left the office: its calls waiting for its answers are cancelled."""
+        self._asks.agent_left(agent)
+
+    def _asking_call(
+        self,
+        server: McpServer,
+        entry: ToolEntry,
+        params: JsonObject,
+        extras: CallExtras | None,
+        takes: InputCapabilities,
+        agent: str,
+    ) -> AskingCall:
+        first = True
+
+        async def run(resume: Resume) -> CallToolResult | McpInputRequired:
+            nonlocal first
+            # The trace context rides the first MCP request only; progress every one.
+            traced = extras if first else None
+            first = False
+            more = CallExtras(
+                progress=call.progress,
+                mcp_request=traced.mcp_request if traced is not None else None,
+            )
+            return await invoke_tool(
+                server, entry.original, entry.exposed, params, None, more,
+                resume=resume, take_input_required=True,
+            )  # fmt: skip
+
+        call = AskingCall(takes, server=server.name, tool=entry.exposed, agent=agent, runner=run)
+        return call
+
+    async def _first_round(
+        self,
+        server: McpServer,
+        entry: ToolEntry,
+        params: JsonObject,
+        timeout: float,
+        extras: CallExtras | None,
+        agent: str | None,
+    ) -> CallToolResult | InputAnswer:
+        """A declared call's first round (or a plain call's, on a server with roots)."""
+        ask = extras.ask if extras is not None else None
+        takes = ask.takes if ask is not None else _NOTHING
+        call = self._asking_call(server, entry, params, extras, takes, agent or "-")
+        progress = extras.progress if extras is not None else None
+        return await self._asks.first_round(call, ask, timeout, progress)
+
+    async def _resume_asking(
+        self,
+        tool_name: str,
+        ask: InputAsk,
+        timeout: float,
+        req_id: str,
+        extras: CallExtras,
+    ) -> CallToolResult | InputAnswer:
+        """A retry, run as an in-flight call of its own (a cancel of ``req_id`` ends it)."""
+        if req_id in self._inflight:
+            return InputAnswer(
+                {"code": 400, "message": f"a call with req_id {req_id!r} is already running"},
+                "refused: duplicate req_id",
+            )
+        task = asyncio.ensure_future(self._asks.resume(ask, timeout, extras.progress))
+        self._inflight[req_id] = task
+        try:
+            result = await task
+        except asyncio.CancelledError:
+            if req_id in self._cancelled and task.cancelled():
+                logger.info("tool call %s (%s) cancelled (reason %s)", req_id, tool_name,
+                            self._cancelled[req_id])  # fmt: skip
+                return cancelled_result(
+                    f"Tool call {tool_name!r} was cancelled", reason=self._cancelled[req_id]
+                )
+            raise
+        finally:
+            self._inflight.pop(req_id, None)
+            self._cancelled.pop(req_id, None)
+        if isinstance(result, CallToolResult):
+            server = self._registry.lookup(tool_name).server or "-"
+            self._history.append(
+                CallRecord(server, tool_name, req_id, time.time(), not result.is_error)
+            )
+        return result

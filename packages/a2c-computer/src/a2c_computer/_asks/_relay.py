@@ -1,0 +1,342 @@
+"""The Computer's relay of input requests: who asks, the pending states, the rounds.
+
+Rules (docs/compatibility.md, *input requests*; the state binding and expiry are the core's
+:class:`~a2c_protocol.PendingInputs`):
+
+* handshake era: a server-initiated request belongs to the one tool call running on that
+  MCP server (the protocol does not say which call asks); none, or several, and it is
+  refused, as it is when that call's Agent did not declare ``a2c_input``, did not declare
+  this kind, or the request is a form asking for a secret. A refusal is a JSON-RPC error
+  naming the cause, and one INFO line;
+* 2026-07-28: an ``input_required`` result is split: roots are answered here, the rest
+  goes to the Agent when its call declared it, else the call ends with an error result
+  naming what the tool asked for;
+* a round that ends asking answers the Agent with the requests and a new state, valid
+  ``ttl`` seconds; on expiry, or when the Agent leaves, the MCP call is cancelled and its
+  waiting requests refused, with one INFO line naming the call;
+* a retry is checked (:meth:`PendingInputs.peek`, then the answers): a refused retry is a
+  flat 400 whose ``details.reason`` says why, and a state whose answers were refused stays.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from collections.abc import Callable
+from typing import Final, cast
+
+import attrs
+from mcp import types
+
+from a2c_computer._mcp import InputCallbacks
+from a2c_computer._toolcalls._confirm import error_result
+from a2c_computer._toolcalls._extensions import InputAnswer, InputAsk, ProgressFn
+from a2c_computer._toolcalls._invoke import McpInputRequired
+from a2c_protocol import (
+    CallToolResult,
+    ErrorCode,
+    InvalidPayloadError,
+    JsonObject,
+    timeout_result,
+)
+from a2c_protocol._input import (
+    LIST_ROOTS,
+    PendingInputs,
+    StateRefusal,
+    input_request_of,
+    input_required_answer,
+)
+
+from ._answers import (
+    HandshakeAnswer,
+    check_answers,
+    handshake_answer,
+    modern_answer,
+    refused_unasked,
+    request_of,
+)
+from ._call import AskingCall
+from ._roots import roots_json
+
+__all__ = ["DEFAULT_INPUT_TIMEOUT", "InputRelay"]
+
+logger = logging.getLogger("a2c_computer")
+
+#: Seconds a request waits for the Agent's answer (``--input-timeout``).
+DEFAULT_INPUT_TIMEOUT: Final = 300.0
+_NO_INPUT: Final = "the Agent's call takes no input (A2C extension a2c_input)"
+#: 2026-07-28 rounds the Computer answers alone (roots) before giving up on a tool.
+_LOCAL_ROUNDS: Final = 10
+
+
+@attrs.define
+class _Pending:
+    call: AskingCall
+    asked: dict[str, JsonObject]
+    modern_state: str | None = None
+    local: dict[str, JsonObject] = attrs.Factory(dict)
+    modern: bool = False
+
+
+class InputRelay:
+    """Pending input requests of this Computer and the calls running on each MCP server."""
+
+    def __init__(self, ttl: float, roots_of: Callable[[str], list[str] | None]) -> None:
+        self._table: PendingInputs[_Pending] = PendingInputs(ttl)
+        self._roots_of = roots_of
+        #: MCP server → its tool calls running now (None: a call that takes no input).
+        self.running: dict[str, list[AskingCall | None]] = {}
+        #: The servers with configured roots (their plain calls come here too).
+        self.rooted: frozenset[str] = frozenset()
+        self._timer: asyncio.TimerHandle | None = None
+
+    @property
+    def ttl(self) -> float:
+        return self._table.ttl
+
+    # ------------------------------------------------------- the MCP sessions' side
+
+    def callbacks(self, server: str) -> InputCallbacks:
+        """What answers ``server``'s requests (roots only when it has some configured)."""
+
+        async def elicit(
+            context: object, params: types.ElicitRequestParams
+        ) -> types.ElicitResult | types.ErrorData:
+            answer = await self._asked(server, request_of("elicitation/create", params))
+            return cast("types.ElicitResult | types.ErrorData", answer)
+
+        async def sample(
+            context: object, params: types.CreateMessageRequestParams
+        ) -> types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData:
+            answer = await self._asked(server, request_of("sampling/createMessage", params))
+            return cast(
+                "types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData",
+                answer,
+            )
+
+        async def roots(context: object) -> types.ListRootsResult | types.ErrorData:
+            listed = self._roots_of(server)
+            if listed is None:  # removed by a reload since the session declared it
+                return types.ErrorData(code=types.INVALID_REQUEST, message="no roots")
+            return types.ListRootsResult.model_validate({"roots": roots_json(listed)})
+
+        return InputCallbacks(
+            elicitation=elicit,
+            sampling=sample,
+            list_roots=roots if self._roots_of(server) is not None else None,
+            sampling_tools=True,
+        )
+
+    async def _asked(self, server: str, request: JsonObject) -> HandshakeAnswer:
+        calls = self.running.get(server) or []
+        call = calls[0] if len(calls) == 1 else None
+        refusal: str | None
+        if not calls:
+            refusal = "no tool call is running on this MCP server"
+        elif len(calls) > 1:
+            refusal = (f"{len(calls)} tool calls are running on this MCP server and the "
+                       "Computer cannot tell which one asks")  # fmt: skip
+        elif call is None:
+            refusal = _NO_INPUT
+        else:
+            refusal = _not_taken(call, request) or refused_unasked(request)
+        if refusal is None and call is not None:
+            return await call.ask(request)
+        logger.info("MCP server %s asked for %s: refused, %s", server, request["method"], refusal)
+        return types.ErrorData(
+            code=types.INVALID_REQUEST,
+            message=f"{request['method']} refused by the A2C Computer: {refusal}",
+        )
+
+    def enter(self, server: str, call: AskingCall | None) -> None:
+        """A tool call starts on ``server`` (the handshake era asks it, see above)."""
+        self.running.setdefault(server, []).append(call)
+
+    def leave(self, server: str, call: AskingCall | None) -> None:
+        calls = self.running.get(server)
+        if calls is not None:
+            calls.remove(call)
+            if not calls:
+                del self.running[server]
+
+    # ---------------------------------------------------------------- the rounds
+
+    async def first_round(
+        self, call: AskingCall, ask: InputAsk | None, timeout: float, forward: ProgressFn | None
+    ) -> CallToolResult | InputAnswer:
+        """Start ``call``'s MCP call and run its first round (``ask`` None: a call that takes
+        no input, on a server whose roots are answered here)."""
+        self.enter(call.server, call)
+        call.start()
+        return await self._round(call, ask, timeout, forward)
+
+    async def resume(
+        self, ask: InputAsk, timeout: float, forward: ProgressFn | None
+    ) -> CallToolResult | InputAnswer:
+        """A retry: check its state and answers, hand them on, run the next round."""
+        assert ask.state is not None
+        now = asyncio.get_running_loop().time()
+        self._sweep(now)
+        pending = self._table.peek(ask.state, ask.binding, now)
+        if isinstance(pending, StateRefusal):
+            return _refused(pending.reason, pending.message)
+        answers = check_answers(pending.asked, ask.responses)
+        if isinstance(answers, str):
+            return _refused("input_responses_invalid", answers)
+        self._table.take(ask.state)
+        call = pending.call
+        if not pending.modern:
+            call.answer({k: handshake_answer(pending.asked[k], r) for k, r in answers.items()})
+        else:
+            merged = dict(pending.local)
+            for key, response in answers.items():
+                value = modern_answer(pending.asked[key], response)
+                if isinstance(value, str):
+                    self._finish(call, value)
+                    return _failed(call, value)
+                merged[key] = value
+            call.start((merged, pending.modern_state))
+        return await self._round(call, ask, timeout, forward)
+
+    async def _round(
+        self, call: AskingCall, ask: InputAsk | None, timeout: float, forward: ProgressFn | None
+    ) -> CallToolResult | InputAnswer:
+        local_rounds = 0
+        try:
+            while True:
+                outcome = await call.next(timeout, forward)
+                if isinstance(outcome, CallToolResult):
+                    self._finish(call, None)
+                    return outcome
+                if not isinstance(outcome, McpInputRequired):  # handshake-era requests
+                    return self._open(ask, _Pending(call, outcome))
+                split = self._split(call, outcome.raw)
+                if isinstance(split, str):
+                    self._finish(call, split)
+                    return _failed(call, split)
+                to_agent, local, state = split
+                if to_agent:
+                    return self._open(ask, _Pending(call, to_agent, state, local, modern=True))
+                local_rounds += 1
+                if local_rounds > _LOCAL_ROUNDS:
+                    why = f"the tool asked for roots more than {_LOCAL_ROUNDS} times in a row"
+                    self._finish(call, why)
+                    return _failed(call, why)
+                call.start((local, state))
+        except TimeoutError:
+            self._finish(call, f"the tool call timed out after {timeout:g} s")
+            return timeout_result(
+                f"Tool {call.tool!r} timed out after {timeout:g} s",
+                extra={"mcp_server": call.server},
+            )
+        except asyncio.CancelledError:
+            self._finish(call, "the tool call was cancelled")
+            raise
+
+    def _split(
+        self, call: AskingCall, raw: JsonObject
+    ) -> tuple[dict[str, JsonObject], dict[str, JsonObject], str | None] | str:
+        """A 2026-07-28 ``input_required``: (to the Agent, answered here, state), or why not."""
+        requests, state = raw.get("inputRequests") or {}, raw.get("requestState")
+        to_agent: dict[str, JsonObject] = {}
+        local: dict[str, JsonObject] = {}
+        for key, request in requests.items() if isinstance(requests, dict) else ():
+            if isinstance(request, dict) and request.get("method") == LIST_ROOTS:
+                listed = self._roots_of(call.server)
+                local[str(key)] = {"roots": roots_json(listed or [])}
+                continue
+            refusal = _not_taken(call, request) or refused_unasked(request)
+            if refusal is not None:
+                return f"the tool asked for input the call cannot give: {refusal}"
+            to_agent[str(key)] = request
+        return to_agent, local, state if isinstance(state, str) else None
+
+    def _open(self, ask: InputAsk | None, pending: _Pending) -> InputAnswer | CallToolResult:
+        if ask is None:  # pragma: no cover - such a call takes nothing: _split refused it
+            self._finish(pending.call, "the call takes no input")
+            return _failed(pending.call, "the tool asked for input; the call takes none")
+        loop = asyncio.get_running_loop()
+        state = secrets.token_urlsafe(24)
+        self._table.open(state, ask.binding, pending, loop.time())
+        self._schedule()
+        wire = input_required_answer(
+            pending.asked, state, mcp_server=pending.call.server, expires_in=self.ttl
+        )
+        return InputAnswer(wire, "input required")
+
+    def _finish(self, call: AskingCall, reason: str | None) -> None:
+        if reason is not None:
+            call.end(reason)
+        calls = self.running.get(call.server)
+        if calls is not None and call in calls:
+            self.leave(call.server, call)
+
+    # -------------------------------------------------------- expiry and leaving
+
+    def _schedule(self) -> None:
+        due = self._table.next_deadline()
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if due is not None:
+            self._timer = asyncio.get_running_loop().call_at(due, self._expired)
+
+    def _expired(self) -> None:
+        self._timer = None
+        self._sweep(asyncio.get_running_loop().time())
+        self._schedule()
+
+    def _sweep(self, now: float) -> None:
+        for _, binding, pending in self._table.expire(now):
+            self._stop(pending, f"the Agent did not answer within {self.ttl:g} s")
+            logger.info(
+                "input requests of tool %s (Agent %s) expired after %g s: the tool call is "
+                "cancelled", binding.tool, binding.agent, self.ttl,
+            )  # fmt: skip
+
+    def agent_left(self, agent: str) -> None:
+        """An Agent left the office: its waiting calls are cancelled."""
+        for _, binding, pending in self._table.drop(lambda b: b.agent == agent):
+            self._stop(pending, f"Agent {agent} left")
+            logger.info("input requests of tool %s: Agent %s left, the call is cancelled",
+                        binding.tool, agent)  # fmt: skip
+        self._schedule()
+
+    def close(self) -> None:
+        """The Computer stops: every waiting call is cancelled."""
+        for _, _, pending in self._table.drop(lambda b: True):
+            self._stop(pending, "the Computer is stopping")
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _stop(self, pending: _Pending, reason: str) -> None:
+        self._finish(pending.call, reason)
+
+
+def _not_taken(call: AskingCall, request: object) -> str | None:
+    takes = call.takes
+    if not (takes.form or takes.url or takes.sampling):
+        return _NO_INPUT
+    try:
+        typed = input_request_of("request", request)
+    except InvalidPayloadError as exc:
+        return f"a malformed request ({exc.errors[0].path}: {exc.errors[0].problem})"
+    if call.takes.takes(typed):
+        return None
+    kind = {"elicitation/create": f"{getattr(typed, 'mode', 'form')} elicitation",
+            "sampling/createMessage": "sampling with tools" if call.takes.sampling
+            else "sampling"}.get(typed.method, typed.method)  # fmt: skip
+    return f"the Agent's call does not take {kind}"
+
+
+def _refused(reason: str, message: str) -> InputAnswer:
+    wire = {"code": int(ErrorCode.BAD_REQUEST), "message": message, "details": {"reason": reason}}
+    return InputAnswer(wire, f"refused: {reason}")
+
+
+def _failed(call: AskingCall, why: str) -> CallToolResult:
+    return error_result(
+        ErrorCode.TOOL_EXECUTION_FAILED, f"Tool {call.tool!r} failed: {why}", mcp_server=call.server
+    )
