@@ -94,6 +94,11 @@ def add_parser(commands: Any, environ: Any) -> None:
         help="seconds a tool call may take (default: %(default)s)",
     )  # fmt: skip
     mcp.add_argument(
+        "--input-timeout", type=_positive, default=300.0,
+        help="seconds a tool's question (a form, a URL, a sampling request) waits for the "
+        "MCP host's answer; then the call is cancelled (default: %(default)s)",
+    )  # fmt: skip
+    mcp.add_argument(
         "--max-inline-bytes", type=int, default=16 * 1024 * 1024,
         help="most bytes of blob-borne result items pulled and inlined per call; items past "
         "it become a text item naming their blob handle (default: %(default)s)",

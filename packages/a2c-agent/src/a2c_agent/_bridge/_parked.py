@@ -102,6 +102,12 @@ class ParkingLot(Generic[T]):
         gone = [token for token, slot in self._slots.items() if slot.deadline <= now]
         return [self._slots.pop(token).item for token in gone]
 
+    def take_all(self) -> list[T]:
+        """Take out every parked call."""
+        items = [slot.item for slot in self._slots.values()]
+        self._slots.clear()
+        return items
+
     def drop(self, item: T) -> None:
         """Forget ``item`` wherever it is parked (its call ended another way)."""
         for token in [t for t, slot in self._slots.items() if slot.item is item]:

@@ -63,6 +63,7 @@ async def _serve(args: argparse.Namespace) -> None:
             computers=tuple(args.computers),
             separator=args.separator,
             tool_timeout=args.tool_timeout,
+            input_timeout=args.input_timeout,
         )
     )
 
@@ -104,6 +105,7 @@ async def _serve(args: argparse.Namespace) -> None:
         stopping.cancel()
         serving.cancel()
         link.cancel()
+        bridge.close()
         # What the transport raised went up from ``await serving`` already.
         await asyncio.gather(serving, link, return_exceptions=True)
         await office.close()

@@ -39,14 +39,18 @@ from a2c_agent._version import __version__
 from a2c_protocol import A2CError, ToolCallProgress
 
 from ._catalog import Catalog, CatalogCache, serves
+from ._input import HostInputs, ask_handshake_host, host_capabilities, is_handshake
 from ._names import DEFAULT_SEPARATOR
 from ._notify import ListChanges
 from ._office import Office
+from ._parked import binding_of
 from ._results import error_result, mcp_result, progress_fields, unreachable_result
 from ._uris import parse_uri, served_uri, split_entry
 
 if TYPE_CHECKING:
     from a2c_agent._agent import AsyncAgent
+    from a2c_agent._rpc._input import InputHandler
+    from a2c_agent._rpc._progress import ProgressCallback
 
 __all__ = ["INSTRUCTIONS", "SERVER_NAME", "Bridge", "BridgeOptions"]
 
@@ -69,6 +73,8 @@ class BridgeOptions:
     computers: Collection[str] = ()
     separator: str = DEFAULT_SEPARATOR
     tool_timeout: float = 300.0
+    #: how long a tool's question waits for the host's answer
+    input_timeout: float = 300.0
 
 
 class _BridgeServer(Server[Any]):
@@ -98,6 +104,7 @@ class Bridge:
         self.office: Office | None = None
         self._changes = ListChanges()
         self._catalogs = CatalogCache(options.computers, options.separator)
+        self._inputs = HostInputs(timeout=options.input_timeout)
         self.server: Server[Any] = _BridgeServer(
             SERVER_NAME,
             version=__version__,
@@ -169,9 +176,11 @@ class Bridge:
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
         self._changes.remember(ctx)
         answer = await self._call(ctx, params)
+        if isinstance(answer, types.InputRequiredResult):
+            return answer
         try:
             return types.CallToolResult.model_validate(answer)
         except ValidationError as exc:  # a Computer's result MCP's types refuse
@@ -183,7 +192,7 @@ class Bridge:
 
     async def _call(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
-    ) -> dict[str, Any]:
+    ) -> dict[str, Any] | types.InputRequiredResult:
         name = params.name
         try:
             agent = await self._agent()
@@ -197,28 +206,39 @@ class Bridge:
                 f"; did you mean {hint!r}?" if hint else " (list the tools again)"
             )
             return {"content": [{"type": "text", "text": text}], "isError": True}
-        meta: dict[str, Any] = dict(ctx.meta or {})
-        on_progress = None
-        if meta.get("progressToken", meta.get("progress_token")) is not None:
-            session = ctx.session
-
-            async def on_progress(report: ToolCallProgress) -> None:
-                progress, total, message = progress_fields(report)
-                # On the request's own stream, in either era.
-                await session.report_progress(progress, total, message)
-
-        try:
-            result = await agent.call_tool(
-                route.computer,
-                route.tool,
-                params.arguments or {},
-                timeout=self.options.tool_timeout,
-                on_progress=on_progress,
+        binding = binding_of(name, params.arguments)
+        if params.request_state is not None:  # a 2026-07-28 host answers the input asked
+            resumed: dict[str, Any] | types.InputRequiredResult = await self._inputs.resume(
+                params.request_state, binding, _responses(params)
             )
-        except A2CError as exc:
-            logger.warning("tool %r on %r failed: %s", route.tool, route.computer, exc)
-            return error_result(exc, computer=route.computer, tool=route.tool)
-        return mcp_result(result, route.computer)
+            return resumed
+        on_progress = _progress_to(ctx)
+
+        async def office(on_input: InputHandler | None) -> dict[str, Any]:
+            try:
+                result = await agent.call_tool(
+                    route.computer,
+                    route.tool,
+                    params.arguments or {},
+                    timeout=self.options.tool_timeout,
+                    on_progress=on_progress,
+                    on_input=on_input,
+                )
+            except A2CError as exc:
+                logger.warning("tool %r on %r failed: %s", route.tool, route.computer, exc)
+                return error_result(exc, computer=route.computer, tool=route.tool)
+            return mcp_result(result, route.computer)
+
+        taken = host_capabilities(ctx)
+        if taken is None:  # the host answers nothing: the Computer declines, as before
+            return await office(None)
+        if is_handshake(ctx):
+            return await office(ask_handshake_host(ctx, taken, self.options.input_timeout))
+        return await self._inputs.start(binding, taken, office)
+
+    def close(self) -> None:
+        """Cancel the calls parked for their host's answers (the bridge stops)."""
+        self._inputs.close()
 
     # --------------------------------------------------------------- resources
 
@@ -276,3 +296,30 @@ class Bridge:
 
 def _failure(message: str, code: int = types.INTERNAL_ERROR) -> MCPError:
     return MCPError(code=code, message=message)
+
+
+def _responses(params: types.CallToolRequestParams) -> dict[str, Any] | None:
+    """A 2026-07-28 retry's ``inputResponses`` as JSON."""
+    if params.input_responses is None:
+        return None
+    return {
+        key: value.model_dump(by_alias=True, mode="json", exclude_none=True)
+        for key, value in params.input_responses.items()
+    }
+
+
+def _progress_to(ctx: ServerRequestContext[Any]) -> ProgressCallback | None:
+    """Progress reports of the call, to the request's own stream when it has a token."""
+    meta: dict[str, Any] = dict(ctx.meta or {})
+    if meta.get("progressToken", meta.get("progress_token")) is None:
+        return None
+    session = ctx.session
+
+    async def on_progress(report: ToolCallProgress) -> None:
+        progress, total, message = progress_fields(report)
+        try:  # in either era; a 2026-07-28 host's call may outlive the request it came in
+            await session.report_progress(progress, total, message)
+        except Exception as exc:
+            logger.debug("progress not delivered: %s", exc)
+
+    return on_progress
