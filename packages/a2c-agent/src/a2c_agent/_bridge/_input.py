@@ -117,14 +117,22 @@ def _unsupported(request: InputRequest) -> InputResponse:
     return _declined(request, "is not supported by the MCP host")
 
 
+def _roots_declared(ctx: ServerRequestContext[Any]) -> bool:
+    declared = ctx.session.client_capabilities
+    return declared is not None and declared.roots is not None
+
+
 def ask_handshake_host(
     ctx: ServerRequestContext[Any], taken: InputCapabilities, timeout: float
 ) -> InputHandler:
     """An input handler sending each request to the handshake-era host of ``ctx``."""
     session, related = ctx.session, ctx.request_id
+    roots = _roots_declared(ctx)
 
     async def ask(request: InputRequest) -> InputResponse:
-        if not taken.takes(request) and not isinstance(request, RootsRequest):
+        # Roots are the Computer's own (its configuration); one that reaches the Agent
+        # anyway is put to a host that declared roots.
+        if not (roots if isinstance(request, RootsRequest) else taken.takes(request)):
             return _unsupported(request)
         wire = mcp_request(request, handshake=True)
         result_type = _RESULTS[type(request)]
@@ -159,7 +167,6 @@ class _Waiting:
     """An office call of a 2026-07-28 host that may wait for the host's answers."""
 
     binding: Binding
-    taken: InputCapabilities
     task: asyncio.Task[Result] | None = None
     question: asyncio.Future[tuple[InputRequest, asyncio.Future[InputResponse]]] = attrs.field(
         factory=lambda: asyncio.get_running_loop().create_future()
@@ -175,13 +182,15 @@ class HostInputs:
         self._lot: ParkingLot[_Waiting] = ParkingLot(ttl=timeout, capacity=capacity)
 
     async def start(
-        self, binding: Binding, taken: InputCapabilities, call: OfficeCall
-    ) -> Result | types.InputRequiredResult:
+        self, ctx: ServerRequestContext[Any], binding: Binding, taken: InputCapabilities,
+        call: OfficeCall,
+    ) -> Result | types.InputRequiredResult:  # fmt: skip
         """Run ``call`` for a 2026-07-28 host: its result, or an ``InputRequiredResult``."""
-        waiting = _Waiting(binding, taken)
+        waiting = _Waiting(binding)
+        roots = _roots_declared(ctx)
 
         async def ask(request: InputRequest) -> InputResponse:
-            if not waiting.taken.takes(request):
+            if not (roots if isinstance(request, RootsRequest) else taken.takes(request)):
                 return _unsupported(request)
             if self._lot.full():
                 logger.warning("declined %s: %d calls already wait for their host",
