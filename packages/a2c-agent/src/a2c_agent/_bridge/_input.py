@@ -51,7 +51,13 @@ from a2c_protocol._input import decline_for, response_from_wire
 
 from ._parked import Binding, ParkingLot, Refusal
 
-__all__ = ["HostInputs", "host_capabilities", "is_handshake"]
+__all__ = [
+    "HostInputs",
+    "host_capabilities",
+    "input_capabilities_of",
+    "is_handshake",
+    "mcp_request",
+]
 
 logger = logging.getLogger("a2c_agent.bridge")
 
@@ -81,13 +87,22 @@ def is_handshake(ctx: ServerRequestContext[Any]) -> bool:
 
 def host_capabilities(ctx: ServerRequestContext[Any]) -> InputCapabilities | None:
     """What the host of this request can answer; None when it can answer nothing."""
-    declared = ctx.session.client_capabilities
-    if declared is None:
+    return input_capabilities_of(ctx.session.client_capabilities)
+
+
+def input_capabilities_of(declared: types.ClientCapabilities | None) -> InputCapabilities | None:
+    """What a host declaring ``declared`` can answer; None when it can answer nothing."""
+    if declared is None or (declared.elicitation is None and declared.sampling is None):
         return None
-    taken = InputCapabilities.from_wire(
-        declared.model_dump(by_alias=True, mode="json", exclude_none=True)
+    # Read from the model (no dump: this runs on every call). As in MCP, an elicitation
+    # capability naming no mode means forms.
+    elicit, sampling = declared.elicitation, declared.sampling
+    return InputCapabilities(
+        form=elicit is not None and (elicit.form is not None or elicit.url is None),
+        url=elicit is not None and elicit.url is not None,
+        sampling=sampling is not None,
+        sampling_tools=sampling is not None and sampling.tools is not None,
     )
-    return taken if taken.form or taken.url or taken.sampling else None
 
 
 def mcp_request(request: InputRequest, *, handshake: bool) -> dict[str, Any]:

@@ -206,10 +206,9 @@ class Bridge:
                 f"; did you mean {hint!r}?" if hint else " (list the tools again)"
             )
             return {"content": [{"type": "text", "text": text}], "isError": True}
-        binding = binding_of(name, params.arguments)
         if params.request_state is not None:  # a 2026-07-28 host answers the input asked
             resumed: dict[str, Any] | types.InputRequiredResult = await self._inputs.resume(
-                params.request_state, binding, _responses(params)
+                params.request_state, binding_of(name, params.arguments), _responses(params)
             )
             return resumed
         on_progress = _progress_to(ctx)
@@ -234,7 +233,7 @@ class Bridge:
             return await office(None)
         if is_handshake(ctx):
             return await office(ask_handshake_host(ctx, taken, self.options.input_timeout))
-        return await self._inputs.start(ctx, binding, taken, office)
+        return await self._inputs.start(ctx, binding_of(name, params.arguments), taken, office)
 
     def close(self) -> None:
         """Cancel the calls parked for their host's answers (the bridge stops)."""

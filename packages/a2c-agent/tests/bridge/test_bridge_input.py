@@ -1,4 +1,5 @@
-"""The parked calls of 2026-07-28 hosts (``_parked``): tokens, bindings, expiry, capacity."""
+"""Input requests through the bridge, the pure parts: the parked calls of 2026-07-28 hosts
+(tokens, bindings, expiry, capacity), what a host declared, the requests it is sent."""
 
 from __future__ import annotations
 
@@ -50,3 +51,40 @@ def test_capacity_and_drop() -> None:
     assert lot.full()
     lot.drop(two)
     assert not lot.full() and lot.claim(token, binding_of("t", {})) is Refusal.UNKNOWN
+
+
+def test_what_a_host_declared_is_what_it_is_asked() -> None:
+    from mcp import types
+
+    from a2c_agent._bridge._input import input_capabilities_of
+    from a2c_protocol import InputCapabilities
+
+    def caps(**fields: object) -> types.ClientCapabilities:
+        return types.ClientCapabilities.model_validate(fields)
+
+    assert input_capabilities_of(None) is None
+    assert input_capabilities_of(caps(roots={})) is None
+    everything = caps(elicitation={"form": {}, "url": {}}, sampling={"tools": {}})
+    assert input_capabilities_of(everything) == InputCapabilities()
+    # an elicitation capability naming no mode means forms (MCP)
+    assert input_capabilities_of(caps(elicitation={})) == InputCapabilities(
+        url=False, sampling=False, sampling_tools=False
+    )
+    assert input_capabilities_of(caps(elicitation={"url": {}}, sampling={})) == (
+        InputCapabilities(form=False, sampling_tools=False)
+    )
+
+
+def test_the_mcp_request_a_host_is_sent() -> None:
+    from a2c_agent._bridge._input import mcp_request
+    from a2c_protocol import ElicitationRequest
+
+    url = ElicitationRequest(key="k", message="Sign in", mode="url", url="https://x.test/a",
+                             params={"mode": "url", "message": "Sign in", "url": "https://x.test/a"})  # fmt: skip
+    pushed = mcp_request(url, handshake=True)
+    assert pushed["method"] == "elicitation/create" and pushed["params"]["elicitationId"]
+    modern = mcp_request(
+        ElicitationRequest(key="k", message="m", mode="url", url="https://x.test/a",
+                           params={**url.params, "elicitationId": "e1"}), handshake=False,
+    )  # fmt: skip
+    assert "elicitationId" not in modern["params"] and modern["params"]["url"] == "https://x.test/a"
