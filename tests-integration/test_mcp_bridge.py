@@ -16,6 +16,7 @@ import contextlib
 import json
 import os
 import uuid
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from a2c_testkit.mcp_servers import stdio_server_config
 from a2c_testkit.mcp_servers.bulk import noise_png
 from a2c_testkit.processes import bin_path, free_port, spawn
 from a2c_testkit.triangle import (
+    ServerProcess,
     computer_process,
     eventually,
     server_process,
@@ -440,9 +442,9 @@ async def test_a_2026_host_is_served_2026_07_28_by_the_bridge(procs: Any, tmp_pa
         assert "Failed to validate request" not in log.read_text(encoding="utf-8")
 
 
-async def test_the_first_requests_after_start_see_the_office(procs: Any, tmp_path: Path) -> None:
-    """Issue 50 item 2: the first ``resources/list`` right after the bridge started answered
-    ``[]`` (the wait for the first join covered the tool requests only)."""
+@contextlib.asynccontextmanager
+async def alpha_in_office(procs: Any, tmp_path: Path) -> AsyncIterator[tuple[ServerProcess, str]]:
+    """A Server and Computer ``alpha``, once alpha is in a fresh office."""
     office = f"office-{uuid.uuid4()}"
     log_dir = tmp_path / "logs"
     async with (
@@ -453,6 +455,14 @@ async def test_the_first_requests_after_start_see_the_office(procs: Any, tmp_pat
         ) as alpha,
     ):  # fmt: skip
         await alpha.wait_for_log("joined office", timeout=90)
+        yield server, office
+
+
+async def test_the_first_requests_after_start_see_the_office(procs: Any, tmp_path: Path) -> None:
+    """Issue 50 item 2: the first ``resources/list`` right after the bridge started answered
+    ``[]`` (the wait for the first join covered the tool requests only)."""
+    log_dir = tmp_path / "logs"
+    async with alpha_in_office(procs, tmp_path) as (server, office):
         async with stdio_host(server.url, office, log_dir / "bridge.log") as (session, _):
             resources = (await session.list_resources()).resources  # the very first request
             assert f"a2c://alpha/{WINDOW}" in {str(r.uri) for r in resources}
@@ -469,16 +479,8 @@ async def test_a_taken_agent_seat_is_an_error_the_host_sees(procs: Any, tmp_path
     seat is free the bridge joins and the host hears ``tools/list_changed``."""
     from a2c_agent import AsyncAgent
 
-    office = f"office-{uuid.uuid4()}"
     log_dir = tmp_path / "logs"
-    async with (
-        server_process(log_dir, track=procs.track) as server,
-        computer_process(
-            log_dir, config=alpha_config(tmp_path), server_url=server.url, office=office,
-            name="alpha", track=procs.track,
-        ) as alpha,
-    ):  # fmt: skip
-        await alpha.wait_for_log("joined office", timeout=90)
+    async with alpha_in_office(procs, tmp_path) as (server, office):
         holder = AsyncAgent(server.url, name="someone-else")
         await holder.open()
         await holder.join_office(office)
