@@ -1,6 +1,6 @@
 """What a tool call through ``a2c-agent mcp`` costs a host, by what the host declared.
 
-Run: ``uv run python tools/bench/bench_bridge.py [--calls 400] [--rounds 6]``.
+Run: ``uv run python tools/bench/bench_bridge.py [--calls 400] [--rounds 6] [--baseline SRC]``.
 
 A real ``a2c-server``, an ``a2c-computer`` hosting the scene test server (``echo``), and the
 bridge spawned over stdio by mcp 2's ``ClientSession`` (the handshake era, as most hosts
@@ -13,14 +13,21 @@ and times ``--calls`` sequential ``tools/call`` of ``echo`` (after 20 unmeasured
   input (the Agent declares ``a2c_input``, the Computer is ready to relay a question),
   though ``echo`` never asks.
 
-The figure is the median round's microseconds per call, end to end (host, bridge, Server,
-Computer, MCP server); the two kinds alternate, so a change in the machine's load hits both.
+With ``--baseline SRC`` (a directory holding another build's ``a2c_agent``, e.g. ``git
+archive main packages/a2c-agent/src``) a third kind, ``baseline``, runs the ``plain`` host
+against that build's bridge (through ``PYTHONPATH``) in the same rounds.
+
+Two figures per kind, each the median round's: microseconds per call end to end (host,
+bridge, Server, Computer, MCP server: the machine's load moves it a lot), and the bridge
+process's own CPU microseconds per call (from /proc: what the bridge costs, much steadier).
+The kinds alternate, so a change in the machine's load hits all.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import tempfile
 import time
@@ -28,6 +35,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from _benchkit import cpu_seconds, process_tree
 from mcp import ClientSession, MCPError, types
 
 from a2c_testkit.bridge import stdio_host
@@ -62,12 +70,25 @@ async def _listed(session: ClientSession) -> bool:
         return False
 
 
-async def run(calls: int, rounds: int) -> dict[str, list[float]]:
+def _bridge_pid() -> int:
+    """The bridge this process spawned over stdio (``a2c-agent ... mcp``)."""
+    for pid in process_tree(os.getpid())[1:]:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        if argv[-2:] == [b"mcp", b""] and any(b"a2c-agent" in a for a in argv[:2]):
+            return pid
+    raise RuntimeError("the bridge process was not found")
+
+
+async def run(
+    calls: int, rounds: int, baseline: Path | None
+) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
     tmp = Path(tempfile.mkdtemp(prefix="bench-bridge-"))
     logs, office = tmp / "logs", f"bench-{uuid.uuid4().hex[:8]}"
     scene = write_scene(tmp / "scene.json", {"name": "scene", "windows": []})
     config = write_config(tmp / "alpha.json", [stdio_scene_entry("scene", scene)])
-    figures: dict[str, list[float]] = {kind: [] for kind in KINDS}
+    kinds = {**KINDS, **({"baseline": {}} if baseline is not None else {})}
+    figures: dict[str, list[float]] = {kind: [] for kind in kinds}
+    cpu: dict[str, list[float]] = {kind: [] for kind in kinds}
     async with (
         server_process(logs) as server,
         computer_process(logs, config=config, server_url=server.url, office=office,
@@ -75,30 +96,42 @@ async def run(calls: int, rounds: int) -> dict[str, list[float]]:
     ):  # fmt: skip
         await alpha.wait_for_log("joined office", timeout=90)
         for _ in range(rounds):
-            for kind, callbacks in KINDS.items():
+            for kind, callbacks in kinds.items():
                 log = logs / f"bridge-{kind}.log"
+                # stdio_host hands the bridge this process's environment
+                if kind == "baseline":
+                    os.environ["PYTHONPATH"] = str(baseline)
+                else:
+                    os.environ.pop("PYTHONPATH", None)
                 async with stdio_host(server.url, office, log, **callbacks) as (session, _):
                     await eventually(lambda: _listed(session), timeout=60, what="echo")
                     for _ in range(20):
                         await session.call_tool("alpha__echo", {"text": "x"})
-                    start = time.perf_counter()
+                    pid = _bridge_pid()
+                    used, start = cpu_seconds(pid), time.perf_counter()
                     for _ in range(calls):
                         await session.call_tool("alpha__echo", {"text": "x"})
                     figures[kind].append((time.perf_counter() - start) / calls * 1e6)
-    return figures
+                    cpu[kind].append((cpu_seconds(pid) - used) / calls * 1e6)
+    return figures, cpu
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=400)
     parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("--baseline", type=Path, default=None, metavar="SRC")
     args = parser.parse_args()
-    figures = asyncio.run(run(args.calls, args.rounds))
-    for kind, rounds in figures.items():
-        shown = ", ".join(f"{r:.0f}" for r in rounds)
-        print(f"{kind:6} median {statistics.median(rounds):7.0f} us/call  (rounds: {shown})")
-    ratio = statistics.median(figures["asks"]) / statistics.median(figures["plain"])
-    print(f"asks / plain: {ratio:.2f}")
+    figures, cpu = asyncio.run(run(args.calls, args.rounds, args.baseline))
+    for title, table in (("end to end", figures), ("bridge CPU", cpu)):
+        print(f"{title} (us per call, median round; all rounds)")
+        for kind, rounds in table.items():
+            shown = ", ".join(f"{r:.0f}" for r in rounds)
+            print(f"  {kind:8} {statistics.median(rounds):7.0f}  ({shown})")
+        plain = statistics.median(table["plain"])
+        print(f"  asks / plain: {statistics.median(table['asks']) / plain:.2f}")
+        if "baseline" in table:
+            print(f"  plain / baseline: {plain / statistics.median(table['baseline']):.2f}")
 
 
 if __name__ == "__main__":
