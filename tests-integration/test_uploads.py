@@ -46,7 +46,9 @@ async def office_with_computer(
 
 
 def landed_files(landing: Path) -> list[str]:
-    return sorted(p.name for p in landing.rglob("*"))
+    # os.walk, not Path.rglob: the Computer removes its emptied partial dir while we look,
+    # and rglob raises when a directory it listed is gone by the time it descends into it.
+    return sorted(name for _, dirs, files in os.walk(landing) for name in (*dirs, *files))
 
 
 async def run_cli(*argv: str) -> tuple[int, str, str]:
@@ -140,7 +142,7 @@ async def test_an_interrupted_upload_leaves_nothing(procs: Any, tmp_path: Path) 
         argv = [bin_path("a2c-agent"), "--server", url, "--office", office, "put", "box",
                 str(source)]  # fmt: skip
         async with spawn("agent-put", argv, log_dir=procs.log_dir) as agent:
-            await eventually(lambda: any(landing.rglob("*.part")), timeout=120,
+            await eventually(lambda: any(n.endswith(".part") for n in landed_files(landing)), timeout=120,
                              what="a partial upload")  # fmt: skip
             agent.kill()
         # The Agent's departure drops its upload: nothing under the landing dir at all.
