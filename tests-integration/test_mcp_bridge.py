@@ -22,15 +22,18 @@ from typing import Any
 
 import httpx
 import httpx2
-from mcp import ClientSession, StdioServerParameters, types
+import pytest
+from mcp import ClientSession, MCPError, StdioServerParameters, types
 from mcp.client import Client
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
+from a2c_testkit.bridge import bridge_argv, stdio_host, text_of
 from a2c_testkit.mcp_servers import stdio_server_config
 from a2c_testkit.mcp_servers.bulk import noise_png
 from a2c_testkit.processes import bin_path, free_port, spawn
 from a2c_testkit.triangle import (
+    ServerProcess,
     computer_process,
     eventually,
     server_process,
@@ -60,6 +63,17 @@ def alpha_config(tmp: Path) -> Path:
     return write_config(tmp / "alpha.json", [stdio_scene_entry("scene", scene)])
 
 
+SECRET = "window://org.example.beta/secret"
+
+
+def secret_beta_config(tmp: Path) -> Path:
+    """beta with a desktop window of its own (for the --computer filter)."""
+    scene = {"name": "scene-b", "resources": True, "subscribe": True,
+             "windows": [{"uri": SECRET, "name": "Secret", "text": "beta's secret"}]}  # fmt: skip
+    path = write_scene(tmp / "scene-b.json", scene)
+    return write_config(tmp / "beta-secret.json", [stdio_scene_entry("scene", path)])
+
+
 def beta_config(tmp: Path) -> Path:
     return write_config(
         tmp / "beta.json",
@@ -78,49 +92,8 @@ def beta_config(tmp: Path) -> Path:
     )
 
 
-class Listener:
-    """Collects the server notifications a bridge session receives."""
-
-    def __init__(self) -> None:
-        self.tool_list_changes = 0
-        self.resource_list_changes = 0
-
-    async def __call__(self, message: Any) -> None:
-        if isinstance(message, types.ServerNotification):
-            if isinstance(message, types.ToolListChangedNotification):
-                self.tool_list_changes += 1
-            elif isinstance(message, types.ResourceListChangedNotification):
-                self.resource_list_changes += 1
-
-
-def bridge_argv(server_url: str, office: str, *extra: str) -> list[str]:
-    return [bin_path("a2c-agent"), "--server", server_url, "--office", office,
-            "--name", "bridge", "mcp", *extra]  # fmt: skip
-
-
-@contextlib.asynccontextmanager
-async def stdio_bridge(
-    server_url: str, office: str, log: Path, *extra: str
-) -> AsyncIterator[tuple[ClientSession, Listener]]:
-    argv = bridge_argv(server_url, office, *extra)
-    params = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ))
-    listener = Listener()
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("a", encoding="utf-8") as errlog:
-        async with (
-            stdio_client(params, errlog=errlog) as (read, write),
-            ClientSession(read, write, message_handler=listener) as session,
-        ):
-            await session.initialize()
-            yield session, listener
-
-
 async def names(session: ClientSession) -> set[str]:
     return {tool.name for tool in (await session.list_tools()).tools}
-
-
-def text_of(result: types.CallToolResult) -> str:
-    return "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
 
 
 async def test_stdio_bridge_lists_calls_fails_cleanly_and_follows_the_office(
@@ -134,7 +107,7 @@ async def test_stdio_bridge_lists_calls_fails_cleanly_and_follows_the_office(
             log_dir, config=alpha_config(tmp_path), server_url=server.url, office=office,
             name="alpha", track=procs.track,
         ),
-        stdio_bridge(server.url, office, log_dir / "bridge.log") as (session, listener),
+        stdio_host(server.url, office, log_dir / "bridge.log") as (session, listener),
     ):  # fmt: skip
         await eventually(
             lambda: _has(session, "alpha__echo"), what="alpha's tools served", timeout=90
@@ -221,7 +194,10 @@ async def test_stdio_bridge_lists_calls_fails_cleanly_and_follows_the_office(
 
 
 async def _has(session: ClientSession, name: str) -> bool:
-    return name in await names(session)
+    try:
+        return name in await names(session)
+    except MCPError:  # the office cannot be used (yet, or for a moment)
+        return False
 
 
 async def _lacks(session: ClientSession, name: str) -> bool:
@@ -239,16 +215,21 @@ async def test_computer_filter_separator_and_cancellation(procs: Any, tmp_path: 
             name="alpha", track=procs.track,
         ),
         computer_process(
-            log_dir, config=beta_config(tmp_path), server_url=server.url, office=office,
-            name="beta", track=procs.track,
+            log_dir, config=secret_beta_config(tmp_path), server_url=server.url,
+            office=office, name="beta", track=procs.track,
         ),
-        stdio_bridge(
+        stdio_host(
             server.url, office, log_dir / "bridge.log", "--computer", "alpha", "--separator", "-"
         ) as (session, _),
     ):  # fmt: skip
         await eventually(lambda: _has(session, "alpha-slow"), timeout=90, what="alpha")
         # beta is in the office too (its tools are what the filter leaves out)
         assert all(name.startswith("alpha-") for name in await names(session))
+        # ... and its windows, listed or read by URI (issue 49 item 5)
+        listed = {str(r.uri) for r in (await session.list_resources()).resources}
+        assert f"a2c://alpha/{WINDOW}" in listed and not any("beta" in u for u in listed)
+        with pytest.raises(MCPError, match="not served"):
+            await session.read_resource(f"a2c://beta/{SECRET}")  # type: ignore[arg-type]
 
         # MCP notifications/cancelled -> the A2C call is cancelled -> the MCP server's
         # tool sees the cancellation. mcp 2's client sends the notification itself when
@@ -275,9 +256,11 @@ async def test_unreachable_office_answers_errors_then_reconnects(
     log_dir = tmp_path / "logs"
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    async with stdio_bridge(url, office, log_dir / "bridge.log") as (session, listener):
-        # no Server yet: the session works, calls answer an error naming the cause
-        assert await names(session) == set()
+    async with stdio_host(url, office, log_dir / "bridge.log") as (session, listener):
+        # no Server yet: the session works; listing is an MCP error the host shows, a
+        # call an error result, both naming the cause (issue 50 item 3)
+        with pytest.raises(MCPError, match=f"unreachable: .*127.0.0.1:{port}"):
+            await names(session)
         early = await session.call_tool("alpha__echo", {"text": "x"})
         assert early.is_error
         assert "unreachable" in text_of(early) and f"127.0.0.1:{port}" in text_of(early)
@@ -363,6 +346,9 @@ async def test_streamable_http_with_a_bearer_token(procs: Any, tmp_path: Path) -
             # a bad call (a name nobody serves) is an error result, the session goes on
             bad = await session.call_tool("alpha__no_such_tool", {})
             assert bad.is_error and "no tool is served" in text_of(bad)
+            # a typo of the host's model gets the closest name (issue 50 item 4)
+            typo = await session.call_tool("alpha__ecoh", {"text": "x"})
+            assert typo.is_error and "did you mean 'alpha__echo'?" in text_of(typo)
             assert not (await session.call_tool("alpha__echo", {"text": "again"})).is_error
 
 
@@ -454,3 +440,65 @@ async def test_a_2026_host_is_served_2026_07_28_by_the_bridge(procs: Any, tmp_pa
                 result = await client.call_tool("alpha__echo", {"text": "modern"})
                 assert text_of(result) == "scene-a: modern"
         assert "Failed to validate request" not in log.read_text(encoding="utf-8")
+
+
+@contextlib.asynccontextmanager
+async def alpha_in_office(procs: Any, tmp_path: Path) -> AsyncIterator[tuple[ServerProcess, str]]:
+    """A Server and Computer ``alpha``, once alpha is in a fresh office."""
+    office = f"office-{uuid.uuid4()}"
+    log_dir = tmp_path / "logs"
+    async with (
+        server_process(log_dir, track=procs.track) as server,
+        computer_process(
+            log_dir, config=alpha_config(tmp_path), server_url=server.url, office=office,
+            name="alpha", track=procs.track,
+        ) as alpha,
+    ):  # fmt: skip
+        await alpha.wait_for_log("joined office", timeout=90)
+        yield server, office
+
+
+async def test_the_first_requests_after_start_see_the_office(procs: Any, tmp_path: Path) -> None:
+    """Issue 50 item 2: the first ``resources/list`` right after the bridge started answered
+    ``[]`` (the wait for the first join covered the tool requests only)."""
+    log_dir = tmp_path / "logs"
+    async with alpha_in_office(procs, tmp_path) as (server, office):
+        async with stdio_host(server.url, office, log_dir / "bridge.log") as (session, _):
+            resources = (await session.list_resources()).resources  # the very first request
+            assert f"a2c://alpha/{WINDOW}" in {str(r.uri) for r in resources}
+        async with stdio_host(server.url, office, log_dir / "bridge-2.log") as (session, _):
+            read = await session.read_resource(f"a2c://alpha/{WINDOW}")  # type: ignore[arg-type]
+            (contents,) = read.contents
+            assert isinstance(contents, types.TextResourceContents)
+            assert contents.text == "hello from alpha"
+
+
+async def test_a_taken_agent_seat_is_an_error_the_host_sees(procs: Any, tmp_path: Path) -> None:
+    """Issue 50 item 3: a bridge that cannot get the office's Agent seat answered
+    ``tools/list`` with a silent ``[]``; now an MCP error naming the cause, and once the
+    seat is free the bridge joins and the host hears ``tools/list_changed``."""
+    from a2c_agent import AsyncAgent
+
+    log_dir = tmp_path / "logs"
+    async with alpha_in_office(procs, tmp_path) as (server, office):
+        holder = AsyncAgent(server.url, name="someone-else")
+        await holder.open()
+        await holder.join_office(office)
+        try:
+            async with stdio_host(server.url, office, log_dir / "bridge.log") as (
+                session,
+                listener,
+            ):
+                with pytest.raises(MCPError) as refused:
+                    await session.list_tools()
+                message = refused.value.error.message
+                assert f"office '{office}'" in message and "already has an agent" in message
+                assert "an office seats one Agent" in message, message
+                call = await session.call_tool("alpha__echo", {"text": "x"})
+                assert call.is_error and "an office seats one Agent" in text_of(call)
+                await holder.close()
+                await eventually(lambda: listener.tool_list_changes > 0, timeout=120,
+                                 what="tools/list_changed once the seat was free")  # fmt: skip
+                assert "alpha__echo" in await names(session)
+        finally:
+            await holder.close()

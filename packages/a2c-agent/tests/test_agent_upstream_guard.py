@@ -99,3 +99,43 @@ def test_a_provider_named_in_the_environment_is_honoured() -> None:
 
 def test_without_the_global_the_public_check_decides() -> None:
     assert tracer_provider_unset(ModuleType("opentelemetry.trace")) is None
+
+
+def test_mcp_still_logs_the_teardown_messages_the_bridge_quiets() -> None:
+    # quiet_host_departures matches mcp's messages: renamed, the filter would match nothing
+    # and a host leaving would be an ERROR with a traceback again (issue 50 item 5).
+    import inspect
+
+    from mcp.server import streamable_http
+
+    from a2c_agent._upstream import MCP_TEARDOWN_MESSAGES
+
+    source = inspect.getsource(streamable_http)
+    for message in MCP_TEARDOWN_MESSAGES:
+        assert f'logger.exception("{message}")' in source, (
+            f"mcp.server.streamable_http no longer logs {message!r}: update the fence"
+        )
+
+
+def test_the_departure_filter_drops_only_closed_streams() -> None:
+    import logging
+
+    import anyio
+
+    from a2c_agent._upstream import quiet_host_departures
+
+    quiet_host_departures()
+    quiet_host_departures()  # idempotent
+    target = logging.getLogger("mcp.server.streamable_http")
+
+    def passes(message: str, error: BaseException) -> bool:
+        record = target.makeRecord(
+            target.name, logging.ERROR, __file__, 1, message, (), (type(error), error, None)
+        )
+        return all(f.filter(record) for f in target.filters if not isinstance(f, type))
+
+    assert not passes("Error handling POST request", anyio.ClosedResourceError())
+    assert not passes("Error in standalone SSE writer", anyio.BrokenResourceError())
+    assert passes("Error handling POST request", RuntimeError("a real fault"))
+    assert passes("Stateless session crashed", anyio.ClosedResourceError())
+    assert sum(type(f).__name__ == "_HostDepartures" for f in target.filters) == 1

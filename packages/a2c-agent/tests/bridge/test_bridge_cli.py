@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 
@@ -77,3 +78,23 @@ def test_addresses() -> None:
 def test_help_lists_the_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--help"], environ={}) == 0
     assert "mcp" in capsys.readouterr().out
+
+
+def test_a_port_in_use_is_a_clear_error_and_nothing_leaks() -> None:
+    # The office link is still connecting (to a socket that never answers) when --http
+    # fails to bind: one line, exit 1, no traceback and no unclosed aiohttp session.
+    with socket.socket() as silent, socket.socket() as taken:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        server = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "a2c_agent", "--server", server, "--office", "o1", "mcp",
+             "--http", f"127.0.0.1:{port}"],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert f"cannot serve HTTP on 127.0.0.1:{port}" in done.stderr
+    assert "Traceback" not in done.stderr and "Unclosed" not in done.stderr, done.stderr

@@ -10,8 +10,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from a2c_agent import AgentTool, ToolCallTimeoutError
-from a2c_agent._bridge._catalog import build_catalog
-from a2c_agent._bridge._names import MAX_NAME_LENGTH, is_valid_name, separator_problem, tool_names
+from a2c_agent._bridge._catalog import CatalogCache, build_catalog, serves
+from a2c_agent._bridge._names import (
+    DEFAULT_SEPARATOR,
+    MAX_NAME_LENGTH,
+    is_valid_name,
+    separator_problem,
+    tool_names,
+)
 from a2c_agent._bridge._results import error_result, mcp_result, unreachable_result
 from a2c_agent._bridge._uris import parse_uri, served_uri, split_entry
 from a2c_protocol import CallToolResult, NotFoundError, ToolCallProgress, from_wire
@@ -46,6 +52,28 @@ def test_pairs_that_join_to_the_same_name_both_get_a_digest() -> None:
     names = tool_names([("a__b", "c"), ("a", "b__c")])
     assert len(set(names.values())) == 2
     assert all(name.startswith("a__b__c_") for name in names.values())
+
+
+def test_a_computer_cannot_take_or_hide_another_computers_tool_name() -> None:
+    # Issue 49 item 4: 'büro'/'deploy' is served as b_ro__deploy_<d>; a Computer named
+    # 'b_ro' with tools 'deploy_<d>' and 'deploy_<d>_<d>' used to leave it under no name.
+    digest = tool_names([("büro", "deploy")])[("büro", "deploy")].rpartition("_")[2]
+    crafted = [("b_ro", f"deploy_{digest}"), ("b_ro", f"deploy_{digest}_{digest}")]
+    names = tool_names([("büro", "deploy"), *crafted])
+    assert len(set(names.values())) == 3
+    catalog = build_catalog(
+        {"büro": [tool("büro", "deploy")], "b_ro": [tool("b_ro", t) for _, t in crafted]}
+    )
+    routes = {(r.computer, r.tool) for r in catalog.routes.values()}
+    assert routes == {("büro", "deploy"), *crafted}
+    assert len(catalog.tools) == 3
+
+
+def test_names_still_clashing_after_every_round_are_numbered() -> None:
+    # Only a crafted digest collision gets this far; rounds=0 takes the fallback at once.
+    names = tool_names([("a__b", "c"), ("a", "b__c"), ("a", "b__c_1")], rounds=0)
+    assert names == {("a", "b__c"): "a__b__c_2", ("a__b", "c"): "a__b__c_3",
+                     ("a", "b__c_1"): "a__b__c_1"}  # fmt: skip
 
 
 def test_long_names_are_cut_to_the_limit() -> None:
@@ -101,6 +129,34 @@ def test_the_computer_filter_and_broken_annotations() -> None:
     )
     assert [t["name"] for t in catalog.tools] == ["a__x"]
     assert "annotations" not in catalog.tools[0]
+
+
+def test_a_name_nobody_serves_gets_the_closest_served_name() -> None:
+    catalog = build_catalog({"alpha": [tool("alpha", "echo"), tool("alpha", "slow")]})
+    assert catalog.suggestion("alpha__ecoh") == "alpha__echo"
+    assert catalog.suggestion("alpha_echo") == "alpha__echo"
+    assert catalog.suggestion("completely-different") is None
+    assert catalog.input_schema("alpha__echo") == {
+        "type": "object", "properties": {"q": {"type": "string"}}
+    }  # fmt: skip
+    assert catalog.input_schema("nope") is None
+
+
+def test_the_filter_covers_every_computer_lookup() -> None:
+    assert serves("alpha", ()) and serves("alpha", ("alpha",))
+    assert not serves("beta", ("alpha",))
+
+
+def test_the_catalog_is_rebuilt_only_when_a_computers_tools_change() -> None:
+    cache = CatalogCache((), DEFAULT_SEPARATOR)
+    alpha = (tool("alpha", "echo"),)
+    first = cache.get({"alpha": alpha})
+    assert cache.get({"alpha": alpha}) is first  # a new mapping, the same tuple: cached
+    changed = cache.get({"alpha": (tool("alpha", "echo"),)})  # equal, but another tuple
+    assert changed is not first and changed == first
+    grown = cache.get({"alpha": alpha, "beta": (tool("beta", "x"),)})
+    assert [t["name"] for t in grown.tools] == ["alpha__echo", "beta__x"]
+    assert cache.get({}).tools == ()
 
 
 def test_a_tool_without_schema_type_gets_an_object_schema() -> None:

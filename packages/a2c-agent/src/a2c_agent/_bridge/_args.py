@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import ipaddress
 from typing import Any, Final
 
+from ._gate import is_loopback, normal_origin
 from ._names import DEFAULT_SEPARATOR, separator_problem
 
 __all__ = ["HTTP_TOKEN_ENV", "add_parser", "http_address", "is_loopback", "usage_problem"]
@@ -29,6 +29,15 @@ def _separator(text: str) -> str:
     return text
 
 
+def _origin(text: str) -> str:
+    origin = normal_origin(text)
+    if origin is None:
+        raise argparse.ArgumentTypeError(
+            f"expected an origin such as https://app.example.com:8443, got {text!r}"
+        )
+    return origin
+
+
 def http_address(text: str) -> tuple[str, int]:
     """``HOST:PORT`` (``[::1]:PORT`` for IPv6) → (host, port)."""
     host, colon, port = text.rpartition(":")
@@ -36,16 +45,6 @@ def http_address(text: str) -> tuple[str, int]:
     if not colon or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
         raise argparse.ArgumentTypeError(f"expected HOST:PORT, e.g. 127.0.0.1:8765, got {text!r}")
     return host, int(port)
-
-
-def is_loopback(host: str) -> bool:
-    """True for ``localhost`` and loopback addresses (the only hosts served without a token)."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _positive(text: str) -> float:
@@ -80,11 +79,24 @@ def add_parser(commands: Any, environ: Any) -> None:
     )  # fmt: skip
     mcp.add_argument(
         "--http-token", default=(environ or {}).get(HTTP_TOKEN_ENV),
-        help=f"bearer token HTTP clients must send [env {HTTP_TOKEN_ENV}]",
+        help=f"bearer token HTTP clients must send [env {HTTP_TOKEN_ENV}; prefer it: a flag "
+        "is visible to other users in the process list]",
+    )  # fmt: skip
+    mcp.add_argument(
+        "--http-origin", type=_origin, action="append", default=[], dest="http_origins",
+        metavar="ORIGIN",
+        help="a web origin (scheme://host[:port]) whose pages may use the bridge over HTTP "
+        "(repeatable); requests with another Origin header are refused (403); on loopback "
+        "loopback origins are allowed too",
     )  # fmt: skip
     mcp.add_argument(
         "--tool-timeout", type=_positive, default=300.0,
         help="seconds a tool call may take (default: %(default)s)",
+    )  # fmt: skip
+    mcp.add_argument(
+        "--input-timeout", type=_positive, default=300.0,
+        help="seconds a tool's question (a form, a URL, a sampling request) waits for the "
+        "MCP host's answer; then the call is cancelled (default: %(default)s)",
     )  # fmt: skip
     mcp.add_argument(
         "--max-inline-bytes", type=int, default=16 * 1024 * 1024,

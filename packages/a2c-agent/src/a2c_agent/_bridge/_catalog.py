@@ -13,11 +13,15 @@ Rules:
   string) become the tool's ``annotations``: read-only and destructive hints, title;
   an unreadable string is dropped with a WARN, the tool is kept;
 * ``_meta`` says where the tool lives (``a2c_computer``, ``a2c_tool``, ``a2c_mcp_server``);
-* the route table maps each served name back to (computer, tool).
+* the route table maps each served name back to (computer, tool); a name that leads
+  nowhere gets the closest served name as a suggestion (a typo of the host's model);
+* the filter applies to everything the bridge serves of a Computer: its tools, its
+  windows, a window read by URI (:func:`serves`).
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import logging
 from collections.abc import Collection, Mapping, Sequence
@@ -30,7 +34,7 @@ from a2c_protocol import MCP_TOOL_ANNOTATION_KEY
 
 from ._names import DEFAULT_SEPARATOR, tool_names
 
-__all__ = ["Catalog", "Route", "build_catalog"]
+__all__ = ["Catalog", "CatalogCache", "Route", "build_catalog", "serves"]
 
 logger = logging.getLogger("a2c_agent.bridge")
 
@@ -52,10 +56,26 @@ class Catalog:
 
     tools: tuple[dict[str, Any], ...]
     routes: Mapping[str, Route]
+    schemas: Mapping[str, dict[str, Any]] = attrs.field(factory=dict)
 
     def route(self, name: str) -> Route | None:
         """Where ``name`` leads, or None when no tool is served under it."""
         return self.routes.get(name)
+
+    def suggestion(self, name: str) -> str | None:
+        """The served name closest to ``name`` (a typo), or None when none is close."""
+        close = difflib.get_close_matches(name, list(self.routes), n=1, cutoff=0.6)
+        return close[0] if close else None
+
+    def input_schema(self, name: str) -> dict[str, Any] | None:
+        """The input schema served for ``name`` (None when no tool is served under it)."""
+        schema = self.schemas.get(name)
+        return None if schema is None else dict(schema)
+
+
+def serves(computer: str, computers: Collection[str]) -> bool:
+    """Whether the bridge serves ``computer`` under the ``--computer`` filter (empty: all)."""
+    return not computers or computer in computers
 
 
 def _annotations(tool: AgentTool) -> dict[str, Any] | None:
@@ -117,20 +137,45 @@ def build_catalog(
     separator: str = DEFAULT_SEPARATOR,
 ) -> Catalog:
     """Merge ``tools`` (Computer → its tools) into one list (see module rules)."""
-    wanted = set(computers)
+    wanted = frozenset(computers)
     ordered = [
-        tool
-        for computer in sorted(tools)
-        if not wanted or computer in wanted
-        for tool in tools[computer]
+        tool for computer in sorted(tools) if serves(computer, wanted) for tool in tools[computer]
     ]
     names = tool_names(((t.computer, t.name) for t in ordered), separator)
     served: list[dict[str, Any]] = []
     routes: dict[str, Route] = {}
+    schemas: dict[str, dict[str, Any]] = {}
     for tool in ordered:
         name = names[(tool.computer, tool.name)]
-        if name in routes:  # the same tool twice in one Computer's list: keep the first
+        if name in routes:  # names are unique per pair: the same tool twice in one list
             continue
         routes[name] = Route(tool.computer, tool.name)
-        served.append(_mcp_tool(tool, name))
-    return Catalog(tools=tuple(served), routes=routes)
+        entry = _mcp_tool(tool, name)
+        schemas[name] = entry["inputSchema"]
+        served.append(entry)
+    return Catalog(tools=tuple(served), routes=routes, schemas=schemas)
+
+
+class CatalogCache:
+    """The last catalog built, rebuilt only when a Computer's tool tuple is another object.
+
+    The Agent's tool cache hands out a new mapping each time but keeps each Computer's
+    tuple while its tools are unchanged, so comparing the tuples by identity is exact; the
+    held mapping keeps them alive, so an identity is never reused while compared.
+    """
+
+    def __init__(self, computers: Collection[str], separator: str) -> None:
+        self._computers = tuple(computers)
+        self._separator = separator
+        self._tools: Mapping[str, Sequence[AgentTool]] = {}
+        self._catalog = Catalog(tools=(), routes={})
+
+    def get(self, tools: Mapping[str, Sequence[AgentTool]]) -> Catalog:
+        """The catalog of ``tools`` (the cached one when nothing changed)."""
+        held = self._tools
+        if held.keys() != tools.keys() or any(held[c] is not tools[c] for c in tools):
+            self._catalog = build_catalog(
+                tools, computers=self._computers, separator=self._separator
+            )
+            self._tools = tools
+        return self._catalog

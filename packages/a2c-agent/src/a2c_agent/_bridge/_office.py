@@ -37,6 +37,8 @@ logger = logging.getLogger("a2c_agent.bridge")
 
 _FIRST_DELAY = 1.0
 _MAX_DELAY = 30.0
+#: how a Server refusing the office's only Agent seat says so (ours; the official one)
+_SEAT_TAKEN = ("already has an agent", "agent already in room")
 _RESOURCE_EVENTS = (
     Event.NOTIFY_ENTER_OFFICE,
     Event.NOTIFY_LEAVE_OFFICE,
@@ -108,6 +110,9 @@ class Office:
             try:
                 await agent.open()
                 await agent.join_office(self.office)
+            except asyncio.CancelledError:  # the bridge stops while connecting
+                await agent.close()
+                raise
             except RemoteError as exc:
                 await agent.close()
                 self._problem = (
@@ -120,8 +125,7 @@ class Office:
                 return
             except (A2CError, OSError) as exc:
                 await agent.close()
-                what = "join" if isinstance(exc, JoinOfficeError) else "reach"
-                self._problem = f"cannot {what} office {self.office!r} on {self._server_url}: {exc}"
+                self._problem = self._cause(exc)
                 logger.warning("%s; retrying in %.0f s", self._problem, delay)
                 self._first_try.set()
                 await asyncio.sleep(delay)
@@ -129,6 +133,17 @@ class Office:
                 continue
             delay = self._first_delay
             await self._stay(agent)
+
+    def _cause(self, exc: BaseException) -> str:
+        if not isinstance(exc, JoinOfficeError):
+            return f"cannot reach office {self.office!r} on {self._server_url}: {exc}"
+        cause = f"cannot join office {self.office!r} on {self._server_url}: {exc.reason}"
+        if any(phrase in exc.reason.casefold() for phrase in _SEAT_TAKEN):
+            cause += (
+                " (an office seats one Agent: another Agent, bridge or `a2c-agent watch` "
+                "holds it; this bridge joins once it is free)"
+            )
+        return cause
 
     async def _stay(self, agent: AsyncAgent) -> None:
         closed = asyncio.Event()

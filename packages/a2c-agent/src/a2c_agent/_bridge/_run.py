@@ -6,9 +6,11 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import signal
 import sys
 from typing import TYPE_CHECKING
 
+from a2c_agent._upstream import quiet_host_departures
 from a2c_protocol import token_file_auth
 
 from ._args import usage_problem
@@ -16,6 +18,8 @@ from ._args import usage_problem
 if TYPE_CHECKING:
     from a2c_agent._agent import AsyncAgent
     from a2c_agent._session._connection import AuthSource
+
+    from ._server import Bridge
 
 __all__ = ["EXTRA_MISSING", "main"]
 
@@ -43,6 +47,7 @@ def _logging() -> None:
     root.setLevel(logging.INFO)
     # The MCP library logs every request at INFO; the bridge logs nothing per call.
     logging.getLogger("mcp").setLevel(logging.WARNING)
+    quiet_host_departures()
     for noisy in ("socketio", "engineio", "httpx", "uvicorn"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
@@ -58,6 +63,7 @@ async def _serve(args: argparse.Namespace) -> None:
             computers=tuple(args.computers),
             separator=args.separator,
             tool_timeout=args.tool_timeout,
+            input_timeout=args.input_timeout,
         )
     )
 
@@ -81,26 +87,46 @@ async def _serve(args: argparse.Namespace) -> None:
     )
     bridge.office = office
     link = asyncio.ensure_future(office.run())
+    serving = asyncio.ensure_future(_transport(args, bridge))
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):  # a host, systemd or docker stopping us
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+    stopping = asyncio.ensure_future(stop.wait())
     try:
-        if args.http is not None:
-            from ._http import serve_http
-
-            host, port = args.http
-            await serve_http(bridge, host, port, args.http_token)
-        else:
-            from mcp.server.stdio import stdio_server
-
-            async with stdio_server() as (read, write):
-                await bridge.server.run(read, write, bridge.init_options())
-    finally:
-        link.cancel()
+        await asyncio.wait({serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        if stop.is_set() and not serving.done():
+            logging.getLogger("a2c_agent.bridge").info("signal received; leaving the office")
+            serving.cancel()
         with contextlib.suppress(asyncio.CancelledError):
-            await link
+            await serving
+    finally:
+        stopping.cancel()
+        serving.cancel()
+        link.cancel()
+        bridge.close()
+        # What the transport raised went up from ``await serving`` already.
+        await asyncio.gather(serving, link, return_exceptions=True)
         await office.close()
 
 
+async def _transport(args: argparse.Namespace, bridge: Bridge) -> None:
+    if args.http is not None:
+        from ._http import serve_http
+
+        host, port = args.http
+        await serve_http(bridge, host, port, args.http_token, args.http_origins)
+    else:
+        from mcp.server.stdio import stdio_server
+
+        async with stdio_server() as (read, write):
+            await bridge.server.run(read, write, bridge.init_options())
+
+
 def main(args: argparse.Namespace) -> int:
-    """Run the bridge until its MCP client goes away (stdio) or Ctrl-C / SIGTERM (HTTP)."""
+    """Run the bridge until its MCP client goes away (stdio) or Ctrl-C / SIGTERM (both):
+    it then leaves the office and exits 0."""
     problem = usage_problem(args)
     if problem is not None:
         print(f"a2c-agent mcp: error: {problem}", file=sys.stderr)
@@ -115,4 +141,7 @@ def main(args: argparse.Namespace) -> int:
         asyncio.run(_serve(args))
     except KeyboardInterrupt:
         return _EXIT_INTERRUPTED
+    except OSError as exc:  # --http could not listen
+        print(f"a2c-agent mcp: error: {exc}", file=sys.stderr)
+        return _EXIT_ERROR
     return _EXIT_OK

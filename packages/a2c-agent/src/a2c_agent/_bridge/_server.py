@@ -1,62 +1,69 @@
 """The MCP side of the bridge: a low-level ``mcp`` server whose handlers ask the office.
 
 Thin by design: names, the merged list, results and URIs come from the pure modules of
-this package; here each MCP request becomes one Agent call.
+this package; here each MCP request becomes one Agent call. mcp 2's server serves both
+eras on both transports (a host's first request, or an HTTP request's
+``MCP-Protocol-Version``, chooses); the handlers are the same for both.
 
-* ``tools/list`` serves the merged catalog of the Agent's tool cache;
-* ``tools/call`` relays to the Computer; a progress token in the request turns the progress
-  extension on and each report becomes ``notifications/progress``; an MCP
-  ``notifications/cancelled`` cancels the handler, and cancelling the Agent's call sends
+* every era and transport announces the same capabilities and instructions: tools and
+  resources with ``listChanged`` (handshake: pushed on the connection; 2026-07-28: on
+  ``subscriptions/listen`` streams, see :mod:`._notify`);
+* ``tools/list`` serves the merged catalog of the Agent's tool cache; while the office
+  cannot be used (not reached, the Agent seat taken, a refusal) it is an MCP error naming
+  the cause, which the host shows: an empty list would hide it;
+* ``tools/call`` relays to the Computer; a name nobody serves gets the closest served
+  name as a suggestion; a progress token in the request turns the progress extension on
+  and each report becomes ``notifications/progress`` on the request's own stream; an MCP
+  cancellation cancels the handler, and cancelling the Agent's call sends
   ``server:tool_call_cancel``;
-* ``resources/list`` / ``resources/read`` serve each Computer's desktop windows;
-* ``notifications/tools/list_changed`` goes out when the served list changes,
-  ``notifications/resources/list_changed`` when a Computer enters or leaves or its desktop
-  changes, to every handshake-era MCP session that has made a request (hosts list tools
-  first), and to every 2026-07-28 ``subscriptions/listen`` stream that asked for them
-  (mcp 2's server serves both eras: a host's first request chooses).
+* ``resources/list`` / ``resources/read`` serve each served Computer's desktop windows (the
+  ``--computer`` filter applies to a URI read too);
+* the first ``tools/*`` and ``resources/*`` requests wait (bounded) for the bridge's
+  first connect-and-join, so a host starting with the bridge does not get a race's answer.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
-from collections import OrderedDict
-from collections.abc import Collection
-from typing import Any
+from collections.abc import Collection, Mapping
+from typing import TYPE_CHECKING, Any
 
 import attrs
 from mcp import MCPError, types
-from mcp.server import Server, ServerRequestContext
+from mcp.server import NotificationOptions, Server, ServerRequestContext
 from mcp.server.models import InitializationOptions
-from mcp.server.session import ServerSession
-from mcp.server.subscriptions import (
-    InMemorySubscriptionBus,
-    ListenHandler,
-    ResourcesListChanged,
-    ToolsListChanged,
-)
-from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from a2c_agent._version import __version__
 from a2c_protocol import A2CError, ToolCallProgress
 
-from ._catalog import Catalog, build_catalog
+from ._catalog import Catalog, CatalogCache, serves
+from ._input import HostInputs, ask_handshake_host, host_capabilities, is_handshake
 from ._names import DEFAULT_SEPARATOR
+from ._notify import ListChanges
 from ._office import Office
+from ._parked import binding_of
 from ._results import error_result, mcp_result, progress_fields, unreachable_result
 from ._uris import parse_uri, served_uri, split_entry
 
-__all__ = ["Bridge", "BridgeOptions"]
+if TYPE_CHECKING:
+    from a2c_agent._agent import AsyncAgent
+    from a2c_agent._rpc._input import InputHandler
+    from a2c_agent._rpc._progress import ProgressCallback
+
+__all__ = ["INSTRUCTIONS", "SERVER_NAME", "Bridge", "BridgeOptions"]
 
 logger = logging.getLogger("a2c_agent.bridge")
-#: how long a first tools/list or tools/call waits for the bridge to join its office
+#: how long a first request waits for the bridge to join its office
 _FIRST_TRY_WAIT = 15.0
-#: handshake-era connections told of list changes (an HTTP bridge may see many hosts)
-_MAX_SESSIONS = 256
 
 SERVER_NAME = "a2c-agent-bridge"
+INSTRUCTIONS = (
+    "Tools of the Computers of an A2C-SMCP office. Each tool name starts with "
+    "the Computer that serves it; its description names that Computer."
+)
+_NOTIFICATIONS = NotificationOptions(tools_changed=True, resources_changed=True)
 
 
 @attrs.frozen(kw_only=True)
@@ -66,6 +73,27 @@ class BridgeOptions:
     computers: Collection[str] = ()
     separator: str = DEFAULT_SEPARATOR
     tool_timeout: float = 300.0
+    #: how long a tool's question waits for the host's answer
+    input_timeout: float = 300.0
+
+
+class _BridgeServer(Server[Any]):
+    """mcp's server, announcing the bridge's list-change capabilities wherever asked.
+
+    The streamable HTTP session manager answers ``initialize`` from
+    ``create_initialization_options()`` called without arguments (stdio is handed the
+    options): with the base class's default, HTTP hosts were told ``listChanged: false``.
+    """
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or _NOTIFICATIONS, experimental_capabilities, extensions
+        )
 
 
 class Bridge:
@@ -74,97 +102,68 @@ class Bridge:
     def __init__(self, options: BridgeOptions) -> None:
         self.options = options
         self.office: Office | None = None
-        #: 2026-07-28 hosts hear of list changes on their subscriptions/listen streams.
-        self._bus = InMemorySubscriptionBus()
-        self.server: Server[Any] = Server(
+        self._changes = ListChanges()
+        self._catalogs = CatalogCache(options.computers, options.separator)
+        self._inputs = HostInputs(timeout=options.input_timeout)
+        self.server: Server[Any] = _BridgeServer(
             SERVER_NAME,
             version=__version__,
+            instructions=INSTRUCTIONS,
+            # A 2026-07-28 HTTP call's Mcp-Param headers are checked against this schema;
+            # without it mcp 2 would run the whole tools/list for every such call.
+            get_tool_input_schema=self._input_schema,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
             on_list_resources=self._list_resources,
             on_read_resource=self._read_resource,
-            on_subscriptions_listen=ListenHandler(self._bus),
+            on_subscriptions_listen=self._changes.listen,
         )
-        #: Handshake-era connections that made a request: one ``ServerSession`` each (mcp 2
-        #: builds one per request; any of them reaches the connection's standalone
-        #: channel), keyed by the connection's ``initialize`` params, the same object for
-        #: all its requests; the oldest are forgotten past _MAX_SESSIONS.
-        self._sessions: OrderedDict[int, tuple[object, ServerSession]] = OrderedDict()
         self._served: str | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
 
     def init_options(self) -> InitializationOptions:
-        """The capabilities announced to MCP clients."""
-        return InitializationOptions(
-            server_name=SERVER_NAME,
-            server_version=__version__,
-            capabilities=types.ServerCapabilities(
-                tools=types.ToolsCapability(list_changed=True),
-                resources=types.ResourcesCapability(subscribe=False, list_changed=True),
-            ),
-            instructions=(
-                "Tools of the Computers of an A2C-SMCP office. Each tool name starts with "
-                "the Computer that serves it; its description names that Computer."
-            ),
-        )
+        """The capabilities and instructions announced to handshake-era MCP clients."""
+        return self.server.create_initialization_options()
 
-    # ------------------------------------------------------------- notifications
-
-    def _remember_session(self, ctx: ServerRequestContext[Any]) -> None:
-        # A 2026-07-28 request has no session to push to (its host listens instead).
-        if ctx.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
-            return
-        session = ctx.session
-        key = session.client_params
-        self._sessions[id(key)] = (key, session)  # the key is held: its id stays unique
-        self._sessions.move_to_end(id(key))
-        while len(self._sessions) > _MAX_SESSIONS:
-            self._sessions.popitem(last=False)
+    # ------------------------------------------------------------- the office
 
     def catalog(self) -> Catalog:
         """The tool list served now (empty while the office is unreachable)."""
         agent = self.office.agent if self.office is not None else None
-        tools = agent.tools if agent is not None else {}
-        return build_catalog(
-            tools, computers=self.options.computers, separator=self.options.separator
-        )
+        return self._catalogs.get(agent.tools if agent is not None else {})
+
+    def _input_schema(self, name: str) -> Mapping[str, Any] | None:
+        return self.catalog().input_schema(name)
+
+    async def _agent(self) -> AsyncAgent:
+        """The Agent in its office, or an MCP error saying why there is none."""
+        assert self.office is not None
+        await self.office.first_try(_FIRST_TRY_WAIT)
+        agent = self.office.agent
+        if agent is None:
+            problem = self.office.problem or "not joined"
+            message = f"A2C office '{self.office.office}' is unreachable: {problem}"
+            raise MCPError(code=types.INTERNAL_ERROR, message=message)
+        return agent
 
     def tools_changed(self) -> None:
-        """The tool cache or the connection changed: tell the sessions if the list did."""
+        """The tool cache or the connection changed: tell the hosts if the list did."""
         signature = json.dumps(self.catalog().tools, sort_keys=True, default=str)
         if signature == self._served:
             return
         self._served = signature
-        self._notify(lambda s: s.send_tool_list_changed(), ToolsListChanged())
+        self._changes.tools()
 
     def resources_changed(self) -> None:
         """A Computer entered or left, or a desktop changed."""
-        self._notify(lambda s: s.send_resource_list_changed(), ResourcesListChanged())
-
-    def _notify(self, send: Any, event: ToolsListChanged | ResourcesListChanged) -> None:
-        published = asyncio.get_running_loop().create_task(self._bus.publish(event))
-        self._tasks.add(published)
-        published.add_done_callback(self._tasks.discard)
-        for key, (_, session) in list(self._sessions.items()):
-            task = asyncio.get_running_loop().create_task(self._send(key, session, send))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
-
-    async def _send(self, key: int, session: ServerSession, send: Any) -> None:
-        try:
-            await send(session)
-        except Exception as exc:  # a session whose transport went away
-            logger.debug("notification not delivered: %s", exc)
-            self._sessions.pop(key, None)
+        self._changes.resources()
 
     # ------------------------------------------------------------------- tools
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        self._remember_session(ctx)
-        if self.office is not None:
-            await self.office.first_try(_FIRST_TRY_WAIT)
+        self._changes.remember(ctx)
+        await self._agent()
         catalog = self.catalog()
         self._served = json.dumps(catalog.tools, sort_keys=True, default=str)
         tools: list[types.Tool] = []
@@ -177,9 +176,11 @@ class Bridge:
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
-        self._remember_session(ctx)
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        self._changes.remember(ctx)
         answer = await self._call(ctx, params)
+        if isinstance(answer, types.InputRequiredResult):
+            return answer
         try:
             return types.CallToolResult.model_validate(answer)
         except ValidationError as exc:  # a Computer's result MCP's types refuse
@@ -191,58 +192,64 @@ class Bridge:
 
     async def _call(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
-    ) -> dict[str, Any]:
+    ) -> dict[str, Any] | types.InputRequiredResult:
         name = params.name
-        assert self.office is not None
-        await self.office.first_try(_FIRST_TRY_WAIT)
-        agent = self.office.agent
-        if agent is None:
-            return unreachable_result(self.office.office, self.office.problem or "not joined")
+        try:
+            agent = await self._agent()
+        except MCPError as exc:
+            assert self.office is not None
+            return unreachable_result(self.office.office, self.office.problem or exc.error.message)
         route = self.catalog().route(name)
         if route is None:
-            text = f"no tool is served under the name {name!r} (list the tools again)"
-            return {"content": [{"type": "text", "text": text}], "isError": True}
-        meta: dict[str, Any] = dict(ctx.meta or {})
-        on_progress = None
-        if meta.get("progressToken", meta.get("progress_token")) is not None:
-            session = ctx.session
-
-            async def on_progress(report: ToolCallProgress) -> None:
-                progress, total, message = progress_fields(report)
-                # On the request's own stream, in either era.
-                await session.report_progress(progress, total, message)
-
-        try:
-            result = await agent.call_tool(
-                route.computer,
-                route.tool,
-                params.arguments or {},
-                timeout=self.options.tool_timeout,
-                on_progress=on_progress,
+            hint = self.catalog().suggestion(name)
+            text = f"no tool is served under the name {name!r}" + (
+                f"; did you mean {hint!r}?" if hint else " (list the tools again)"
             )
-        except A2CError as exc:
-            logger.warning("tool %r on %r failed: %s", route.tool, route.computer, exc)
-            return error_result(exc, computer=route.computer, tool=route.tool)
-        return mcp_result(result, route.computer)
+            return {"content": [{"type": "text", "text": text}], "isError": True}
+        if params.request_state is not None:  # a 2026-07-28 host answers the input asked
+            resumed: dict[str, Any] | types.InputRequiredResult = await self._inputs.resume(
+                params.request_state, binding_of(name, params.arguments), _responses(params)
+            )
+            return resumed
+        on_progress = _progress_to(ctx)
+
+        async def office(on_input: InputHandler | None) -> dict[str, Any]:
+            try:
+                result = await agent.call_tool(
+                    route.computer,
+                    route.tool,
+                    params.arguments or {},
+                    timeout=self.options.tool_timeout,
+                    on_progress=on_progress,
+                    on_input=on_input,
+                )
+            except A2CError as exc:
+                logger.warning("tool %r on %r failed: %s", route.tool, route.computer, exc)
+                return error_result(exc, computer=route.computer, tool=route.tool)
+            return mcp_result(result, route.computer)
+
+        taken = host_capabilities(ctx)
+        if taken is None:  # the host answers nothing: the Computer declines, as before
+            return await office(None)
+        if is_handshake(ctx):
+            return await office(ask_handshake_host(ctx, taken, self.options.input_timeout))
+        return await self._inputs.start(ctx, binding_of(name, params.arguments), taken, office)
+
+    def close(self) -> None:
+        """Cancel the calls parked for their host's answers (the bridge stops)."""
+        self._inputs.close()
 
     # --------------------------------------------------------------- resources
-
-    def _computers(self) -> list[str]:
-        agent = self.office.agent if self.office is not None else None
-        if agent is None:
-            return []
-        wanted = set(self.options.computers)
-        return [c for c in sorted(agent.tools) if not wanted or c in wanted]
 
     async def _list_resources(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
-        self._remember_session(ctx)
-        agent = self.office.agent if self.office is not None else None
+        self._changes.remember(ctx)
+        agent = await self._agent()
         resources: list[types.Resource] = []
-        for computer in self._computers():
-            if agent is None:
-                break
+        for computer in sorted(agent.tools):
+            if not serves(computer, self.options.computers):
+                continue
             try:
                 entries = await agent.get_desktop(computer)
             except A2CError as exc:
@@ -263,17 +270,17 @@ class Bridge:
     async def _read_resource(
         self, ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
-        self._remember_session(ctx)
+        self._changes.remember(ctx)
         uri = params.uri
         parsed = parse_uri(uri)
         if parsed is None:
             raise _failure(f"not a URI this bridge serves: {uri}", types.INVALID_PARAMS)
         computer, window = parsed
-        agent = self.office.agent if self.office is not None else None
-        if agent is None:
-            assert self.office is not None
-            problem = self.office.problem or "not joined"
-            raise _failure(f"A2C office '{self.office.office}' is unreachable: {problem}")
+        if not serves(computer, self.options.computers):
+            logger.warning("read of %s refused: Computer %r is not served", uri, computer)
+            message = f"not a URI this bridge serves: {uri} (its Computer is not served here)"
+            raise _failure(message, types.INVALID_PARAMS)
+        agent = await self._agent()
         try:
             entries = await agent.get_desktop(computer, window=window)
         except A2CError as exc:
@@ -288,3 +295,30 @@ class Bridge:
 
 def _failure(message: str, code: int = types.INTERNAL_ERROR) -> MCPError:
     return MCPError(code=code, message=message)
+
+
+def _responses(params: types.CallToolRequestParams) -> dict[str, Any] | None:
+    """A 2026-07-28 retry's ``inputResponses`` as JSON."""
+    if params.input_responses is None:
+        return None
+    return {
+        key: value.model_dump(by_alias=True, mode="json", exclude_none=True)
+        for key, value in params.input_responses.items()
+    }
+
+
+def _progress_to(ctx: ServerRequestContext[Any]) -> ProgressCallback | None:
+    """Progress reports of the call, to the request's own stream when it has a token."""
+    meta: dict[str, Any] = dict(ctx.meta or {})
+    if meta.get("progressToken", meta.get("progress_token")) is None:
+        return None
+    session = ctx.session
+
+    async def on_progress(report: ToolCallProgress) -> None:
+        progress, total, message = progress_fields(report)
+        try:  # in either era; a 2026-07-28 host's call may outlive the request it came in
+            await session.report_progress(progress, total, message)
+        except Exception as exc:
+            logger.debug("progress not delivered: %s", exc)
+
+    return on_progress

@@ -183,6 +183,9 @@ class LinkMixin(RejoinMixin):
                 socketio_path=self._socketio_path,
                 wait_timeout=self._connect_timeout,
             )
+        except asyncio.CancelledError:  # the caller gave up: leave no half-open transport
+            await asyncio.shield(self._safe_disconnect())
+            raise
         except Exception as exc:  # the library fails with several types; map them all here
             refused_namespace = namespace_refused(sio)
             # C6: disconnect explicitly before raising, never rely on library defaults.
