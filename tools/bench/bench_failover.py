@@ -192,8 +192,11 @@ async def main(kills: int, source: str | None) -> int:
                     return 1
                 nodes[victim] = await stack.enter_async_context(node(victim))
                 await asyncio.sleep(fail_timeout() + 1)  # nginx takes it back (see the doc)
-    for label, column in (("through the Computer", 1), ("through the Agent", 2)):
-        values = [row[column] for row in rows]
+    columns = {
+        "through the Computer": [r[1] for r in rows],
+        "through the Agent": [r[2] for r in rows],
+    }
+    for label, values in columns.items():
         print(f"{label}: median {statistics.median(values):.2f} s, max {max(values):.2f} s, "
               f"min {min(values):.2f} s over {len(values)} kills")  # fmt: skip
     print(f"(logs in {log_dir})")
