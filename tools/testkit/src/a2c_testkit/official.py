@@ -219,5 +219,7 @@ def start_official(python: Path, script: str | Path, *args: str, log_path: Path)
 
 
 if __name__ == "__main__":  # pragma: no cover - a convenience: prebuild the venvs in CI
-    for wanted in sys.argv[1:] or ["0.2.2", "0.4.2"]:
-        print(official_venv(wanted))
+    # "0.2.2" is an official SDK version; "fastmcp==4.1.6" the FastMCP server's venv.
+    for wanted in sys.argv[1:] or ["0.2.2", "0.4.2", "fastmcp==4.1.6"]:
+        name, _, version = wanted.rpartition("==")
+        print(fastmcp_venv(version) if name == "fastmcp" else official_venv(wanted))
