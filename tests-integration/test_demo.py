@@ -23,9 +23,13 @@ SECTIONS = [
     "8. Skills of demo-box",
     "mcp:desk:desk-notes",
     "# Desk notes",
-    "9. A refused handshake",
+    "9. A tool that asks the user",
+    "helpdesk on demo-box asks: 'When should the meeting be, and how long?' (form fields: day, minutes)",
+    # what the MCP server got back is what the Agent's handler answered, through the office
+    "book_meeting → isError=False: booked 45 min on 2026-12-08: demo review",
+    "10. A refused handshake",
     "ProtocolVersionError: server 0.2.3, client 0.1.0, accepts 0.2.0..0.2.999",
-    "10. A join outside the grant",
+    "11. A join outside the grant",
     "Done",
 ]
 
@@ -40,7 +44,9 @@ def _demo_mcp_servers() -> set[int]:
             argv = (entry / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if b"a2c_computer.examples.desk_server" in argv and b"--tick" in argv:
+        if (b"a2c_computer.examples.desk_server" in argv and b"--tick" in argv) or (
+            b"a2c_computer.examples.ask_server" in argv
+        ):
             found.add(int(entry.name))
     return found
 

@@ -3,8 +3,9 @@
 It starts a Server (unless ``--server`` names a running one), a Computer hosting the example
 MCP server that ships with ``a2c-computer`` (a real stdio subprocess), and an Agent, then
 walks through the protocol: handshake, office members, tools, a tool call, the desktop,
-resource pages, a live desktop update, the Computer's skills, a refused handshake and a
-join refused because the office is outside the client's grant.
+resource pages, a live desktop update, the Computer's skills, a tool that asks the user (an
+MCP elicitation answered by the Agent's input handler through the office), a refused
+handshake and a join refused because the office is outside the client's grant.
 Everything it started is stopped (and everything it staged removed) before it exits.
 """
 
@@ -27,7 +28,17 @@ from typing import Any
 import httpx
 import uvicorn
 
-from a2c_agent import AsyncAgent, JoinOfficeError, result_text
+from a2c_agent import (
+    AsyncAgent,
+    ElicitationRequest,
+    ElicitationResponse,
+    InputRefusal,
+    InputRequest,
+    InputResponse,
+    JoinOfficeError,
+    form_fields,
+    result_text,
+)
 from a2c_computer import Computer, SkillSettings
 from a2c_protocol import (
     PROTOCOL_VERSION,
@@ -44,6 +55,7 @@ __all__ = ["main", "run_demo"]
 
 COMPUTER = "demo-box"
 MCP_SERVER = "desk"
+ASKING_SERVER = "helpdesk"
 
 
 def _say(title: str) -> None:
@@ -96,9 +108,31 @@ def _computer_config() -> dict[str, Any]:
                     "command": sys.executable,
                     "args": ["-m", "a2c_computer.examples.desk_server", "--tick", "2"],
                 },
-            }
+            },
+            ASKING_SERVER: {
+                "type": "stdio",
+                "name": ASKING_SERVER,
+                "default_tool_meta": {"auto_apply": True, "tags": ["demo"]},
+                "server_parameters": {
+                    "command": sys.executable,
+                    "args": ["-m", "a2c_computer.examples.ask_server"],
+                },
+            },
         }
     }
+
+
+async def _fill_in_the_form(request: InputRequest) -> InputResponse:
+    """The demo's input handler: what a user would type into the MCP server's form."""
+    origin = request.origin
+    who = f"{origin.mcp_server} on {origin.computer}" if origin else "an MCP server"
+    if isinstance(request, ElicitationRequest) and request.mode == "form":
+        fields = ", ".join(field.name for field in form_fields(request.requested_schema or {}))
+        print(f"    {who} asks: {request.message!r} (form fields: {fields})")
+        answer = {"day": "2026-12-08", "minutes": 45}
+        print(f"    the Agent's input handler answers {answer}")
+        return ElicitationResponse.accept(answer)
+    return InputRefusal("the demo answers forms only")
 
 
 async def _wait_for(predicate: Any, timeout: float, what: str) -> None:
@@ -226,7 +260,18 @@ async def run_demo(server_url: str | None = None) -> None:
               "frontmatter removed by the Computer):")  # fmt: skip
         print(_indent(skill_md.text().rstrip()))
 
-        _say("9. A refused handshake (HTTP 400 + code 4008)")
+        _say("9. A tool that asks the user (an MCP elicitation through the office)")
+        await _wait_for(
+            lambda: any(t.name == "book_meeting" for t in agent.tools.get(COMPUTER, ())),
+            60, "the helpdesk's tool",
+        )  # fmt: skip
+        booked = await agent.call_tool(
+            COMPUTER, "book_meeting", {"topic": "demo review"}, timeout=30,
+            on_input=_fill_in_the_form,
+        )  # fmt: skip
+        print(f"    book_meeting → isError={booked.is_error}: {result_text(booked)}")
+
+        _say("10. A refused handshake (HTTP 400 + code 4008)")
         async with httpx.AsyncClient() as http:
             response = await http.get(
                 f"{server_url}/socket.io/",
@@ -243,7 +288,7 @@ async def run_demo(server_url: str | None = None) -> None:
             print(f"    → ProtocolVersionError: server {error.server_version}, "
                   f"client {error.client_version}, accepts {accepted}")  # fmt: skip
 
-        _say("10. A join outside the grant (server:join_office → Forbidden)")
+        _say("11. A join outside the grant (server:join_office → Forbidden)")
         elsewhere = f"payroll-{uuid.uuid4()}"
         async with AsyncAgent(server_url, name="demo-intruder") as intruder:
             try:
