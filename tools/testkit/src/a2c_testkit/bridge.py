@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ from mcp import ClientSession, StdioServerParameters, types
 from mcp.client import Client
 from mcp.client.stdio import stdio_client
 
-from .processes import ManagedProcess, bin_path, free_port, spawn
+from .processes import ManagedProcess, bin_path, spawn
 
 __all__ = [
     "Listener",
@@ -107,6 +108,9 @@ async def modern_http_host(url: str, **options: Any) -> AsyncIterator[Client]:
         yield client
 
 
+_SERVING = re.compile(r"serving MCP at (\S+)")
+
+
 @contextlib.asynccontextmanager
 async def http_bridge(
     server_url: str,
@@ -116,9 +120,14 @@ async def http_bridge(
     env: dict[str, str] | None = None,
     name: str = "bridge-http",
 ) -> AsyncIterator[tuple[ManagedProcess, str]]:
-    """The bridge serving streamable HTTP on a free loopback port."""
-    port = free_port()
-    argv = bridge_argv(server_url, office, "--http", f"127.0.0.1:{port}", *extra)
+    """The bridge serving streamable HTTP on a loopback port of its own choosing.
+
+    Port 0, read back from the log: a port picked here and bound later by the bridge can be
+    taken in between by another test's listener (seen in CI as ``Address already in use``).
+    """
+    argv = bridge_argv(server_url, office, "--http", "127.0.0.1:0", *extra)
     async with spawn(name, argv, log_dir=log_dir, env=env) as process:
         await process.wait_for_log("serving MCP at", timeout=90)
-        yield process, f"http://127.0.0.1:{port}/mcp"
+        found = _SERVING.search(process.logs())
+        assert found is not None, process.logs()[-2000:]
+        yield process, found[1]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -53,12 +54,40 @@ def _role_env(argv: Sequence[str]) -> dict[str, str]:
     return {"PYTHONPATH": path, "A2C_TESTKIT_ABSENT": absent}
 
 
+#: the low end of the ports free_port picks from (below it: well-known services' habits)
+_LOW_PORT = 20000
+
+
+def _ephemeral_floor() -> int | None:
+    """The lowest port the kernel hands out on its own, when this system says (Linux)."""
+    try:
+        text = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text()
+        return int(text.split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def free_port() -> int:
-    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    """A TCP port on 127.0.0.1 that was free a moment ago.
+
+    Picked below the kernel's ephemeral range where there is one: a port the kernel chose
+    for ``bind(0)`` is the next one it may give to any outgoing connection or other
+    ``bind(0)`` in the meantime, and a test's server then fails with "Address already in use".
+    """
+    floor = _ephemeral_floor()
+    if floor is not None and floor > _LOW_PORT + 1000:
+        for _ in range(50):
+            port = random.randrange(_LOW_PORT, floor)
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+                try:
+                    sock.bind(("127.0.0.1", port))
+                except OSError:
+                    continue
+                return port
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+        chosen: int = sock.getsockname()[1]
+        return chosen
 
 
 class ManagedProcess:
