@@ -22,18 +22,18 @@ import time
 from collections.abc import Callable, Collection
 from typing import Any, Final
 
-import attrs
 import socketio
 
 from a2c_protocol import NAMESPACE, ErrorCode, ErrorPayload, InvalidPayloadError, to_wire
 from a2c_server._floods._inbound import CUT, REFUSED_COST, InboundBudget, InboundStats
 from a2c_server._floods._late_acks import GivenUp
-from a2c_server._floods._outbox import DEFAULT_MAX_QUEUED_OUTPUT_BYTES, OutputBudget
+from a2c_server._floods._outbox import OutputBudget
 from a2c_server._floods._pacing import HandshakePacer
 from a2c_server._floods._refusals import RefusalLog
 from a2c_server._floods._trim import HeapTrimmer
 from a2c_server._observe._noise import NoiseLog, library_logger
-from a2c_server._state._limits import DEFAULT_MAX_ID_LENGTH, payload_problems
+from a2c_server._settings import ServerSettings
+from a2c_server._state._limits import payload_problems
 from a2c_server._state._rules import is_protocol_request
 from a2c_server._upstream import (
     ServerShim,
@@ -47,7 +47,6 @@ from a2c_server._upstream import (
 
 __all__ = [
     "RESERVED_EVENTS",
-    "Limits",
     "SmcpSocketServer",
     "ack_value",
     "is_connecting",
@@ -62,20 +61,6 @@ RESERVED_EVENTS: Final = frozenset(
     {"connect", "connect_error", "disconnect", "disconnecting", "newListener", "removeListener"}
 )
 _SHOWN: Final = 64  # how much of a client-chosen name a log line repeats
-
-
-@attrs.frozen(kw_only=True)
-class Limits:
-    """Per-client bounds the Socket.IO layer enforces (see ServerSettings for each)."""
-
-    max_id_length: int = DEFAULT_MAX_ID_LENGTH
-    max_outgoing_bytes: int = 16_000_000
-    max_queued_output_bytes: int = DEFAULT_MAX_QUEUED_OUTPUT_BYTES
-    max_inbound_per_second: float = 10_000.0
-    inbound_burst: int = 20_000
-    admission_timeout: float = 10.0
-    max_unadmitted_per_address: int = 64
-    handshake_pace: float = 100.0
 
 
 def screen_event(data: Any) -> tuple[str, ErrorPayload] | None:
@@ -123,7 +108,7 @@ class SmcpSocketServer(ServerShim):
     def __init__(
         self,
         *args: Any,
-        limits: Limits | None = None,
+        limits: ServerSettings | None = None,
         tuple_ack_events: Collection[str] = (),
         noise: NoiseLog | None = None,
         **kwargs: Any,
@@ -133,7 +118,7 @@ class SmcpSocketServer(ServerShim):
         kwargs.setdefault("engineio_logger", library_logger("python-engineio", noise))
         super().__init__(*args, **kwargs)
         self.noise = noise
-        self.limits = limits or Limits()
+        self.limits = limits or ServerSettings()
         self._tuple_acks = frozenset(tuple_ack_events)
         self._pending: dict[str, tuple[str, asyncio.TimerHandle]] = {}  # eio_sid → (addr, timer)
         self._dropping: set[str] = set()
