@@ -22,7 +22,8 @@ the pins together.
   transport; ``tests/test_server_floods_guard.py`` pins it), and emptying its queue.
 * :mod:`._socketio`: :class:`ServerShim`, whose overrides of ``AsyncServer``'s private
   dispatch steps call hooks (``screen_client_event``, ``over_limit``, ``admit_session``...)
-  that :class:`a2c_server._relay._sio.SmcpSocketServer` implements, and ``emit_call`` (a
+  that :class:`a2c_server._relay._sio.SmcpSocketServer` implements (on
+  :class:`a2c_server._edge._sessions.SessionGuard`), and ``emit_call`` (a
   call to one sid without upstream's task per recipient); the compact packet class;
   the client manager's undocumented state.
 * :mod:`._redis` (needs the ``redis`` extra, so it is imported by the multi-node modules,

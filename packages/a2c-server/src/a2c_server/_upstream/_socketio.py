@@ -4,7 +4,8 @@ python-socketio has no hooks for what the Server needs at the packet level (scre
 event before dispatch, bounding a client's outgoing queue, admitting an Engine.IO session
 in time), so :class:`ServerShim` overrides the private methods where those steps happen.
 Each override does upstream's call and asks one hook with a name of our own; the policy
-(what is refused, what is logged, the limits) is :class:`a2c_server._relay._sio.SmcpSocketServer`'s.
+(what is refused, what is logged, the limits) is :class:`a2c_server._relay._sio.SmcpSocketServer`'s
+(the Engine.IO session hooks: :class:`a2c_server._edge._sessions.SessionGuard`'s).
 The hooks' defaults keep upstream's behaviour.
 
 :class:`CompactPacket` builds on ``socketio.packet.Packet`` (an undocumented module; the
