@@ -23,7 +23,8 @@ from typing import Any, Final
 import socketio
 from socketio import packet as sio_packet
 
-from ._engineio import make_lean, socket_of, wake_after_client_close
+from ._engineio import socket_of, wake_after_client_close
+from ._lean_socket import make_lean
 
 __all__ = [
     "CompactPacket",
@@ -61,7 +62,7 @@ class ServerShim(socketio.AsyncServer):  # type: ignore[misc]
       broadcasts included, asks it).
     * ``admit_session(eio_sid, environ) -> bool`` then ``session_opened(eio_sid, environ)``:
       a new Engine.IO session; False refuses it. Admitted sessions get the lean WebSocket
-      path (:func:`~a2c_server._upstream._engineio.make_lean`).
+      path (:func:`~a2c_server._upstream._lean_socket.make_lean`).
     * ``early_connect_refusal(eio_sid, namespace, environ, auth)``: a CONNECT packet of an
       Engine.IO session not yet in ``namespace``; a non-None answer is sent at once as
       the ``connect_error`` data, and no Socket.IO session is built (cheap refusals).
