@@ -27,21 +27,17 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
-import attrs
 import pytest
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 
 from a2c_agent import (
-    AgentConnectionError,
     AgentState,
     AsyncAgent,
-    ConnectionLostError,
-    RemoteError,
-    ToolCallTimeoutError,
     result_text,
 )
 from a2c_protocol import A2CError
+from a2c_testkit.call_stream import CallStream
 from a2c_testkit.metrics import clients_held
 from a2c_testkit.nginx import fail_timeout, nginx_process
 from a2c_testkit.processes import bin_path, free_port, spawn
@@ -170,37 +166,6 @@ async def test_kill_9_of_the_node_holding_every_client_costs_seconds_not_their_o
 # -- SIGTERM rolling restart -------------------------------------------------------------
 
 
-@attrs.define
-class Outcome:
-    started: float
-    ended: float | None = None
-    ok: bool = False
-    error: BaseException | None = None
-
-    @property
-    def may_have_run(self) -> bool:
-        exc = self.error
-        if isinstance(exc, ToolCallTimeoutError | ConnectionLostError):
-            return exc.may_have_run is True
-        if isinstance(exc, RemoteError):
-            return (exc.details or {}).get("delivered") is True and "may have run" in exc.message
-        return False
-
-    @property
-    def not_sent(self) -> bool:
-        """The answer says the call never reached a Computer (so it did not run)."""
-        exc = self.error
-        if isinstance(exc, RemoteError):
-            details = exc.details or {}
-            # A routing refusal (the Computer is between two nodes) was never sent either.
-            return details.get("delivered") is False or (
-                exc.code == 404 and "computer_name" in details
-            )
-        if isinstance(exc, ConnectionLostError):
-            return exc.may_have_run is False
-        return isinstance(exc, AgentConnectionError)  # refused while reconnecting
-
-
 async def test_sigterm_rolling_restart_under_a_stream_of_calls_loses_none(
     procs: Any, tmp_path: Path, redis: RedisServer
 ) -> None:
@@ -209,35 +174,8 @@ async def test_sigterm_rolling_restart_under_a_stream_of_calls_loses_none(
     office = f"rolling-{uuid.uuid4().hex[:8]}"
     runs = tmp_path / "runs.log"
     runs.touch()
-    outcomes: dict[str, Outcome] = {}
-    stop = asyncio.Event()
     log_dir = procs.log_dir
     ports = {"n1": free_port(), "n2": free_port()}
-
-    async def one(agent: AsyncAgent, call_id: str) -> None:
-        outcome = outcomes[call_id] = Outcome(started=time.monotonic())
-        try:
-            result = await agent.call_tool(
-                "box", "slow", {"seconds": 0.3, "runs": str(runs), "id": call_id}, timeout=10
-            )
-            outcome.ok = not result.is_error and result_text(result) == "slept"
-            if not outcome.ok:
-                outcome.error = RuntimeError(result_text(result))
-        except A2CError as exc:
-            outcome.error = exc
-        outcome.ended = time.monotonic()
-
-    async def stream(agent: AsyncAgent) -> None:
-        calls: list[asyncio.Task[None]] = []
-        n = 0
-        while not stop.is_set():
-            n += 1
-            calls.append(asyncio.create_task(one(agent, f"c{n}")))
-            await asyncio.sleep(0.05)
-        await asyncio.gather(*calls)
-
-    def answered_after(moment: float) -> bool:
-        return any(o.ok and o.started > moment for o in outcomes.values())
 
     async with AsyncExitStack() as stack:
         nodes = {i: await stack.enter_async_context(node(procs, redis, i, p))
@@ -251,7 +189,8 @@ async def test_sigterm_rolling_restart_under_a_stream_of_calls_loses_none(
         agent = await stack.enter_async_context(AsyncAgent(url, name="planner"))
         await agent.join_office(office)
         await eventually(lambda: echo(agent, "box"), timeout=90, what="box answers")
-        streaming = asyncio.create_task(stream(agent))
+        calls = CallStream(agent, runs, seconds=0.3, timeout=10)
+        streaming = asyncio.create_task(calls.run())
         await eventually(lambda: len(runs.read_text().split()) >= 10, what="calls running")
 
         here = {i: await clients_held(n.url) for i, n in nodes.items()}
@@ -262,10 +201,10 @@ async def test_sigterm_rolling_restart_under_a_stream_of_calls_loses_none(
             # its connections; nginx sends the clients to the other node.
             moved = time.monotonic()
             assert await nodes[node_id].process.stop(timeout=30) == 0, node_id
-            await eventually(lambda m=moved: answered_after(m), timeout=BACK_WITHIN,  # type: ignore[misc]
+            await eventually(lambda m=moved: calls.answered_after(m), timeout=BACK_WITHIN,  # type: ignore[misc]
                              what=f"calls answered after {node_id} stopped")  # fmt: skip
             print(f"rolling step {step + 1}: calls answered again "
-                  f"{min(o.started for o in outcomes.values() if o.ok and o.started > moved) - moved:.1f} s "
+                  f"{min(o.started for o in calls.outcomes.values() if o.ok and o.started > moved) - moved:.1f} s "
                   f"after SIGTERM of {node_id}")  # fmt: skip
             # The upgraded node comes back (same id and port) before the next one goes, and
             # the balancer takes it back: nginx skips a node that failed for fail_timeout
@@ -274,24 +213,18 @@ async def test_sigterm_rolling_restart_under_a_stream_of_calls_loses_none(
                 node(procs, redis, node_id, ports[node_id]))  # fmt: skip
             await asyncio.sleep(fail_timeout() + 1)
         await asyncio.sleep(2)
-        stop.set()
+        calls.stop()
         await asyncio.wait_for(streaming, 120)  # every call ended
 
-    ran = runs.read_text().split()
+    outcomes, ran = calls.outcomes, calls.ran()
     twice = sorted({i for i in ran if ran.count(i) > 1})
     hidden = sorted(i for i in set(ran) if not outcomes[i].ok and not outcomes[i].may_have_run)
     unclear = sorted(
         i for i, o in outcomes.items() if not o.ok and not o.may_have_run and not o.not_sent
     )
     ran_unsent = sorted(i for i in set(ran) if outcomes[i].not_sent)
-    kinds: dict[str, int] = {}
-    for o in outcomes.values():
-        if o.error is not None:
-            kind = type(o.error).__name__ + (
-                f"[{o.error.code}]" if isinstance(o.error, RemoteError) else "")  # fmt: skip
-            kinds[kind] = kinds.get(kind, 0) + 1
     print(f"{len(outcomes)} calls, {sum(o.ok for o in outcomes.values())} answered, "
-          f"{len(set(ran))} ran; errors {kinds}")  # fmt: skip
+          f"{len(set(ran))} ran; errors {calls.error_kinds()}")  # fmt: skip
     assert not twice, f"ran twice: {twice}"
     assert not hidden, {i: repr(outcomes[i].error) for i in hidden}
     assert not ran_unsent, {i: repr(outcomes[i].error) for i in ran_unsent}

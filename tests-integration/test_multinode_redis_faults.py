@@ -16,10 +16,10 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
-import attrs
 import pytest
 
 from a2c_agent import AsyncAgent, RemoteError, ToolCallTimeoutError, result_text
+from a2c_testkit.call_stream import CallStream
 from a2c_testkit.redis_server import RedisServer, redis_server
 from a2c_testkit.triangle import (
     ServerProcess,
@@ -97,56 +97,17 @@ async def test_a_hung_redis_answers_each_call_503_within_a_second(
         assert runs.read_text().split() == ["0"]
 
 
-@attrs.define
-class Outcome:
-    started: float
-    ended: float = 0.0
-    ok: bool = False
-    error: BaseException | None = None
-
-    @property
-    def says_may_have_run(self) -> bool:
-        exc = self.error
-        if isinstance(exc, ToolCallTimeoutError):
-            return getattr(exc, "may_have_run", False) is True
-        if isinstance(exc, RemoteError):
-            return (exc.details or {}).get("delivered") is True and "may have run" in exc.message
-        return False
-
-
 async def test_redis_restart_under_a_stream_of_calls_never_hides_a_run(
     procs: Any, tmp_path: Path, redis: RedisServer
 ) -> None:
     """Issue 40.2 and issue 43's done-when, with default SDK settings (timeout 5 s)."""
     runs = tmp_path / "runs.log"
     runs.touch()
-    outcomes: dict[str, Outcome] = {}
-    stop = asyncio.Event()
-
-    async def one(agent: AsyncAgent, call_id: str) -> None:
-        outcome = outcomes[call_id] = Outcome(started=time.monotonic())
-        try:
-            result = await agent.call_tool(
-                "box", "slow", {"seconds": 0.4, "runs": str(runs), "id": call_id}, timeout=5
-            )
-            outcome.ok = not result.is_error and result_text(result) == "slept"
-            if not outcome.ok:
-                outcome.error = RuntimeError(result_text(result))
-        except (RemoteError, ToolCallTimeoutError) as exc:
-            outcome.error = exc
-        outcome.ended = time.monotonic()
-
-    async def stream(agent: AsyncAgent) -> None:
-        calls: list[asyncio.Task[None]] = []
-        n = 0
-        while not stop.is_set():
-            n += 1
-            calls.append(asyncio.create_task(one(agent, f"c{n}")))
-            await asyncio.sleep(0.05)
-        await asyncio.gather(*calls)
 
     async with agent_on_a_box_on_b(procs, tmp_path, redis) as (_, _, agent):
-        streaming = asyncio.create_task(stream(agent))
+        calls = CallStream(agent, runs, seconds=0.4, timeout=5,
+                           caught=(RemoteError, ToolCallTimeoutError))  # fmt: skip
+        streaming = asyncio.create_task(calls.run())
         await eventually(lambda: len(runs.read_text().split()) >= 10, what="calls running")
         redis.stop()
         await asyncio.sleep(3)  # calls meanwhile: 503 at once, never sent
@@ -154,30 +115,23 @@ async def test_redis_restart_under_a_stream_of_calls_never_hides_a_run(
         recovered = time.monotonic()
         # Until the first call after the restart succeeds, and some more after it.
         await eventually(
-            lambda: any(o.ok and o.started > recovered for o in outcomes.values()),
+            lambda: calls.answered_after(recovered),
             timeout=60, what="a call after the restart succeeded",
         )  # fmt: skip
         await asyncio.sleep(3)
-        stop.set()
+        calls.stop()
         await asyncio.wait_for(streaming, 60)
 
-    ran = runs.read_text().split()
+    outcomes, ran = calls.outcomes, calls.ran()
     twice = sorted({i for i in ran if ran.count(i) > 1})
-    hidden = sorted(i for i in set(ran) if not outcomes[i].ok and not outcomes[i].says_may_have_run)
+    hidden = sorted(i for i in set(ran) if not outcomes[i].ok and not outcomes[i].may_have_run)
     hung = sorted(
         i for i, o in outcomes.items()
         if o.started >= recovered and o.ended - o.started > 0.4 + 1.0 and not o.ok
     )  # fmt: skip
-    errors: dict[str, int] = {}
-    for o in outcomes.values():
-        if o.error is not None:
-            kind = type(o.error).__name__ + (
-                f"[{o.error.code}]" if isinstance(o.error, RemoteError) else ""
-            )
-            errors[kind] = errors.get(kind, 0) + 1
     first = min(o.started for o in outcomes.values() if o.ok and o.started > recovered)
-    print(f"{len(outcomes)} calls, {len(set(ran))} ran, errors {errors}; first call answered "
-          f"after the restart started {first - recovered:.1f} s after it")  # fmt: skip
+    print(f"{len(outcomes)} calls, {len(set(ran))} ran, errors {calls.error_kinds()}; first "
+          f"call answered after the restart started {first - recovered:.1f} s after it")  # fmt: skip
     assert not twice, f"ran twice: {twice}"
     assert not hidden, {i: repr(outcomes[i].error) for i in hidden}
     # The timeout contract: the Server's answer (which says whether the call may have run)

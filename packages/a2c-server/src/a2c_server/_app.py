@@ -35,7 +35,7 @@ from ._floods._refusals import RefusalLog
 from ._observe._metrics import METRICS_CONTENT_TYPE, ServerMetrics
 from ._relay._namespace import SmcpNamespace
 from ._relay._packet import SmcpPacket
-from ._relay._sio import Limits, SmcpSocketServer
+from ._relay._sio import SmcpSocketServer
 from ._settings import ServerSettings
 from ._state._offices import Offices
 from ._state._store import MemoryStateStore, StateStore
@@ -329,16 +329,7 @@ def create_app(
         serializer=SmcpPacket,
         # Only /smcp: python-socketio would otherwise also admit anyone to "/".
         namespaces=[NAMESPACE],
-        limits=Limits(
-            max_id_length=settings.max_id_length,
-            max_outgoing_bytes=settings.max_outgoing_bytes,
-            max_queued_output_bytes=settings.max_queued_output_bytes,
-            max_inbound_per_second=settings.max_inbound_per_second,
-            inbound_burst=settings.inbound_burst,
-            admission_timeout=settings.admission_timeout,
-            max_unadmitted_per_address=settings.max_unadmitted_per_address,
-            handshake_pace=settings.handshake_pace,
-        ),
+        limits=settings,  # the per-client bounds it enforces
         tuple_ack_events=(Event.JOIN_OFFICE.value, Event.LEAVE_OFFICE.value),
     )
     state: StateStore

@@ -8,41 +8,16 @@ folded WARNING written. A bad ``auth.role`` keeps its own 400 (its check comes f
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import Any
 
 import pytest
-import socketio
 
-from a2c_protocol import NAMESPACE, PROTOCOL_VERSION
 from a2c_server import ServerSettings
 from a2c_server._relay._namespace import SmcpNamespace
-from a2c_testkit.server import RunningServer, close_client, connect_raw, running_server
+from a2c_testkit.server import connect_raw, connect_refusal, running_server
 
 SECRET = "s3cr3t-token-for-early-refusals"
-
-
-async def refused_with(srv: RunningServer, auth: dict[str, Any], transports: list[str]) -> Any:
-    sio = socketio.AsyncClient(reconnection=False)
-    error: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-
-    async def on_connect_error(data: Any = None) -> None:
-        if not error.done():
-            error.set_result(data)
-
-    sio.on("connect_error", on_connect_error, namespace=NAMESPACE)
-    try:
-        await sio.connect(f"{srv.url}?a2c_version={PROTOCOL_VERSION}", namespaces=[NAMESPACE],
-                          socketio_path=srv.socketio_path, auth=auth, transports=transports,
-                          wait_timeout=30)  # fmt: skip
-    except socketio.exceptions.ConnectionError:
-        pass
-    try:
-        assert not sio.connected
-        return await asyncio.wait_for(error, 30)
-    finally:
-        await close_client(sio)
 
 
 @pytest.mark.parametrize("transports", [["polling"], ["websocket"]])
@@ -64,11 +39,11 @@ async def test_floods_a_wrong_token_is_refused_before_admission(
             ({"role": "computer", "token": "wrong"}, "Authentication failed: invalid token"),
             ({"token": 123}, "Authentication failed: auth.token is required"),
         ):
-            refusal = await refused_with(srv, auth, transports)
+            refusal = await connect_refusal(srv, auth, transports)
             # What python-socketio sends for the connect handler's refusal, byte for byte.
             assert refusal == {"message": message, "data": {"code": 401, "message": message}}
         assert admitted == []  # no Socket.IO session, no connect handler for any of them
-        bad_role = await refused_with(srv, {"role": "boss"}, transports)
+        bad_role = await connect_refusal(srv, {"role": "boss"}, transports)
         assert bad_role["data"]["code"] == 400 and "auth.role" in bad_role["message"]
         async with connect_raw(srv, "agent", auth={"token": SECRET}) as ok:
             assert ok.sio.connected

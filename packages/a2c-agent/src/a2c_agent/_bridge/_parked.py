@@ -18,14 +18,14 @@ an ``InputRequiredResult`` and the host calls again with ``inputResponses`` and 
 from __future__ import annotations
 
 import enum
-import hashlib
-import json
 import secrets
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, Generic, TypeVar
 
 import attrs
+
+from a2c_protocol._input import params_digest
 
 __all__ = ["Binding", "ParkingLot", "Refusal", "binding_of"]
 
@@ -41,9 +41,9 @@ class Binding:
 
 
 def binding_of(tool: str, arguments: Mapping[str, Any] | None) -> Binding:
-    """The binding of a call of ``tool`` with ``arguments`` (key order does not matter)."""
-    text = json.dumps(dict(arguments or {}), sort_keys=True, separators=(",", ":"), default=str)
-    return Binding(tool, hashlib.sha256(text.encode()).hexdigest())
+    """The binding of a call of ``tool`` with ``arguments`` (key order does not matter;
+    the digest is the one a Computer binds its own input states with)."""
+    return Binding(tool, params_digest(dict(arguments or {})))
 
 
 class Refusal(enum.Enum):

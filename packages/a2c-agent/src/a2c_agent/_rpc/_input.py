@@ -3,9 +3,9 @@
 A call made with an input handler declares the extension (``a2c_input``); when the
 Computer answers it with an input-required result, :func:`answer_round` asks the handler
 about each request, one at a time in the order given, and the call is made again with the
-answers and the state (see ``RequestsMixin._call_tool``). The handler is a plain or a
-coroutine function; a plain one runs in a worker thread, so a prompt on a terminal does not
-stop the Agent's connection. Rules:
+answers and the state (:func:`input_rounds`, run by ``RequestsMixin.call_tool``). The
+handler is a plain or a coroutine function; a plain one runs in a worker thread, so a prompt
+on a terminal does not stop the Agent's connection. Rules:
 
 * the answer must suit the request: an :class:`~a2c_protocol.ElicitationResponse` for an
   elicitation, a :class:`~a2c_protocol.SamplingResponse` for a sampling, a
@@ -19,13 +19,19 @@ stop the Agent's connection. Rules:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeAlias
 
+from a2c_agent._exceptions import InputRoundsExceededError
 from a2c_protocol import (
+    CallToolResult,
     ElicitationRequest,
     ElicitationResponse,
+    InputCapabilities,
+    InputOrigin,
     InputRefusal,
     InputRequest,
     InputRequired,
@@ -43,16 +49,28 @@ from a2c_protocol._input import (
 __all__ = [
     "DEFAULT_MAX_INPUT_ROUNDS",
     "InputHandler",
+    "Round",
     "answer_round",
     "cancel_round",
     "decline_input",
+    "input_rounds",
 ]
+
+logger = logging.getLogger("a2c_agent")
 
 #: A tool may ask again after each answer; past this many rounds the call is given up.
 DEFAULT_MAX_INPUT_ROUNDS = 10
 
+#: Seconds a cancelled call waits for the Computer to hear that its input requests are off.
+ABANDON_WAIT = 5.0
+
 #: ``handler(request) -> response``, a plain or a coroutine function.
 InputHandler: TypeAlias = Callable[[InputRequest], "Awaitable[InputResponse] | InputResponse"]
+
+#: One round of a call: ``once(req_id, extra request keys) -> its result or its requests``.
+Round: TypeAlias = Callable[
+    [str, "dict[str, Any] | None"], "Awaitable[CallToolResult | InputRequired]"
+]
 
 _SUITS: dict[type[Any], type[Any]] = {
     ElicitationRequest: ElicitationResponse,
@@ -99,3 +117,60 @@ def cancel_round(required: InputRequired) -> dict[str, Any]:
         )
         for r in required.requests
     }
+
+
+async def input_rounds(
+    once: Round,
+    req_id: str,
+    origin: InputOrigin,
+    handler: InputHandler,
+    *,
+    capabilities: InputCapabilities,
+    max_rounds: int,
+) -> CallToolResult:
+    """The rounds of a call that takes input, the first one made with ``req_id``: each
+    input-required answer is put to ``handler`` and the call made again, until the result."""
+    declared = {"a2c_input": capabilities.to_wire()}
+    answer = await once(req_id, declared)
+    rounds = 0
+    while isinstance(answer, InputRequired):
+        rounds += 1
+        # Given up: tell the Computer now rather than leave the MCP server waiting for
+        # expiry. The caller hears of it after the Computer answered that round (when
+        # this task is being cancelled, after ABANDON_WAIT at most: a process that exits
+        # at once would lose the round in its send queue).
+        cancel = {**declared, **_resume(answer, None)}
+        if rounds > max_rounds:
+            await _abandon(once, f"{req_id}.x", cancel)
+            raise InputRoundsExceededError(origin.computer, origin.tool, max_rounds)
+        try:
+            responses = await answer_round(handler, answer)
+        except Exception:
+            await _abandon(once, f"{req_id}.x", cancel)
+            raise
+        except BaseException:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.shield(
+                    asyncio.wait_for(_abandon(once, f"{req_id}.x", cancel), ABANDON_WAIT)
+                )
+            raise
+        answer = await once(f"{req_id}.{rounds + 1}", {**declared, **_resume(answer, responses)})
+    return answer
+
+
+def _resume(required: InputRequired, responses: dict[str, Any] | None) -> dict[str, Any]:
+    """The retry's keys: the answers (None: cancel every request) and the state unchanged."""
+    return {
+        "a2c_input_responses": cancel_round(required) if responses is None else responses,
+        "a2c_request_state": required.state,
+    }
+
+
+async def _abandon(
+    once: Callable[[str, dict[str, Any]], Awaitable[Any]], rid: str, keys: dict[str, Any]
+) -> None:
+    """The cancelling round of an abandoned call; its answer is of no use to anyone."""
+    try:
+        await once(rid, keys)
+    except Exception as exc:  # the Computer expires the state in the end
+        logger.info("could not cancel the input requests of call %s: %s", rid, exc)

@@ -13,7 +13,6 @@ from typing import Any
 from a2c_agent._core import _req_id
 from a2c_agent._exceptions import (
     AckTimeoutError,
-    InputRoundsExceededError,
     InvalidResponseError,
     ToolCallTimeoutError,
 )
@@ -50,15 +49,12 @@ from a2c_protocol._input import (
 from ._blobdrain import drain_result, needs_drain
 from ._blobpull import BlobData
 from ._facades import FacadesMixin
-from ._input import InputHandler, answer_round, cancel_round
+from ._input import InputHandler, input_rounds
 from ._otel import call_span, tracing_idle
 from ._progress import ProgressCallback
 from ._toolwire import tool_call_payload, tool_result_of
 
 logger = logging.getLogger("a2c_agent")
-
-#: Seconds a cancelled call waits for the Computer to hear that its input requests are off.
-ABANDON_WAIT = 5.0
 
 _NO_PROGRESS: contextlib.nullcontext[None] = contextlib.nullcontext(None)  # reusable, stateless
 
@@ -267,7 +263,7 @@ class RequestsMixin(FacadesMixin):
         trace: dict[str, str] | None,
         on_input: InputHandler,
     ) -> CallToolResult:
-        """A call with an input handler: its rounds (see :meth:`_input_rounds`)."""
+        """A call with an input handler: its rounds (see :func:`._input.input_rounds`)."""
         if req_id is not None and not (isinstance(req_id, str) and req_id):
             raise ValueError("req_id must be a non-empty string")
         req_id = req_id or _req_id()
@@ -280,46 +276,10 @@ class RequestsMixin(FacadesMixin):
                 timeout_resets_on_progress=timeout_resets_on_progress, trace=trace, extra=extra,
             )  # fmt: skip
 
-        return await self._input_rounds(
-            once, req_id, InputOrigin(computer=computer, tool=tool_name), on_input
-        )
-
-    async def _input_rounds(
-        self,
-        once: Callable[[str, dict[str, Any] | None], Awaitable[CallToolResult | InputRequired]],
-        req_id: str,
-        origin: InputOrigin,
-        handler: InputHandler,
-    ) -> CallToolResult:
-        """The rounds of a call that takes input (see :mod:`a2c_agent._rpc._input`)."""
-        declared = {"a2c_input": self._input_capabilities.to_wire()}
-        answer = await once(req_id, declared)
-        rounds = 0
-        while isinstance(answer, InputRequired):
-            rounds += 1
-            # Given up: tell the Computer now rather than leave the MCP server waiting for
-            # expiry. The caller hears of it after the Computer answered that round (when
-            # this task is being cancelled, after ABANDON_WAIT at most: a process that exits
-            # at once would lose the round in its send queue).
-            cancel = {**declared, **_resume(answer, None)}
-            if rounds > self._max_input_rounds:
-                await _abandon(once, f"{req_id}.x", cancel)
-                raise InputRoundsExceededError(origin.computer, origin.tool, self._max_input_rounds)
-            try:
-                responses = await answer_round(handler, answer)
-            except Exception:
-                await _abandon(once, f"{req_id}.x", cancel)
-                raise
-            except BaseException:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.shield(
-                        asyncio.wait_for(_abandon(once, f"{req_id}.x", cancel), ABANDON_WAIT)
-                    )
-                raise
-            answer = await once(
-                f"{req_id}.{rounds + 1}", {**declared, **_resume(answer, responses)}
-            )
-        return answer
+        return await input_rounds(
+            once, req_id, InputOrigin(computer=computer, tool=tool_name), on_input,
+            capabilities=self._input_capabilities, max_rounds=self._max_input_rounds,
+        )  # fmt: skip
 
     async def _call_once(
         self,
@@ -398,21 +358,3 @@ class RequestsMixin(FacadesMixin):
         await self._emit(
             Event.TOOL_CALL_CANCEL, to_wire(AgentCallData(agent=self._name, req_id=req_id))
         )
-
-
-def _resume(required: InputRequired, responses: dict[str, Any] | None) -> dict[str, Any]:
-    """The retry's keys: the answers (None: cancel every request) and the state unchanged."""
-    return {
-        "a2c_input_responses": cancel_round(required) if responses is None else responses,
-        "a2c_request_state": required.state,
-    }
-
-
-async def _abandon(
-    once: Callable[[str, dict[str, Any]], Awaitable[Any]], rid: str, keys: dict[str, Any]
-) -> None:
-    """The cancelling round of an abandoned call; its answer is of no use to anyone."""
-    try:
-        await once(rid, keys)
-    except Exception as exc:  # the Computer expires the state in the end
-        logger.info("could not cancel the input requests of call %s: %s", rid, exc)

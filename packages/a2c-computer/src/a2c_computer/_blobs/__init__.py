@@ -1,10 +1,11 @@
 """Blobs: binary tool output kept out of answers and served in chunks.
 
-The room holds the spool (``_store.py``: ``BlobStore``, content-addressed files in a private
-directory), the handles that name a blob (``_handles.py``: signed, bound to this Computer),
-the limits (``_settings.py``: ``BlobSettings``), the rewriting of a tool result so binary
-items travel as a blob reference (``_sideband.py``), and the answer to ``client:get_blob``
-(``_serve.py``). Other modules import from here, not from the files inside.
+The room holds the store (``_store.py``: ``BlobStore``, handles of every kind and chunk
+reads) over the spool (``_spool.py``: content-addressed files in a private directory, their
+time-to-live and capacity), the handles that name a blob (``_handles.py``: signed, bound to
+this Computer), the limits (``_settings.py``: ``BlobSettings``), the rewriting of a tool
+result so binary items travel as a blob reference (``_sideband.py``), and the answer to
+``client:get_blob`` (``_serve.py``). Other modules import from here, not from the files inside.
 """
 
 from ._handles import HandleCodec

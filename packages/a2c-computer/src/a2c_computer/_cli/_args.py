@@ -1,33 +1,38 @@
-"""Arguments of ``a2c-computer``: flags, their environment variables, and their checks.
+"""The ``a2c-computer`` parser: its commands, flags and help.
 
-Rules:
-
-* a flag wins over its environment variable; one set but blank is a usage error naming it;
-* every value, from a flag or from the environment, is checked before anything starts; a
-  bad one is a usage error (exit 2) naming where it came from, never a traceback;
-* a Server URL without a scheme (``127.0.0.1:8000``) is refused with the fix
-  (``http://127.0.0.1:8000``).
+A flag left unset is filled from its environment variable by :func:`._env.apply_env`,
+where every value's check is too (the rules are there); the names of ``_env`` that the
+command and its tests use are re-exported here.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
-from urllib.parse import urlsplit
 
-import attrs
-
-from a2c_computer._blobs import BlobSettings
-from a2c_computer._exceptions import ConfigError
-from a2c_computer._landing import LANDING_OPTIONS, add_landed_parser, add_landing_flags
+from a2c_computer._landing import add_landed_parser, add_landing_flags
 from a2c_computer._oauth._cmd import add_auth_parser
-from a2c_computer._skills import SkillSettings, default_skill_settings
 from a2c_computer._version import __version__
 from a2c_protocol import PROTOCOL_VERSION
-from a2c_protocol._lines import KNOWN_LINES
+
+from ._env import (
+    BLOB_OPTIONS,
+    ENV_OPTIONS,
+    SKILL_OPTIONS,
+    EnvOption,
+    apply_env,
+    blob_settings,
+    checked,
+    confirm_mode,
+    port,
+    positive_seconds,
+    protocol_line,
+    seconds,
+    server_url,
+    skill_settings,
+)
 
 __all__ = [
     "BLOB_OPTIONS",
@@ -42,134 +47,6 @@ __all__ = [
     "server_url",
     "skill_settings",
 ]
-
-
-def server_url(text: str) -> str:
-    """An ``http(s)://`` or ``ws(s)://`` URL with a host; else ValueError with the fix."""
-    parts = urlsplit(text)
-    if parts.scheme in ("http", "https", "ws", "wss") and parts.hostname:
-        return text
-    guess = text.split("://", 1)[-1] if "://" in text else text
-    raise ValueError(f"not a Server URL: {text!r} (did you mean 'http://{guess}'?)")
-
-
-def seconds(text: str) -> float:
-    value = float(text)
-    if not value >= 0 or value == float("inf"):
-        raise ValueError(f"{text!r} is not a number of seconds >= 0")
-    return value
-
-
-def positive_seconds(text: str) -> float:
-    value = seconds(text)
-    if value == 0:
-        raise ValueError("must be more than 0 seconds")
-    return value
-
-
-def port(text: str) -> int:
-    value = int(text)
-    if not 0 <= value <= 65535:
-        raise ValueError(f"{value} is not a port (0-65535)")
-    return value
-
-
-def positive_int(text: str) -> int:
-    value = int(text)
-    if value <= 0:
-        raise ValueError(f"{value} is not a positive number")
-    return value
-
-
-def confirm_mode(text: str) -> str:
-    if text not in ("ask", "allow", "deny"):
-        raise ValueError(f"{text!r} is not one of ask, allow, deny")
-    return text
-
-
-def switch(text: str) -> bool:
-    value = text.strip().lower()
-    if value in ("1", "true", "yes", "on"):
-        return True
-    if value in ("0", "false", "no", "off"):
-        return False
-    raise ValueError(f"{text!r} is not one of 1, true, yes, on, 0, false, no, off")
-
-
-def protocol_line(text: str) -> str:
-    if text not in KNOWN_LINES:
-        raise ValueError(f"expected one of {', '.join(KNOWN_LINES)}")
-    return text
-
-
-def _names(text: str) -> list[str]:
-    return [name.strip() for name in text.split(",") if name.strip()]
-
-
-@attrs.frozen
-class EnvOption:
-    """A ``run`` option that may come from the environment (the first set name wins)."""
-
-    dest: str
-    names: tuple[str, ...]
-    convert: Callable[[str], Any] = str
-    default: Any = None
-
-
-ENV_OPTIONS: tuple[EnvOption, ...] = (
-    EnvOption("config", ("A2C_COMPUTER_CONFIG",)),
-    EnvOption("server", ("A2C_SERVER_URL",), server_url),
-    EnvOption("office", ("A2C_OFFICE", "A2C_OFFICE_ID")),
-    EnvOption("name", ("A2C_COMPUTER_NAME",)),
-    EnvOption("token", ("A2C_TOKEN",)),
-    EnvOption("token_file", ("A2C_TOKEN_FILE",)),
-    EnvOption("allow_agent", ("A2C_ALLOW_AGENTS",), _names),
-    EnvOption("socketio_path", ("A2C_SOCKETIO_PATH",), default="socket.io"),
-    EnvOption("wait_server", ("A2C_WAIT_SERVER",), seconds, 30.0),
-    EnvOption("confirm", ("A2C_CONFIRM",), confirm_mode, "ask"),
-    EnvOption("metrics_port", ("A2C_METRICS_PORT",), port),
-    EnvOption("metrics_host", ("A2C_METRICS_HOST",), default="127.0.0.1"),
-    EnvOption("shutdown_grace", ("A2C_SHUTDOWN_GRACE",), seconds, 10.0),
-    EnvOption("watch_config", ("A2C_WATCH_CONFIG",), switch, False),
-    EnvOption("protocol", ("A2C_PROTOCOL",), protocol_line),
-    EnvOption("input_timeout", ("A2C_INPUT_TIMEOUT",), positive_seconds, 300.0),
-)
-
-#: Large-result settings: ``(flag, BlobSettings field, env var, convert, help)``; unset
-#: ones keep the BlobSettings default.
-BLOB_OPTIONS: tuple[tuple[str, str, str, Callable[[str], Any], str], ...] = (
-    ("--max-message-bytes", "max_message_bytes", "A2C_COMPUTER_MAX_MESSAGE_BYTES", positive_int,
-     "the Server's --max-message-bytes; no answer is larger (default 1000000)"),
-    ("--blob-inline-budget", "inline_budget", "A2C_BLOB_INLINE_BUDGET", positive_int,
-     "binary result items above this many bytes travel by blob handle (default 32768)"),
-    ("--blob-chunk-bytes", "chunk_bytes", "A2C_BLOB_CHUNK_BYTES", positive_int,
-     "largest client:get_blob chunk, raw bytes (default 262144)"),
-    ("--blob-max-bytes", "max_blob_bytes", "A2C_BLOB_MAX_BYTES", positive_int,
-     "absolute cap of one binary item (default 104857600)"),
-    ("--blob-spool-dir", "spool_dir", "A2C_BLOB_SPOOL_DIR", str,
-     "spool directory (default: a private directory under the user's cache)"),
-    ("--blob-spool-max-bytes", "spool_max_bytes", "A2C_BLOB_SPOOL_MAX_BYTES", positive_int,
-     "total spool size; the oldest items are evicted first (default 1073741824)"),
-    ("--blob-ttl", "ttl", "A2C_BLOB_TTL", positive_seconds,
-     "seconds a spooled result stays servable (default 3600)"),
-)  # fmt: skip
-ENV_OPTIONS += tuple(
-    EnvOption(f"blob_{field}", (env,), convert) for _, field, env, convert, _ in BLOB_OPTIONS
-)
-
-
-#: Skill options (``run`` and ``skills``), filled from the environment like the others.
-SKILL_OPTIONS: tuple[EnvOption, ...] = (
-    EnvOption("skills_dir", ("A2C_SKILLS_DIR",)),
-    EnvOption("skills_install_dir", ("A2C_SKILLS_INSTALL_DIR",)),
-    EnvOption("no_user_skills", ("A2C_NO_USER_SKILLS",), switch, False),
-)
-ENV_OPTIONS += SKILL_OPTIONS
-#: Upload options (``run`` and ``check``).
-LANDING_ENV: tuple[EnvOption, ...] = tuple(
-    EnvOption(f"landing_{field}", (env,), convert) for _, field, env, convert, _ in LANDING_OPTIONS
-)
-ENV_OPTIONS += LANDING_ENV
 
 
 def add_skill_flags(parser: argparse.ArgumentParser) -> None:
@@ -193,73 +70,6 @@ def add_skill_flags(parser: argparse.ArgumentParser) -> None:
         help="offer no skills from a user folder, only those of MCP servers "
         "(env A2C_NO_USER_SKILLS=1)",
     )
-
-
-def skill_settings(args: argparse.Namespace, computer_name: str) -> SkillSettings:
-    """The SkillSettings of parsed (and :func:`apply_env`-filled) arguments."""
-    settings = default_skill_settings(computer_name)
-    if args.skills_install_dir:
-        install = Path(args.skills_install_dir).expanduser()
-        settings = attrs.evolve(settings, install_dir=install, per_process=False)
-    if args.no_user_skills:
-        return attrs.evolve(settings, user_dir=None)
-    if args.skills_dir:
-        settings = attrs.evolve(settings, user_dir=Path(args.skills_dir).expanduser())
-    return settings
-
-
-def blob_settings(args: argparse.Namespace) -> BlobSettings:
-    """The BlobSettings of the parsed (and :func:`apply_env`-filled) ``run`` arguments."""
-    given = {
-        field: getattr(args, f"blob_{field}")
-        for _, field, *_ in BLOB_OPTIONS
-        if getattr(args, f"blob_{field}", None) is not None
-    }
-    try:
-        return BlobSettings(**given)
-    except ValueError as exc:
-        raise ConfigError(f"invalid large-result setting: {exc}") from exc
-
-
-def apply_env(
-    parser: argparse.ArgumentParser,
-    args: argparse.Namespace,
-    environ: Mapping[str, str] | None = None,
-    options: tuple[EnvOption, ...] = ENV_OPTIONS,
-) -> None:
-    """Fill every option left unset by a flag from its variable, else its default
-    (``options``: all those of ``run`` unless told)."""
-    env = os.environ if environ is None else environ
-    for option in options:
-        if getattr(args, option.dest, None) is not None:
-            continue
-        value = option.default
-        for name in option.names:
-            if (raw := env.get(name)) is not None and not raw.strip():  # as the other CLIs
-                parser.error(f"{name} is set but empty: unset it or give a value")
-            if raw:
-                try:
-                    value = option.convert(raw)
-                except ValueError as exc:
-                    parser.error(f"environment variable {name}={raw!r}: {_reason(exc)}")
-                break
-        setattr(args, option.dest, value)
-
-
-def _reason(exc: ValueError) -> str:
-    text = str(exc)
-    return "not a number" if text.startswith(("could not convert", "invalid literal")) else text
-
-
-def _checked(convert: Callable[[str], Any], what: str) -> Callable[[str], Any]:
-    def check(text: str) -> Any:
-        try:
-            return convert(text)
-        except ValueError as exc:
-            raise argparse.ArgumentTypeError(f"{text!r}: {_reason(exc)}") from exc
-
-    check.__name__ = what
-    return check
 
 
 _ENV_HELP = """\
@@ -310,7 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     run.add_argument("--config", help="config JSON file (env A2C_COMPUTER_CONFIG)")
-    run.add_argument("--server", type=_checked(server_url, "URL"),
+    run.add_argument("--server", type=checked(server_url, "URL"),
                      help="Server URL, http://host:port (env A2C_SERVER_URL)")  # fmt: skip
     run.add_argument("--office", help="office id to join (env A2C_OFFICE or A2C_OFFICE_ID)")
     run.add_argument("--name", help="this Computer's name (env A2C_COMPUTER_NAME)")
@@ -328,20 +138,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--socketio-path", help="default socket.io (env A2C_SOCKETIO_PATH)")
     run.add_argument(
-        "--wait-server", type=_checked(seconds, "seconds"),
+        "--wait-server", type=checked(seconds, "seconds"),
         help="seconds to keep retrying while the Server is not reachable yet (default 30; "
         "env A2C_WAIT_SERVER). A refusal (a bad token) is never retried",
     )  # fmt: skip
     run.add_argument(
         "--confirm",
-        type=_checked(confirm_mode, "mode"),
+        type=checked(confirm_mode, "mode"),
         help="tools without auto_apply: ask on the terminal (refused with 4005 when there "
         "is no foreground terminal: systemd, nohup, docker), allow, or deny (4005); "
         "default ask (env A2C_CONFIRM)",
     )
     run.add_argument(
         "--metrics-port",
-        type=_checked(port, "port"),
+        type=checked(port, "port"),
         help="serve Prometheus metrics on this port at /metrics (0 picks a free one, logged; "
         "default: off; env A2C_METRICS_PORT)",
     )
@@ -350,7 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--shutdown-grace",
-        type=_checked(seconds, "seconds"),
+        type=checked(seconds, "seconds"),
         help="on SIGTERM/SIGINT, seconds tool calls in flight may still finish before they "
         "are cancelled (default 10; a second signal stops at once; env A2C_SHUTDOWN_GRACE)",
     )
@@ -360,7 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(env A2C_WATCH_CONFIG=1)",
     )  # fmt: skip
     run.add_argument(
-        "--input-timeout", type=_checked(positive_seconds, "seconds"),
+        "--input-timeout", type=checked(positive_seconds, "seconds"),
         help="seconds an MCP server's question to the Agent (a form, a URL, a sampling) "
         "waits for its answer before the tool call is cancelled (default 300; env "
         "A2C_INPUT_TIMEOUT)",
@@ -370,13 +180,13 @@ def build_parser() -> argparse.ArgumentParser:
             flag,
             dest=f"blob_{field}",
             metavar=field.upper(),
-            type=_checked(convert, field),
+            type=checked(convert, field),
             help=f"{text} (env {env})",
         )
     add_skill_flags(run)
     add_landing_flags(run)
     run.add_argument(
-        "--protocol", type=_checked(protocol_line, "line"),
+        "--protocol", type=checked(protocol_line, "line"),
         help="speak only this protocol line, 0.2 or 0.4 (default: 0.2, then 0.4 when the "
         "Server refuses 0.2 and accepts 0.4; env A2C_PROTOCOL)",
     )  # fmt: skip
@@ -392,7 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
         local.add_argument("--config", required=True, help="config JSON file")
         local.add_argument(
             "--timeout",
-            type=_checked(positive_seconds, "seconds"),
+            type=checked(positive_seconds, "seconds"),
             default=30.0,
             help="start timeout per server in seconds, more than 0 (default 30)",
         )

@@ -36,16 +36,9 @@ from a2c_computer._observe._logging import configure_logging, register_secret
 from a2c_computer._toolcalls._confirm import ALLOW_HINT, foreground_terminal
 from a2c_protocol import ProtocolVersionError, token_file_auth, token_flags_problem
 
-from ._args import (
-    LANDING_ENV,
-    SKILL_OPTIONS,
-    apply_env,
-    blob_settings,
-    build_parser,
-    parse_command_line,
-    skill_settings,
-)
+from ._args import build_parser, parse_command_line
 from ._convert_cmd import convert_hint, is_mcp_servers_file, run_convert
+from ._env import LANDING_ENV, SKILL_OPTIONS, apply_env, blob_settings, skill_settings
 
 # Each command imports what only it needs when it runs (the Computer and python-socketio for
 # ``run``, the MCP client for ``check`` and ``skills``, OAuth for ``auth``): ``--help``, a

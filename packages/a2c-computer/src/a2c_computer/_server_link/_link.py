@@ -1,11 +1,11 @@
 """The Socket.IO link of a Computer: it only translates between events and the core.
 
 Connects polling-first with ``a2c_version`` added by the SDK, ``auth = {"role":
-"computer", ...}``; joins the office; emits ``server:update_*``; reconnects with backoff
-and re-joins after a transient loss; on a version refusal reads the authoritative body with
-one plain HTTP GET, disconnects and raises ``ProtocolVersionError``. What it answers (the
-``client:*`` events, a cancel, an Agent leaving) is
-:mod:`~a2c_computer._server_link._link_handlers`.
+"computer", ...}``; joins the office; emits ``server:update_*``; on a version refusal reads
+the authoritative body with one plain HTTP GET, disconnects and raises
+``ProtocolVersionError``. What it answers (the ``client:*`` events, a cancel, an Agent
+leaving) is :mod:`~a2c_computer._server_link._link_handlers`; reconnecting and re-joining
+after a transient loss is :mod:`~a2c_computer._server_link._rejoin`.
 """
 
 from __future__ import annotations
@@ -47,21 +47,19 @@ from a2c_protocol._lines import LINE_0_2, LINE_VERSIONS, Line
 from ._agent_allowlist import AgentAllowList
 from ._decisions import (
     ConnectVerdict,
-    ReconnectRefusal,
     judge_namespace_refusal,
-    judge_reconnect_refusal,
     judge_refusal,
 )
 from ._link_calls import LinkCalls
 from ._link_handlers import LinkHandlers
-from ._rejoin import HeldName
+from ._rejoin import Reconnecting
 
 __all__ = ["ComputerLink", "LinkError", "ServerRefusedError"]
 
 logger = logging.getLogger("a2c_computer.link")
 
 
-class ComputerLink(LinkHandlers):
+class ComputerLink(Reconnecting, LinkHandlers):
     """One Computer's connection to a Server and its office."""
 
     def __init__(
@@ -296,78 +294,6 @@ class ComputerLink(LinkHandlers):
         self._joined.set()
         logger.info("joined office %s as %s (protocol %s)", self.office_id, self.name,
                     LINE_VERSIONS[self.line])  # fmt: skip
-
-    async def _on_disconnect(self, *args: Any) -> None:
-        self._joined.clear()
-        told, self._cut_reason = self._cut_reason, None
-        self._calls.cancel_undeliverable(args[0] if args else "transport loss")
-        if self._closing or not self._reconnect:
-            return
-        if told is not None:  # expected with short-lived tokens: not a warning
-            logger.info("disconnected by the Server: %s; reconnecting with a fresh token", told)
-        else:
-            logger.warning("disconnected from the Server (%s); reconnecting",
-                           args[0] if args else "transport loss")  # fmt: skip
-        if self._reconnect_task is None or self._reconnect_task.done():
-            self._reconnect_task = asyncio.ensure_future(self._reconnect_loop())
-
-    async def _reconnect_loop(self) -> None:
-        refused_for: str | None = None  # the refusal being waited out, logged once
-        delays = reconnect_delays(initial=0.5, maximum=10.0)
-        held = HeldName(self.rejoin_budget)
-        delay = next(delays)
-        while True:
-            if self._closing:
-                return
-            await asyncio.sleep(delay)
-            if self._is_closing():
-                return
-            delay = next(delays)
-            old = self._sio
-            self._sio = None
-            if old is not None:
-                with contextlib.suppress(Exception):
-                    await old.disconnect()
-            try:
-                await self._connect_once()
-            except ProtocolVersionError as exc:
-                self.fatal_error = exc
-                logger.error("reconnect refused for protocol version; giving up: %s", exc)
-                return
-            except ServerRefusedError as exc:
-                kind = judge_reconnect_refusal(exc, credentials_renew=self._auth_hook is not None)
-                if kind is ReconnectRefusal.NAME_HELD:
-                    delay = held.next_delay(self.name, self.office_id, exc.join_reason)
-                    continue
-                if kind is ReconnectRefusal.TOKEN:
-                    # A token renewed a little late: the next attempt reads it again.
-                    message = str(exc.error)
-                    if message != refused_for:
-                        refused_for = message
-                        logger.warning(
-                            "reconnect refused (%s); retrying with back-off, reading the "
-                            "token again each time",
-                            message,
-                        )
-                    continue
-                # A revoked grant or an office no longer granted needs an operator:
-                # retrying would only hammer the Server.
-                self.fatal_error = exc
-                logger.error("reconnect refused by the Server; giving up: %s", exc)
-                return
-            except Exception as exc:
-                logger.info("reconnect failed: %s", exc)
-                continue
-            if held.since is not None:
-                logger.warning("re-joined office %s as %s after %.1f s of its name being held",
-                               self.office_id, self.name, held.waited())  # fmt: skip
-            else:
-                logger.info("reconnected and re-joined office %s", self.office_id)
-            return
-
-    def _is_closing(self) -> bool:
-        # A method, so the type checker does not assume the flag is unchanged across awaits.
-        return self._closing
 
     async def close(self) -> None:
         """Leave the office and disconnect (no reconnect)."""

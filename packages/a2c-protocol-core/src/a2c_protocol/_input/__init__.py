@@ -10,9 +10,11 @@ Shapes (``_shapes``)
     ``ElicitationRequest`` / ``SamplingRequest`` / ``RootsRequest`` (``InputRequest``) with
     their ``InputOrigin``, ``InputRequired`` (a parsed answer), the responses
     ``ElicitationResponse`` / ``SamplingResponse`` / ``RootsResponse`` / ``InputRefusal``
-    (``InputResponse``); ``is_input_required``, ``parse_input_required``,
-    ``input_required_answer``, ``input_request_of``, ``response_to_wire``,
-    ``response_from_wire``, ``decline_for``; the method names and ``A2C_ERROR``.
+    (``InputResponse``); ``decline_for``; the method names and ``A2C_ERROR``.
+
+JSON spellings (``_json``)
+    ``is_input_required``, ``parse_input_required``, ``input_required_answer``,
+    ``input_request_of``, ``response_to_wire``, ``response_from_wire``.
 
 Forms (``_forms``)
     ``FormField``, ``form_fields``, ``secret_fields``, ``content_problems``, ``parse_field``.
@@ -23,6 +25,14 @@ Pending states (``_pending``)
 """
 
 from ._forms import FormField, content_problems, form_fields, parse_field, secret_fields
+from ._json import (
+    input_request_of,
+    input_required_answer,
+    is_input_required,
+    parse_input_required,
+    response_from_wire,
+    response_to_wire,
+)
 from ._pending import InputBinding, PendingInputs, StateRefusal, params_digest
 from ._shapes import (
     A2C_ERROR,
@@ -43,12 +53,6 @@ from ._shapes import (
     SamplingRequest,
     SamplingResponse,
     decline_for,
-    input_request_of,
-    input_required_answer,
-    is_input_required,
-    parse_input_required,
-    response_from_wire,
-    response_to_wire,
 )
 
 __all__ = [

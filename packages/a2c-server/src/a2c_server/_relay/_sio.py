@@ -19,35 +19,27 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from typing import Any, Final
 
-import attrs
 import socketio
 
 from a2c_protocol import NAMESPACE, ErrorCode, ErrorPayload, InvalidPayloadError, to_wire
+from a2c_server._edge._sessions import SessionGuard
 from a2c_server._floods._inbound import CUT, REFUSED_COST, InboundBudget, InboundStats
 from a2c_server._floods._late_acks import GivenUp
-from a2c_server._floods._outbox import DEFAULT_MAX_QUEUED_OUTPUT_BYTES, OutputBudget
-from a2c_server._floods._pacing import HandshakePacer
-from a2c_server._floods._refusals import RefusalLog
-from a2c_server._floods._trim import HeapTrimmer
 from a2c_server._observe._noise import NoiseLog, library_logger
-from a2c_server._state._limits import DEFAULT_MAX_ID_LENGTH, payload_problems
+from a2c_server._settings import ServerSettings
+from a2c_server._state._limits import payload_problems
 from a2c_server._state._rules import is_protocol_request
 from a2c_server._upstream import (
-    ServerShim,
-    abort_session,
     forget_callback,
     inbound_of,
     is_disconnecting,
-    queued_bytes,
-    wait_drained,
 )
 
 __all__ = [
     "RESERVED_EVENTS",
-    "Limits",
     "SmcpSocketServer",
     "ack_value",
     "is_connecting",
@@ -62,20 +54,6 @@ RESERVED_EVENTS: Final = frozenset(
     {"connect", "connect_error", "disconnect", "disconnecting", "newListener", "removeListener"}
 )
 _SHOWN: Final = 64  # how much of a client-chosen name a log line repeats
-
-
-@attrs.frozen(kw_only=True)
-class Limits:
-    """Per-client bounds the Socket.IO layer enforces (see ServerSettings for each)."""
-
-    max_id_length: int = DEFAULT_MAX_ID_LENGTH
-    max_outgoing_bytes: int = 16_000_000
-    max_queued_output_bytes: int = DEFAULT_MAX_QUEUED_OUTPUT_BYTES
-    max_inbound_per_second: float = 10_000.0
-    inbound_burst: int = 20_000
-    admission_timeout: float = 10.0
-    max_unadmitted_per_address: int = 64
-    handshake_pace: float = 100.0
 
 
 def screen_event(data: Any) -> tuple[str, ErrorPayload] | None:
@@ -102,7 +80,7 @@ def is_connecting(sio: socketio.AsyncServer, sid: str, namespace: str) -> bool:
     return bool(sio.manager.is_pre_connected(sid, namespace))
 
 
-class SmcpSocketServer(ServerShim):
+class SmcpSocketServer(SessionGuard):
     """``socketio.AsyncServer`` with the dispatch screened and per-client resources bounded.
 
     * Client events are screened before dispatch (:func:`screen_event`, then the size
@@ -110,12 +88,8 @@ class SmcpSocketServer(ServerShim):
       (never a traceback) and, when the client asked for an acknowledgement, a flat
       ErrorPayload ack instead of silence (``(False, reason)`` for ``tuple_ack_events``).
     * Packets the library cannot decode become a WARNING instead of an ERROR traceback.
-    * Each client's outgoing queue is bounded: past ``max_outgoing_bytes`` waiting to be
-      sent, the client is dropped with a logged reason.
-    * An Engine.IO session must be admitted to a namespace within ``admission_timeout``
-      seconds, and one address may hold at most ``max_unadmitted_per_address`` sessions
-      that are not admitted yet (a new one closes the oldest); a refused CONNECT closes
-      the transport.
+    * Engine.IO sessions are admitted in time and their outgoing queues bounded
+      (:class:`~a2c_server._edge._sessions.SessionGuard`, the layer below).
     * :meth:`call` and :meth:`ask` release their ack callback when they stop waiting; a
       late answer to it is dropped without charging the Computer's inbound budget.
     """
@@ -123,7 +97,7 @@ class SmcpSocketServer(ServerShim):
     def __init__(
         self,
         *args: Any,
-        limits: Limits | None = None,
+        limits: ServerSettings | None = None,
         tuple_ack_events: Collection[str] = (),
         noise: NoiseLog | None = None,
         **kwargs: Any,
@@ -131,18 +105,8 @@ class SmcpSocketServer(ServerShim):
         noise = noise or NoiseLog(_log)
         kwargs.setdefault("logger", library_logger("python-socketio", noise))
         kwargs.setdefault("engineio_logger", library_logger("python-engineio", noise))
-        super().__init__(*args, **kwargs)
-        self.noise = noise
-        self.limits = limits or Limits()
+        super().__init__(*args, limits=limits or ServerSettings(), noise=noise, **kwargs)
         self._tuple_acks = frozenset(tuple_ack_events)
-        self._pending: dict[str, tuple[str, asyncio.TimerHandle]] = {}  # eio_sid → (addr, timer)
-        self._dropping: set[str] = set()
-        self.output_budget = OutputBudget(self.limits.max_queued_output_bytes)
-        self.output_budget.after_drop = HeapTrimmer().schedule
-        #: connection refusals, logged once per cause and address per interval
-        self.refusals = RefusalLog(logging.getLogger("a2c_server.namespace"))
-        #: new handshakes paced while connects are refused in numbers (issue 41)
-        self.handshake_pacer = HandshakePacer(self.limits.handshake_pace)
         self.inbound_stats = InboundStats()
         self.inbound_stats.notify = self._inbound_refused
         self.inbound_budget = self._new_inbound_budget
@@ -234,101 +198,9 @@ class SmcpSocketServer(ServerShim):
             eio_sid=eio_sid, error=type(exc).__name__,
         )  # fmt: skip
 
-    # --------------------------------------------------------- outgoing queue
-
-    def over_limit(self, eio_sid: str) -> bool:
-        """Whether ``eio_sid`` is being dropped, starting the drop when it just went over."""
-        if eio_sid in self._dropping:
-            return True
-        held = queued_bytes(self, eio_sid)
-        budget = self.output_budget
-        if held > self.limits.max_outgoing_bytes:
-            cause, limit = "client_limit", self.limits.max_outgoing_bytes
-        elif budget.exhausted_by(held):
-            cause, limit = "process_budget", budget.limit
-        else:
-            return False
-        self._dropping.add(eio_sid)
-        budget.dropped(cause)
-        self.noise.warning(
-            "slow consumer", "client dropped: outgoing queue over its limit",
-            eio_sid=eio_sid, cause=cause, queued=held, limit=limit,
-        )  # fmt: skip
-        self.start_background_task(self.close_transport, eio_sid)
-        return True
-
-    async def close_transport(self, eio_sid: str) -> None:
-        """Close an Engine.IO session now, without waiting for its queue to drain."""
-        await abort_session(self, eio_sid)
-
-    # ---------------------------------------------------------------- admission
-
-    def admit_session(self, eio_sid: str, environ: Any) -> bool:
-        address = _address(environ)
-        waiting = [sid for sid, (addr, _) in self._pending.items() if addr == address]
-        if len(waiting) >= self.limits.max_unadmitted_per_address:
-            # Never refuse the newcomer: many clients may share this address (a NAT, a
-            # proxy) and a prompt one must not pay for abandoned handshakes. The oldest
-            # unadmitted session of the address goes instead, so the cap still bounds them.
-            oldest = waiting[0]
-            _, timer = self._pending.pop(oldest)
-            timer.cancel()
-            self.refusals.refused(
-                "unadmitted_evicted", "connection closed: too many unadmitted sessions from "
-                "this address, the oldest goes", address, eio_sid=oldest,
-                limit=self.limits.max_unadmitted_per_address,
-            )  # fmt: skip
-            self.start_background_task(self.close_transport, oldest)
-        return True
-
-    def session_opened(self, eio_sid: str, environ: Any) -> None:
-        timer = asyncio.get_running_loop().call_later(
-            self.limits.admission_timeout, self._admission_expired, eio_sid
-        )
-        self._pending[eio_sid] = (_address(environ), timer)
-
-    def _admission_expired(self, eio_sid: str) -> None:
-        if self._pending.pop(eio_sid, None) is None:
-            return
-        self.noise.warning(
-            "admission timeout", "connection closed: not admitted in time",
-            eio_sid=eio_sid, timeout=self.limits.admission_timeout,
-        )  # fmt: skip
-        self.start_background_task(self.close_transport, eio_sid)
-
-    #: ``(eio_sid, environ, auth) -> connect_error data | None``, set by the namespace: a
-    #: CONNECT to it refused before any Socket.IO session exists (a wrong token, cheaply).
-    connect_screen: Callable[[str, Any, Any], Any] | None = None
-
-    def early_connect_refusal(self, eio_sid: str, namespace: str, environ: Any, auth: Any) -> Any:
-        screen = self.connect_screen
-        if screen is None or namespace != NAMESPACE or not isinstance(environ, dict):
-            return None
-        return screen(eio_sid, environ, auth)
-
-    def connect_handled(self, eio_sid: str, namespace: str) -> None:
-        sid = self.manager.sid_from_eio_sid(eio_sid, namespace)
-        if sid is not None and self.manager.is_connected(sid, namespace):
-            admitted = self._pending.pop(eio_sid, None)
-            if admitted is not None:
-                admitted[1].cancel()
-            return
-        # Refused (bad namespace, version, role or token): the client has its
-        # connect_error; keeping the transport would only hold memory and a descriptor.
-        self.start_background_task(self._close_after_flush, eio_sid)
-
-    async def _close_after_flush(self, eio_sid: str) -> None:
-        # Let the client fetch the CONNECT_ERROR already queued (a polling client reads it
-        # with its next GET), then close; a client that never reads gets closed anyway.
-        if await wait_drained(self, eio_sid, self.limits.admission_timeout):
-            await self.close_transport(eio_sid)
-
     def session_closing(self, eio_sid: str) -> None:
         self.given_up.forget(eio_sid)
-        pending = self._pending.pop(eio_sid, None)
-        if pending is not None:
-            pending[1].cancel()
-        self._dropping.discard(eio_sid)
+        super().session_closing(eio_sid)
 
     # --------------------------------------------------------------------- calls
 
@@ -420,11 +292,3 @@ class SmcpSocketServer(ServerShim):
 def ack_value(args: tuple[Any, ...]) -> Any:
     """What an ack's arguments stand for, as ``AsyncServer.call`` returns them."""
     return args if len(args) > 1 else args[0] if args else None
-
-
-def _address(environ: Any) -> str:
-    scope = environ.get("asgi.scope") if isinstance(environ, dict) else None
-    client = scope.get("client") if isinstance(scope, dict) else None
-    if client:
-        return str(client[0])
-    return str(environ.get("REMOTE_ADDR", "?")) if isinstance(environ, dict) else "?"

@@ -13,16 +13,18 @@ versions. ``tools/check_latest.sh`` runs the guard tests and the Server suite ag
 newest releases; when it passes, re-check the names here, then raise the versions above and
 the pins together.
 
-* :mod:`._engineio`: the lean WebSocket socket and the per-session facts the Server asks
-  for (queued bytes, transport, liveness), plus closing a session without waiting.
-* :mod:`._lean_write`: the lean socket's write side: a packet with nothing queued ahead of
-  it is written in its sender's turn (no writer wake-up per packet).
+* :mod:`._engineio`: the per-session facts the Server asks for (queued bytes, transport,
+  liveness), plus closing a session without waiting.
+* :mod:`._lean_socket`: the lean WebSocket socket (no task per packet read) and
+  :mod:`._lean_write`, its write side: a packet with nothing queued ahead of it is written
+  in its sender's turn (no writer wake-up per packet).
 * :mod:`._outqueue`: cutting a dropped session's TCP connection at once, through the ASGI
   ``send`` of python-engineio's WebSocket wrapper (uvicorn's protocol object and its
   transport; ``tests/test_server_floods_guard.py`` pins it), and emptying its queue.
 * :mod:`._socketio`: :class:`ServerShim`, whose overrides of ``AsyncServer``'s private
   dispatch steps call hooks (``screen_client_event``, ``over_limit``, ``admit_session``...)
-  that :class:`a2c_server._relay._sio.SmcpSocketServer` implements, and ``emit_call`` (a
+  that :class:`a2c_server._relay._sio.SmcpSocketServer` implements (on
+  :class:`a2c_server._edge._sessions.SessionGuard`), and ``emit_call`` (a
   call to one sid without upstream's task per recipient); the compact packet class;
   the client manager's undocumented state.
 * :mod:`._redis` (needs the ``redis`` extra, so it is imported by the multi-node modules,

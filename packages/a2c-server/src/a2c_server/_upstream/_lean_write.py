@@ -29,7 +29,7 @@ __all__ = ["LeanWriter"]
 
 
 class LeanWriter:
-    """Mixin of :class:`~a2c_server._upstream._engineio.LeanSocket`: its WebSocket writes."""
+    """Mixin of :class:`~a2c_server._upstream._lean_socket.LeanSocket`: its WebSocket writes."""
 
     queue: asyncio.Queue[Any]  # python-engineio's outgoing queue
     queued: int = 0

@@ -4,7 +4,8 @@ python-socketio has no hooks for what the Server needs at the packet level (scre
 event before dispatch, bounding a client's outgoing queue, admitting an Engine.IO session
 in time), so :class:`ServerShim` overrides the private methods where those steps happen.
 Each override does upstream's call and asks one hook with a name of our own; the policy
-(what is refused, what is logged, the limits) is :class:`a2c_server._relay._sio.SmcpSocketServer`'s.
+(what is refused, what is logged, the limits) is :class:`a2c_server._relay._sio.SmcpSocketServer`'s
+(the Engine.IO session hooks: :class:`a2c_server._edge._sessions.SessionGuard`'s).
 The hooks' defaults keep upstream's behaviour.
 
 :class:`CompactPacket` builds on ``socketio.packet.Packet`` (an undocumented module; the
@@ -22,7 +23,8 @@ from typing import Any, Final
 import socketio
 from socketio import packet as sio_packet
 
-from ._engineio import make_lean, socket_of, wake_after_client_close
+from ._engineio import socket_of, wake_after_client_close
+from ._lean_socket import make_lean
 
 __all__ = [
     "CompactPacket",
@@ -60,7 +62,7 @@ class ServerShim(socketio.AsyncServer):  # type: ignore[misc]
       broadcasts included, asks it).
     * ``admit_session(eio_sid, environ) -> bool`` then ``session_opened(eio_sid, environ)``:
       a new Engine.IO session; False refuses it. Admitted sessions get the lean WebSocket
-      path (:func:`~a2c_server._upstream._engineio.make_lean`).
+      path (:func:`~a2c_server._upstream._lean_socket.make_lean`).
     * ``early_connect_refusal(eio_sid, namespace, environ, auth)``: a CONNECT packet of an
       Engine.IO session not yet in ``namespace``; a non-None answer is sent at once as
       the ``connect_error`` data, and no Socket.IO session is built (cheap refusals).
