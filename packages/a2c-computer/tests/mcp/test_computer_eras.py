@@ -3,9 +3,9 @@
 The server of :mod:`a2c_testkit.mcp_servers.eras` serves both eras, as every mcp 2 server
 does, or (``--modern-only``) 2026-07-28 only. Its ``ask_push`` tool asks the user with
 ``ctx.elicit`` (a server-initiated request), ``ask_resolved`` through the era-agnostic
-resolver. The Computer relays no input request yet: the tests that show which tools work in
-which era answer through :class:`~a2c_computer._mcp.InputCallbacks`, the seam the relay
-plugs into.
+resolver. The tests that show which tools work in which era answer through
+:class:`~a2c_computer._mcp.InputCallbacks`, the seam the office's input relay plugs into
+(tests-integration/test_input_requests.py goes through the office itself).
 """
 
 from __future__ import annotations
@@ -153,18 +153,35 @@ async def test_sse_cannot_be_pinned_to_the_modern_era() -> None:
 # -------------------------------------------- which tools work in which era (the seam)
 
 
+@contextlib.asynccontextmanager
+async def asking_server(transport: str, **fields: Any) -> AsyncIterator[McpServer]:
+    """The eras server over ``transport``, whose elicitations are accepted with "yes"."""
+    async with contextlib.AsyncExitStack() as stack:
+        if transport == "stdio":
+            entry = stdio(**fields)
+        else:
+            entry = streamable(await stack.enter_async_context(http_eras()), **fields)
+        inputs = InputCallbacks(elicitation=_accept)
+        yield await stack.enter_async_context(mcp_server(entry, inputs=inputs))
+
+
+@pytest.mark.parametrize("transport", ["stdio", "streamable"])
 @pytest.mark.parametrize("era", [None, "handshake"])
-async def test_handshake_era_push_and_resolver_tools_get_their_answer(era: str | None) -> None:
+async def test_handshake_era_push_and_resolver_tools_get_their_answer(
+    transport: str, era: str | None
+) -> None:
     fields = {} if era is None else {"mcp_era": era}
-    async with mcp_server(stdio(**fields), inputs=InputCallbacks(elicitation=_accept)) as server:
+    async with asking_server(transport, **fields) as server:
         assert server.status is ServerStatus.READY and server.era == "handshake"
         assert await _text(server, "ask_push", question="ok?") == "push:yes"
         assert await _text(server, "ask_resolved", question="ok?") == "resolved:yes"
 
 
-async def test_modern_era_push_tools_fail_and_resolver_tools_ask_in_their_result() -> None:
-    entry = stdio(mcp_era="modern")
-    async with mcp_server(entry, inputs=InputCallbacks(elicitation=_accept)) as server:
+@pytest.mark.parametrize("transport", ["stdio", "streamable"])
+async def test_modern_era_push_tools_fail_and_resolver_tools_ask_in_their_result(
+    transport: str,
+) -> None:
+    async with asking_server(transport, mcp_era="modern") as server:
         assert server.era == "modern"
         with pytest.raises(McpCallFailure, match="no back-channel"):
             await server.call_tool("ask_push", {"question": "ok?"}, timeout=30)
