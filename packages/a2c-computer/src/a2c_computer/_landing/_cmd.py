@@ -26,7 +26,7 @@ from a2c_computer._exceptions import ConfigError
 
 from ._budget import Entry
 from ._fs import LandingDir
-from ._options import age
+from ._options import age, checked_arg
 
 __all__ = ["add_landed_parser", "run_landed"]
 
@@ -49,7 +49,10 @@ def add_landed_parser(sub: Any) -> argparse.ArgumentParser:
         "Computer sees the room at its next count (before refusing an upload for room).",
     )
     clean.add_argument(
-        "--older-than", type=_age, metavar="AGE", help="modified longer ago than AGE (90m, 7d)"
+        "--older-than",
+        type=checked_arg(age, "AGE"),
+        metavar="AGE",
+        help="modified longer ago than AGE (90m, 7d)",
     )
     clean.add_argument("--all", action="store_true", help="every landed file")
     clean.add_argument("--dry-run", action="store_true", help="only list what would go")
@@ -60,13 +63,6 @@ def add_landed_parser(sub: Any) -> argparse.ArgumentParser:
         )  # fmt: skip
         command.add_argument("--agent", metavar="NAME", help="only what this Agent landed")
     return landed
-
-
-def _age(text: str) -> float:
-    try:
-        return age(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from exc
 
 
 def run_landed(args: argparse.Namespace) -> int:

@@ -16,6 +16,7 @@ __all__ = [
     "LANDING_OPTIONS",
     "add_landing_flags",
     "age",
+    "checked_arg",
     "describe_landing",
     "landing_settings",
 ]
@@ -66,7 +67,7 @@ LANDING_OPTIONS: tuple[tuple[str, str, str, Callable[[str], Any], str], ...] = (
 def add_landing_flags(parser: argparse.ArgumentParser) -> None:
     for flag, field, env, convert, text in LANDING_OPTIONS:
         parser.add_argument(
-            flag, dest=f"landing_{field}", metavar=field.upper(), type=_checked(convert, field),
+            flag, dest=f"landing_{field}", metavar=field.upper(), type=checked_arg(convert, field),
             help=f"{text} (env {env})",
         )  # fmt: skip
 
@@ -103,7 +104,9 @@ def describe_landing(settings: LandingSettings) -> tuple[str, bool]:
     return f"uploads: land in {path} ({limits}; {keep})", False
 
 
-def _checked(convert: Callable[[str], Any], what: str) -> Callable[[str], Any]:
+def checked_arg(convert: Callable[[str], Any], what: str) -> Callable[[str], Any]:
+    """``convert`` as an argparse ``type``: its ValueError becomes a usage error."""
+
     def check(text: str) -> Any:
         try:
             return convert(text)
