@@ -22,10 +22,13 @@ Rules:
 
 from __future__ import annotations
 
+import itertools
 import random
 import secrets
 from collections.abc import Iterator
 from typing import Final
+
+from ._handshake import reconnect_delays
 
 __all__ = [
     "RECLAIM_AUTH_KEY",
@@ -40,7 +43,6 @@ RECLAIM_AUTH_KEY: Final = "a2c_reclaim"
 #: How long a refused re-join that may pass is tried again, at least (RJ2).
 REJOIN_BUDGET: Final = 60.0
 
-_REJOIN_STEPS: Final = (0.0, 1.0, 2.0, 4.0, 8.0)
 # What a refusal that may pass says: a held name or seat (this project's Server, the
 # protocol's seat sentence, the official Server's wording), or a registry that is away.
 _HELD: Final = (
@@ -68,8 +70,4 @@ def join_refusal_may_pass(reason: str | None) -> bool:
 def rejoin_delays(*, rng: random.Random | None = None) -> Iterator[float]:
     """RJ2: endless delays before each new try: 0, 1, 2, 4, then 8 s, each but the first
     within a quarter either way, so the clients of one dead node do not retry in step."""
-    source = rng or random.Random()
-    steps = iter(_REJOIN_STEPS)
-    while True:
-        step = next(steps, _REJOIN_STEPS[-1])
-        yield step + source.uniform(-step / 4, step / 4) if step else 0.0
+    return itertools.chain((0.0,), reconnect_delays(initial=1.0, maximum=8.0, rng=rng))

@@ -26,7 +26,9 @@ from typing import Final
 import attrs
 
 from a2c_protocol._exceptions import FieldError, InvalidPayloadError
+from a2c_protocol._models import InputRequiredResult
 from a2c_protocol._models._fields import JsonObject
+from a2c_protocol._wire import to_wire
 
 from ._shapes import (
     A2C_ERROR,
@@ -145,19 +147,19 @@ def input_required_answer(
     expires_in: float | None = None,
 ) -> JsonObject:
     """The Computer's input-required answer (MCP spelling plus our ``_meta`` keys)."""
-    answer: JsonObject = {
-        "resultType": INPUT_REQUIRED,
-        "inputRequests": dict(requests),
-        "requestState": state,
+    meta = {
+        key: value
+        for key, value in ((_META_SERVER, mcp_server), (_META_EXPIRES, expires_in))
+        if value is not None
     }
-    meta: JsonObject = {}
-    if mcp_server is not None:
-        meta[_META_SERVER] = mcp_server
-    if expires_in is not None:
-        meta[_META_EXPIRES] = expires_in
-    if meta:
-        answer["_meta"] = meta
-    return answer
+    result = InputRequiredResult(
+        result_type=INPUT_REQUIRED,
+        input_requests=dict(requests),
+        request_state=state,
+        meta=meta or None,
+    )
+    wire: JsonObject = to_wire(result)
+    return wire
 
 
 def response_to_wire(response: InputResponse) -> JsonObject:

@@ -32,7 +32,7 @@ __all__ = ["InputBinding", "PendingInputs", "StateRefusal", "params_digest"]
 T = TypeVar("T")
 
 RefusalReason = Literal["input_state_unknown", "input_state_expired", "input_state_mismatch"]
-_FIELDS: Final = ("agent", "office", "computer", "tool", "params_digest")
+# Each field of InputBinding (rule 1), as a mismatch names it.
 _SHOWN: Final = {"agent": "Agent", "office": "office", "computer": "Computer", "tool": "tool",
                  "params_digest": "params"}  # fmt: skip
 
@@ -112,12 +112,15 @@ class PendingInputs(Generic[T]):
                 reason="input_state_unknown",
                 message="unknown request state: it was never issued here, or already used",
             )
-        differing = [f for f in _FIELDS if getattr(entry.binding, f) != getattr(binding, f)]
+        differing = [
+            shown for field, shown in _SHOWN.items()
+            if getattr(entry.binding, field) != getattr(binding, field)
+        ]  # fmt: skip
         if differing:
             return StateRefusal(
                 reason="input_state_mismatch",
                 message="the request state belongs to another call (different "
-                + ", ".join(_SHOWN[f] for f in differing) + ")",
+                + ", ".join(differing) + ")",
             )  # fmt: skip
         return entry.item
 
