@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Collection, Iterable
 from typing import Any, Final
 
 import attrs
@@ -166,15 +166,14 @@ class RedisStateStore:
         return self._read(record) if record else None
 
     async def put(self, member: Member) -> None:
-        await self._write(member, take_over=False)
+        await self._write(member, ())
 
-    async def take_over(self, member: Member) -> list[Member]:
-        return await self._write(member, take_over=True)
+    async def take_over(self, member: Member, displaces: Collection[str]) -> list[Member]:
+        return await self._write(member, displaces)
 
-    async def _write(self, member: Member, *, take_over: bool) -> list[Member]:
+    async def _write(self, member: Member, displaces: Collection[str]) -> list[Member]:
         check_member_shape(member)
-        record = _encode(member, self.node_id)
-        args = [record, "1" if take_over else "0"]
+        args = [_encode(member, self.node_id), *displaces]
         result = await self._run(lambda: self._put(self._keys, args), write=True)
         status = int(result[0])
         if status == _RECLAIMED:
