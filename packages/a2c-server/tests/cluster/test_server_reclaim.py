@@ -20,10 +20,9 @@ from a2c_protocol import NAMESPACE, Event, Role
 from a2c_server import Member, ServerSettings
 from a2c_server._cluster._redis_store import (
     RedisStateStore,
-    SessionReclaimedError,
     connect_redis,
 )
-from a2c_server._exceptions import StateConflictError
+from a2c_server._exceptions import SessionReclaimedError, StateConflictError
 from a2c_server._state._reclaim import reclaim_key
 from a2c_testkit.redis_server import RedisServer
 from a2c_testkit.server import (
