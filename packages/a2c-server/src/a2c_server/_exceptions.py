@@ -8,6 +8,8 @@
         │                           to the client; never put a token in it)
         ├── SettingsError           invalid server settings (bad flag, env var or value)
         ├── StateConflictError      a state store was asked to break an office invariant
+        │   └── SessionReclaimedError  (internal) the session's client reconnected and took
+        │                              its place: it must not be put back
         └── StoreUnavailableError   the shared registry (Redis) cannot be reached right now
 """
 
@@ -18,6 +20,7 @@ from a2c_protocol import A2CError
 __all__ = [
     "AuthenticationError",
     "ServerError",
+    "SessionReclaimedError",
     "SettingsError",
     "StateConflictError",
     "StoreUnavailableError",
@@ -42,6 +45,10 @@ class SettingsError(ServerError, ValueError):
 
 class StateConflictError(ServerError):
     """A state store refused a change that would break an invariant (e.g. a taken name)."""
+
+
+class SessionReclaimedError(StateConflictError):
+    """A session's client reconnected and took its place: it must not be put back."""
 
 
 class StoreUnavailableError(ServerError):

@@ -20,9 +20,9 @@ from a2c_protocol import NAMESPACE, Event, Role
 from a2c_server import Member, ServerSettings
 from a2c_server._cluster._redis_store import (
     RedisStateStore,
-    SessionReclaimedError,
     connect_redis,
 )
+from a2c_server._exceptions import SessionReclaimedError, StateConflictError
 from a2c_server._state._reclaim import reclaim_key
 from a2c_testkit.redis_server import RedisServer
 from a2c_testkit.server import (
@@ -198,6 +198,30 @@ async def test_reclaim_malformed_secret_is_refused_with_400(
                                     ["websocket"])  # fmt: skip
     assert refused["data"]["code"] == 400
     assert "a2c_reclaim" in refused["data"]["message"]
+
+
+async def test_redis_take_over_takes_only_the_holders_it_was_given(redis: RedisServer) -> None:
+    """The Lua PUT re-checks atomically that the holders are the ones the decision named
+    (a lost race): any other holder is a conflict that changes nothing."""
+    store = RedisStateStore(connect_redis(redis.url), prefix="take-over", node_id="n")
+    reclaim = reclaim_key({"a2c_reclaim": secrets.token_urlsafe(32)}, "anonymous-agent")
+
+    def agent(sid: str) -> Member:
+        return Member(sid=sid, role=Role.AGENT, a2c_version="0.2.3", name="bot",
+                      office_id="o", reclaim=reclaim)  # fmt: skip
+
+    try:
+        old = agent("old")
+        await store.put(old)
+        for given in ((), ("someone-else",)):
+            with pytest.raises(StateConflictError):
+                await store.take_over(agent("new"), given)
+        assert await store.get("new") is None and await store.office_agent("o") == "old"
+        assert await store.take_over(agent("new"), ("old",)) == [old]
+        assert await store.sid_of("o", "bot") == "new" and await store.get("old") is None
+        assert await store.remove("old") is None  # its office heard it leave already
+    finally:
+        await store.client.aclose()
 
 
 async def _ignore(*args: Any, **kwargs: Any) -> None:

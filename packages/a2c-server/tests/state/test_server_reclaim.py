@@ -75,11 +75,14 @@ async def test_memory_store_take_over_is_all_or_nothing() -> None:
     old = member("old", Role.AGENT, key=key(), name="bot", office="o")
     await store.put(old)
     stranger = member("stranger", Role.AGENT, key=key(OTHER), name="bot", office="o")
+    # The store takes over only the holders the decision (may_reclaim) named.
     with pytest.raises(StateConflictError):
-        await store.take_over(stranger)
+        await store.take_over(stranger, ())
+    with pytest.raises(StateConflictError):
+        await store.take_over(stranger, ("someone-else",))
     assert await store.get("old") == old and await store.get("stranger") is None
     new = member("new", Role.AGENT, key=key(), name="bot", office="o")
-    assert await store.take_over(new) == [old]
+    assert await store.take_over(new, ("old",)) == [old]
     assert await store.get("old") is None
     assert await store.sid_of("o", "bot") == "new"
     assert await store.office_agent("o") == "new"

@@ -24,12 +24,16 @@ from typing import Final
 
 import attrs
 
-from a2c_server._exceptions import StateConflictError, StoreUnavailableError
+from a2c_server._exceptions import (
+    SessionReclaimedError,
+    StateConflictError,
+    StoreUnavailableError,
+)
 from a2c_server._observe._logs import log
 from a2c_server._state._offices import Broadcast, enter_notice, leave_notice
 from a2c_server._state._rules import Member
 
-from ._redis_store import RedisStateStore, SessionReclaimedError
+from ._redis_store import RedisStateStore
 from ._redis_subjects import RedisSubjectCounts
 
 __all__ = ["NodeLiveness", "RemoteCalls"]

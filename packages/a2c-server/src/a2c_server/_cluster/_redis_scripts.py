@@ -69,11 +69,11 @@ local function drop_node(node)
 end
 """
 
-# ARGV[1]: the record; ARGV[2]: "1" to take over (a2c_server._state._reclaim K3): a name or
-# seat held by a session with the same role and reclaim key ("k") is released, its session
-# dropped and marked reclaimed. Returns {0, '', dropped records...}, or {1, reason} when an
-# invariant would break, or {2, reason} when this session was itself reclaimed (its client
-# reconnected elsewhere: it must not come back).
+# ARGV[1]: the record; ARGV[2..]: the sids it may take over (a2c_server._state._reclaim K3
+# decided which): a name or seat one of them still holds is released, its session dropped
+# and marked reclaimed; any other holder is a conflict. Returns {0, '', dropped records...},
+# or {1, reason} when an invariant would break, or {2, reason} when this session was itself
+# reclaimed (its client reconnected elsewhere: it must not come back).
 PUT: Final = (
     LUA_COMMON
     + """
@@ -81,16 +81,13 @@ local m = cjson.decode(ARGV[1])
 if redis.call('EXISTS', p..':reclaimed:'..m.sid) == 1 then
   return {2, 'session '..m.sid..' was taken over by a reconnect of its client'}
 end
-local victims = {}
+local allowed, victims = {}, {}
+for i = 2, #ARGV do allowed[ARGV[i]] = true end
 local function holder(sid, why)
   if not sid or sid == m.sid then return nil end
-  local rec = redis.call('GET', p..':session:'..sid)
-  if ARGV[2] == '1' and rec then
-    local h = cjson.decode(rec)
-    if m.k and m.k ~= '' and h.k == m.k and h.role == m.role then
-      victims[sid] = true
-      return nil
-    end
+  if allowed[sid] and redis.call('EXISTS', p..':session:'..sid) == 1 then
+    victims[sid] = true
+    return nil
   end
   return why
 end

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Collection, Iterable
 from typing import Any, Final
 
 import attrs
@@ -28,7 +28,11 @@ from redis.exceptions import NoScriptError, ReadOnlyError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from a2c_protocol import Role
-from a2c_server._exceptions import StateConflictError, StoreUnavailableError
+from a2c_server._exceptions import (
+    SessionReclaimedError,
+    StateConflictError,
+    StoreUnavailableError,
+)
 from a2c_server._state._rules import Member
 from a2c_server._state._store import StoreStats, check_member_shape
 from a2c_server._upstream._redis import pool_option
@@ -36,7 +40,7 @@ from a2c_server._upstream._redis import pool_option
 from . import _redis_scripts as scripts
 from ._mux import Multiplexer
 
-__all__ = ["RedisStateStore", "SessionReclaimedError", "connect_redis"]
+__all__ = ["RedisStateStore", "connect_redis"]
 
 _UNAVAILABLE: Final = (RedisConnectionError, RedisTimeoutError, ReadOnlyError, OSError)
 _ROLES: Final = {role.value: role for role in Role}
@@ -44,10 +48,6 @@ _ROLES: Final = {role.value: role for role in Role}
 _RECLAIMED: Final = 2
 #: How many other nodes' sessions :meth:`RedisStateStore.node_of` remembers (oldest go first).
 _REMEMBERED_NODES: Final = 65536
-
-
-class SessionReclaimedError(StateConflictError):
-    """A session's client reconnected and took its place: it must not be put back."""
 
 
 def connect_redis(url: str, *, timeout: float = 5.0) -> aioredis.Redis:
@@ -166,15 +166,14 @@ class RedisStateStore:
         return self._read(record) if record else None
 
     async def put(self, member: Member) -> None:
-        await self._write(member, take_over=False)
+        await self._write(member, ())
 
-    async def take_over(self, member: Member) -> list[Member]:
-        return await self._write(member, take_over=True)
+    async def take_over(self, member: Member, displaces: Collection[str]) -> list[Member]:
+        return await self._write(member, displaces)
 
-    async def _write(self, member: Member, *, take_over: bool) -> list[Member]:
+    async def _write(self, member: Member, displaces: Collection[str]) -> list[Member]:
         check_member_shape(member)
-        record = _encode(member, self.node_id)
-        args = [record, "1" if take_over else "0"]
+        args = [_encode(member, self.node_id), *displaces]
         result = await self._run(lambda: self._put(self._keys, args), write=True)
         status = int(result[0])
         if status == _RECLAIMED:

@@ -165,7 +165,7 @@ class Offices:
         displaced: list[Member] = []
         try:
             if decision.displaces:
-                displaced = await self.store.take_over(joined)
+                displaced = await self.store.take_over(joined, decision.displaces)
             else:
                 await self.store.put(joined)
         except StateConflictError:

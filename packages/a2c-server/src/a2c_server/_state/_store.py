@@ -13,6 +13,7 @@ Redis-backed store can implement the same protocol for several server processes.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Protocol
 
 import attrs
@@ -20,7 +21,6 @@ import attrs
 from a2c_protocol import Role
 from a2c_server._exceptions import StateConflictError
 
-from ._reclaim import may_reclaim
 from ._rules import Member
 
 __all__ = ["MemoryStateStore", "StateStore", "StoreStats", "check_member_shape"]
@@ -56,10 +56,11 @@ class StateStore(Protocol):
         reconnect of its client took its place and its office has heard it leave)."""
         ...
 
-    async def take_over(self, member: Member) -> list[Member]:
-        """:meth:`put`, in one atomic step with the removal of the sessions holding
-        ``member``'s name or seat that ``member`` may reclaim (``_reclaim`` K3); returns
-        them. Any other holder makes it raise :class:`StateConflictError`, changing nothing."""
+    async def take_over(self, member: Member, displaces: Collection[str]) -> list[Member]:
+        """:meth:`put`, in one atomic step with the removal of the sessions among
+        ``displaces`` (the holders :func:`~a2c_server._state._reclaim.may_reclaim` let
+        ``member`` take over, K3) that still hold ``member``'s name or seat; returns them.
+        Any other holder makes it raise :class:`StateConflictError`, changing nothing."""
         ...
 
     async def sid_of(self, office_id: str, name: str) -> str | None:
@@ -110,14 +111,14 @@ class MemoryStateStore:
             self._unindex(old)
         return old
 
-    async def take_over(self, member: Member) -> list[Member]:
+    async def take_over(self, member: Member, displaces: Collection[str]) -> list[Member]:
         holders: list[str] = []
         if member.name is not None and member.office_id is not None:
             holders.append(self._names.get((member.office_id, member.name), member.sid))
             if member.role is Role.AGENT:
                 holders.append(self._agents.get(member.office_id, member.sid))
         victims = {s: self._sessions[s] for s in holders if s != member.sid and s in self._sessions}
-        if any(not may_reclaim(member, holder) for holder in victims.values()):
+        if not victims.keys() <= set(displaces):
             self._check(member)  # raises for the holder that stays
         for sid, victim in victims.items():
             del self._sessions[sid]
