@@ -54,6 +54,7 @@ from ._parked import Binding, ParkingLot, Refusal
 __all__ = [
     "HostInputs",
     "host_capabilities",
+    "host_takes",
     "input_capabilities_of",
     "is_handshake",
     "mcp_request",
@@ -105,6 +106,13 @@ def input_capabilities_of(declared: types.ClientCapabilities | None) -> InputCap
     )
 
 
+def host_takes(request: InputRequest, taken: InputCapabilities, *, roots: bool) -> bool:
+    """Whether the host may be asked ``request``: a kind it declared (``taken``; ``roots``:
+    it declared roots). Roots are the Computer's own (its configuration); one that reaches
+    the Agent anyway is put to a host that declared roots."""
+    return roots if isinstance(request, RootsRequest) else taken.takes(request)
+
+
 def mcp_request(request: InputRequest, *, handshake: bool) -> dict[str, Any]:
     """The MCP request (``method``, ``params``) of an office input request."""
     params = dict(request.params)
@@ -145,9 +153,7 @@ def ask_handshake_host(
     roots = _roots_declared(ctx)
 
     async def ask(request: InputRequest) -> InputResponse:
-        # Roots are the Computer's own (its configuration); one that reaches the Agent
-        # anyway is put to a host that declared roots.
-        if not (roots if isinstance(request, RootsRequest) else taken.takes(request)):
+        if not host_takes(request, taken, roots=roots):
             return _unsupported(request)
         wire = mcp_request(request, handshake=True)
         result_type = _RESULTS[type(request)]
@@ -205,7 +211,7 @@ class HostInputs:
         roots = _roots_declared(ctx)
 
         async def ask(request: InputRequest) -> InputResponse:
-            if not (roots if isinstance(request, RootsRequest) else taken.takes(request)):
+            if not host_takes(request, taken, roots=roots):
                 return _unsupported(request)
             if self._lot.full():
                 logger.warning("declined %s: %d calls already wait for their host",
