@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import attrs
@@ -49,7 +49,7 @@ from a2c_protocol import (
 )
 from a2c_protocol._input import decline_for, response_from_wire
 
-from ._parked import Binding, ParkingLot, Refusal
+from ._parked import Binding, ParkingLot, Refusal, binding_of
 
 __all__ = [
     "HostInputs",
@@ -187,7 +187,9 @@ def ask_handshake_host(
 class _Waiting:
     """An office call of a 2026-07-28 host that may wait for the host's answers."""
 
-    binding: Binding
+    #: the served tool name and the arguments of the call (its binding once it parks)
+    tool: str
+    arguments: Mapping[str, Any] | None
     task: asyncio.Task[Result] | None = None
     question: asyncio.Future[tuple[InputRequest, asyncio.Future[InputResponse]]] = attrs.field(
         factory=lambda: asyncio.get_running_loop().create_future()
@@ -203,11 +205,12 @@ class HostInputs:
         self._lot: ParkingLot[_Waiting] = ParkingLot(ttl=timeout, capacity=capacity)
 
     async def start(
-        self, ctx: ServerRequestContext[Any], binding: Binding, taken: InputCapabilities,
-        call: OfficeCall,
+        self, ctx: ServerRequestContext[Any], tool: str, arguments: Mapping[str, Any] | None,
+        taken: InputCapabilities, call: OfficeCall,
     ) -> Result | types.InputRequiredResult:  # fmt: skip
-        """Run ``call`` for a 2026-07-28 host: its result, or an ``InputRequiredResult``."""
-        waiting = _Waiting(binding)
+        """Run ``call`` (of ``tool`` with ``arguments``) for a 2026-07-28 host: its result,
+        or an ``InputRequiredResult``."""
+        waiting = _Waiting(tool, arguments)
         roots = _roots_declared(ctx)
 
         async def ask(request: InputRequest) -> InputResponse:
@@ -270,7 +273,8 @@ class HostInputs:
         waiting.asked = waiting.question.result()
         waiting.question = asyncio.get_running_loop().create_future()
         request = waiting.asked[0]
-        token = self._lot.park(waiting, waiting.binding)
+        # The digest of the arguments only for a call that asks: most never do.
+        token = self._lot.park(waiting, binding_of(waiting.tool, waiting.arguments))
         asyncio.get_running_loop().call_later(self.timeout + 0.05, self._expire)
         wire = mcp_request(request, handshake=False)
         return types.InputRequiredResult(
@@ -285,7 +289,7 @@ class HostInputs:
     def _give_up(self, waiting: _Waiting, why: str) -> None:
         self._lot.drop(waiting)
         if waiting.task is not None and not waiting.task.done():
-            logger.info("call of %s cancelled: %s", waiting.binding.tool, why)
+            logger.info("call of %s cancelled: %s", waiting.tool, why)
             waiting.task.cancel()
 
     def close(self) -> None:
