@@ -113,7 +113,8 @@ class AgentCore:
         return None
 
     def _require_connected(self) -> None:
-        require_connected(self._state, self._why_not_connected())
+        if self._state is not AgentState.CONNECTED:  # the reason only when it is said
+            require_connected(self._state, self._why_not_connected())
 
     def _now(self) -> AgentState:
         # A call, so type checkers do not carry a narrowed state across awaits.

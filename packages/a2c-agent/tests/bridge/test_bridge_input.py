@@ -75,6 +75,22 @@ def test_what_a_host_declared_is_what_it_is_asked() -> None:
     )
 
 
+def test_a_host_is_asked_only_what_it_declared() -> None:
+    from a2c_agent._bridge._input import host_takes
+    from a2c_protocol import ElicitationRequest, InputCapabilities, RootsRequest, SamplingRequest
+
+    forms_only = InputCapabilities(url=False, sampling=False, sampling_tools=False)
+    form = ElicitationRequest(key="f", message="m", mode="form", requested_schema={})
+    url = ElicitationRequest(key="u", message="m", mode="url", url="https://x.test/a")
+    sampling, roots = SamplingRequest(key="s"), RootsRequest(key="r")
+    assert host_takes(form, forms_only, roots=False)
+    assert not host_takes(url, forms_only, roots=True)
+    assert not host_takes(sampling, forms_only, roots=True)
+    # roots: only a host that declared roots, whatever else it takes
+    assert host_takes(roots, forms_only, roots=True)
+    assert not host_takes(roots, InputCapabilities(), roots=False)
+
+
 def test_the_mcp_request_a_host_is_sent() -> None:
     from a2c_agent._bridge._input import mcp_request
     from a2c_protocol import ElicitationRequest

@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import attrs
@@ -49,11 +49,12 @@ from a2c_protocol import (
 )
 from a2c_protocol._input import decline_for, response_from_wire
 
-from ._parked import Binding, ParkingLot, Refusal
+from ._parked import Binding, ParkingLot, Refusal, binding_of
 
 __all__ = [
     "HostInputs",
     "host_capabilities",
+    "host_takes",
     "input_capabilities_of",
     "is_handshake",
     "mcp_request",
@@ -105,6 +106,13 @@ def input_capabilities_of(declared: types.ClientCapabilities | None) -> InputCap
     )
 
 
+def host_takes(request: InputRequest, taken: InputCapabilities, *, roots: bool) -> bool:
+    """Whether the host may be asked ``request``: a kind it declared (``taken``; ``roots``:
+    it declared roots). Roots are the Computer's own (its configuration); one that reaches
+    the Agent anyway is put to a host that declared roots."""
+    return roots if isinstance(request, RootsRequest) else taken.takes(request)
+
+
 def mcp_request(request: InputRequest, *, handshake: bool) -> dict[str, Any]:
     """The MCP request (``method``, ``params``) of an office input request."""
     params = dict(request.params)
@@ -145,9 +153,7 @@ def ask_handshake_host(
     roots = _roots_declared(ctx)
 
     async def ask(request: InputRequest) -> InputResponse:
-        # Roots are the Computer's own (its configuration); one that reaches the Agent
-        # anyway is put to a host that declared roots.
-        if not (roots if isinstance(request, RootsRequest) else taken.takes(request)):
+        if not host_takes(request, taken, roots=roots):
             return _unsupported(request)
         wire = mcp_request(request, handshake=True)
         result_type = _RESULTS[type(request)]
@@ -181,7 +187,9 @@ def ask_handshake_host(
 class _Waiting:
     """An office call of a 2026-07-28 host that may wait for the host's answers."""
 
-    binding: Binding
+    #: the served tool name and the arguments of the call (its binding once it parks)
+    tool: str
+    arguments: Mapping[str, Any] | None
     task: asyncio.Task[Result] | None = None
     question: asyncio.Future[tuple[InputRequest, asyncio.Future[InputResponse]]] = attrs.field(
         factory=lambda: asyncio.get_running_loop().create_future()
@@ -197,15 +205,16 @@ class HostInputs:
         self._lot: ParkingLot[_Waiting] = ParkingLot(ttl=timeout, capacity=capacity)
 
     async def start(
-        self, ctx: ServerRequestContext[Any], binding: Binding, taken: InputCapabilities,
-        call: OfficeCall,
+        self, ctx: ServerRequestContext[Any], tool: str, arguments: Mapping[str, Any] | None,
+        taken: InputCapabilities, call: OfficeCall,
     ) -> Result | types.InputRequiredResult:  # fmt: skip
-        """Run ``call`` for a 2026-07-28 host: its result, or an ``InputRequiredResult``."""
-        waiting = _Waiting(binding)
+        """Run ``call`` (of ``tool`` with ``arguments``) for a 2026-07-28 host: its result,
+        or an ``InputRequiredResult``."""
+        waiting = _Waiting(tool, arguments)
         roots = _roots_declared(ctx)
 
         async def ask(request: InputRequest) -> InputResponse:
-            if not (roots if isinstance(request, RootsRequest) else taken.takes(request)):
+            if not host_takes(request, taken, roots=roots):
                 return _unsupported(request)
             if self._lot.full():
                 logger.warning("declined %s: %d calls already wait for their host",
@@ -264,7 +273,8 @@ class HostInputs:
         waiting.asked = waiting.question.result()
         waiting.question = asyncio.get_running_loop().create_future()
         request = waiting.asked[0]
-        token = self._lot.park(waiting, waiting.binding)
+        # The digest of the arguments only for a call that asks: most never do.
+        token = self._lot.park(waiting, binding_of(waiting.tool, waiting.arguments))
         asyncio.get_running_loop().call_later(self.timeout + 0.05, self._expire)
         wire = mcp_request(request, handshake=False)
         return types.InputRequiredResult(
@@ -279,7 +289,7 @@ class HostInputs:
     def _give_up(self, waiting: _Waiting, why: str) -> None:
         self._lot.drop(waiting)
         if waiting.task is not None and not waiting.task.done():
-            logger.info("call of %s cancelled: %s", waiting.binding.tool, why)
+            logger.info("call of %s cancelled: %s", waiting.tool, why)
             waiting.task.cancel()
 
     def close(self) -> None:

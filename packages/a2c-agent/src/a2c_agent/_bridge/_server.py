@@ -233,7 +233,7 @@ class Bridge:
             return await office(None)
         if is_handshake(ctx):
             return await office(ask_handshake_host(ctx, taken, self.options.input_timeout))
-        return await self._inputs.start(ctx, binding_of(name, params.arguments), taken, office)
+        return await self._inputs.start(ctx, name, params.arguments, taken, office)
 
     def close(self) -> None:
         """Cancel the calls parked for their host's answers (the bridge stops)."""

@@ -139,38 +139,38 @@ async def input_rounds(
         # expiry. The caller hears of it after the Computer answered that round (when
         # this task is being cancelled, after ABANDON_WAIT at most: a process that exits
         # at once would lose the round in its send queue).
-        cancel = {**declared, **_resume(answer, None)}
         if rounds > max_rounds:
-            await _abandon(once, f"{req_id}.x", cancel)
+            await _abandon(once, req_id, declared, answer)
             raise InputRoundsExceededError(origin.computer, origin.tool, max_rounds)
         try:
             responses = await answer_round(handler, answer)
         except Exception:
-            await _abandon(once, f"{req_id}.x", cancel)
+            await _abandon(once, req_id, declared, answer)
             raise
         except BaseException:
             with contextlib.suppress(TimeoutError):
                 await asyncio.shield(
-                    asyncio.wait_for(_abandon(once, f"{req_id}.x", cancel), ABANDON_WAIT)
+                    asyncio.wait_for(_abandon(once, req_id, declared, answer), ABANDON_WAIT)
                 )
             raise
-        answer = await once(f"{req_id}.{rounds + 1}", {**declared, **_resume(answer, responses)})
+        answer = await once(f"{req_id}.{rounds + 1}", _resume(declared, answer, responses))
     return answer
 
 
-def _resume(required: InputRequired, responses: dict[str, Any] | None) -> dict[str, Any]:
-    """The retry's keys: the answers (None: cancel every request) and the state unchanged."""
-    return {
-        "a2c_input_responses": cancel_round(required) if responses is None else responses,
-        "a2c_request_state": required.state,
-    }
+def _resume(
+    declared: dict[str, Any], required: InputRequired, responses: dict[str, Any]
+) -> dict[str, Any]:
+    """The retry's keys: the extension declared, the answers and the state unchanged."""
+    return {**declared, "a2c_input_responses": responses, "a2c_request_state": required.state}
 
 
 async def _abandon(
-    once: Callable[[str, dict[str, Any]], Awaitable[Any]], rid: str, keys: dict[str, Any]
+    once: Round, req_id: str, declared: dict[str, Any], required: InputRequired
 ) -> None:
-    """The cancelling round of an abandoned call; its answer is of no use to anyone."""
+    """The round cancelling every request of an abandoned call (``<req_id>.x``); its
+    answer is of no use to anyone."""
+    rid = f"{req_id}.x"
     try:
-        await once(rid, keys)
+        await once(rid, _resume(declared, required, cancel_round(required)))
     except Exception as exc:  # the Computer expires the state in the end
         logger.info("could not cancel the input requests of call %s: %s", rid, exc)

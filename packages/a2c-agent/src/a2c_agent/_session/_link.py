@@ -307,12 +307,7 @@ class LinkMixin(RejoinMixin):
                         continue
                     if not isinstance(exc, ProtocolVersionError):  # that one is logged already
                         logger.error("the server refused to reconnect; giving up: %s", exc)
-                    self._last_error = exc
-                    self._office = None
-                    self._drop_all_tools()
-                    self._transition(Transition.GIVE_UP)
-                    for stream in list(self._streams):
-                        stream.close()
+                    await self._give_up(exc)
                     return
                 except A2CError as exc:
                     logger.info("reconnect attempt failed: %s", exc)

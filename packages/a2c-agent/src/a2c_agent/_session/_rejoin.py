@@ -78,7 +78,7 @@ class RejoinMixin(MembershipMixin):
             except JoinOfficeError as exc:
                 delay = self._held_delay(office, exc)
                 if isinstance(delay, JoinOfficeError):
-                    await self._end(delay)
+                    await self._give_up(delay)
                     return False
                 await asyncio.sleep(delay)
                 sio = self._sio
@@ -128,8 +128,9 @@ class RejoinMixin(MembershipMixin):
         )
         return next(held.delays)
 
-    async def _end(self, error: JoinOfficeError) -> None:
-        """Give up the office for good: ``CLOSED``, with ``error`` as :attr:`last_error`."""
+    async def _give_up(self, error: A2CError) -> None:
+        """End the agent for good (a refusal waiting cannot change, met reconnecting or
+        re-joining): ``CLOSED``, with ``error`` as :attr:`last_error`."""
         self._last_error = error
         self._held, self._reconnecting_reason = None, None
         self._office = None
