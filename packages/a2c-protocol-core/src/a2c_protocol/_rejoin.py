@@ -36,6 +36,7 @@ __all__ = [
     "join_refusal_may_pass",
     "new_reclaim_secret",
     "rejoin_delays",
+    "seat_held_refusal",
 ]
 
 #: The connect ``auth`` field carrying a client's reclaim secret (RJ1).
@@ -43,13 +44,15 @@ RECLAIM_AUTH_KEY: Final = "a2c_reclaim"
 #: How long a refused re-join that may pass is tried again, at least (RJ2).
 REJOIN_BUDGET: Final = 60.0
 
-# What a refusal that may pass says: a held name or seat (this project's Server, the
-# protocol's seat sentence, the official Server's wording), or a registry that is away.
+# How a Server refusing the office's only Agent seat says so: the protocol's seat
+# sentence (this project's Server), the official Server's wording.
+_SEAT_HELD: Final = ("already has an agent", "agent already in room")
+# What a refusal that may pass says: a held name (this project's Server, the official
+# one's wording) or seat, or a registry that is away.
 _HELD: Final = (
     "is already taken in office",
-    "already has an agent",
     "already registered by sid",
-    "agent already in room",
+    *_SEAT_HELD,
     "registry unavailable",
 )
 
@@ -61,10 +64,19 @@ def new_reclaim_secret() -> str:
 
 def join_refusal_may_pass(reason: str | None) -> bool:
     """RJ2/RJ3: whether a refused join's ``reason`` may pass by trying again later."""
+    return _says_any(reason, _HELD)
+
+
+def seat_held_refusal(reason: str | None) -> bool:
+    """Whether a refused join's ``reason`` says the office's one Agent seat is taken."""
+    return _says_any(reason, _SEAT_HELD)
+
+
+def _says_any(reason: str | None, phrases: tuple[str, ...]) -> bool:
     if not reason:
         return False
     text = reason.casefold()
-    return any(phrase in text for phrase in _HELD)
+    return any(phrase in text for phrase in phrases)
 
 
 def rejoin_delays(*, rng: random.Random | None = None) -> Iterator[float]:
