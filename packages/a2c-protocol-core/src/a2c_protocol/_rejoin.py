@@ -15,7 +15,8 @@ Rules:
   registry is unavailable, may pass: the holder may be this client's own session on a
   node nobody has reaped yet. It is tried again after :func:`rejoin_delays` (0, 1, 2, 4,
   8, 8, ... s, a quarter of jitter) for at least :data:`REJOIN_BUDGET` seconds, ten times
-  the default ``--node-ttl``.
+  the default ``--node-ttl``; :class:`HeldWait` keeps one such wait (what a client does
+  once the budget is spent, and what it logs, stays its own).
 * RJ3 Any other refused join (a grant that forbids the office, a role mismatch, a bad
   name) cannot pass by waiting: it is final, as is a refused token or version.
 """
@@ -33,6 +34,7 @@ from ._handshake import reconnect_delays
 __all__ = [
     "RECLAIM_AUTH_KEY",
     "REJOIN_BUDGET",
+    "HeldWait",
     "join_refusal_may_pass",
     "new_reclaim_secret",
     "rejoin_delays",
@@ -83,3 +85,27 @@ def rejoin_delays(*, rng: random.Random | None = None) -> Iterator[float]:
     """RJ2: endless delays before each new try: 0, 1, 2, 4, then 8 s, each but the first
     within a quarter either way, so the clients of one dead node do not retry in step."""
     return itertools.chain((0.0,), reconnect_delays(initial=1.0, maximum=8.0, rng=rng))
+
+
+class HeldWait:
+    """RJ2 for one wait out of a held name or seat: when it began, the delays still to come,
+    and whether the budget is spent. No clock of its own: callers pass ``now``
+    (``time.monotonic()``), so the rule is tested without waiting."""
+
+    __slots__ = ("_delays", "since")
+
+    def __init__(self, now: float, *, rng: random.Random | None = None) -> None:
+        self.since = now
+        self._delays = rejoin_delays(rng=rng)
+
+    def next_delay(self) -> float:
+        """The wait before the next try (:func:`rejoin_delays`)."""
+        return next(self._delays)
+
+    def waited(self, now: float) -> float:
+        """Seconds since the wait began."""
+        return now - self.since
+
+    def spent(self, budget: float | None, now: float) -> bool:
+        """Whether the wait has outlasted ``budget`` seconds (None: it never does)."""
+        return budget is not None and self.waited(now) > budget
