@@ -20,6 +20,7 @@ from a2c_protocol import (
     version_rejected_by_close,
     with_version_query,
 )
+from a2c_protocol._rejoin import HeldWait, seat_held_refusal
 
 BODY_4008 = {"code": 4008, "message": "Protocol version mismatch", "server_version": "0.2.0",
              "client_version": "0.3.0", "min_supported": "0.2.0", "max_supported": "0.2.999"}  # fmt: skip
@@ -116,6 +117,35 @@ def test_rejoin_refusal_of_a_held_name_or_seat_may_pass(reason: str) -> None:
 )
 def test_rejoin_refusal_that_waiting_cannot_change_is_final(reason: str | None) -> None:
     assert not join_refusal_may_pass(reason)
+
+
+@pytest.mark.parametrize(
+    ("reason", "seat"),
+    [
+        ("Room already has an agent", True),  # the protocol's seat sentence
+        ("Internal server error: Agent already in room", True),  # the official Server
+        ("Name 'box' is already taken in office 'o1'", False),  # a name, not the seat
+        ("Registry unavailable, try again later", False),
+        ("Internal server error: Agent sid already in room", False),
+        (None, False),
+        ("", False),
+    ],
+)
+def test_a_refusal_for_the_agent_seat_is_told_apart(reason: str | None, seat: bool) -> None:
+    assert seat_held_refusal(reason) is seat
+    if seat:  # a held seat is one of the refusals that may pass
+        assert join_refusal_may_pass(reason)
+
+
+def test_held_wait_keeps_the_start_the_delays_and_the_budget() -> None:
+    held = HeldWait(100.0, rng=random.Random(3))
+    expected = rejoin_delays(rng=random.Random(3))
+    assert [held.next_delay() for _ in range(6)] == [next(expected) for _ in range(6)]
+    assert held.since == 100.0
+    assert held.waited(103.5) == 3.5
+    assert not held.spent(5.0, 105.0)  # exactly the budget: not yet spent
+    assert held.spent(5.0, 105.1)
+    assert not held.spent(None, 1e9)  # no budget: waits for ever
 
 
 def test_rejoin_delays_are_0_1_2_4_then_8_with_jitter() -> None:

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from a2c_computer import Computer, ServerRefusedError
+from a2c_computer._server_link import _rejoin
 from a2c_protocol import NAMESPACE
 from a2c_testkit import running_server
 from a2c_testkit.server import connect_raw
@@ -70,6 +71,27 @@ async def test_reconnect_waits_out_a_held_name_and_never_gives_up(
             await wait(lambda: link.joined, 30, "the re-join once the name is free")
             assert link.fatal_error is None
             assert _count(caplog, "re-joined office o1 as box after") == 1
+
+
+def test_a_name_held_past_the_budget_is_told_once_and_still_tried(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    caplog.set_level(logging.INFO, logger="a2c_computer.link")
+    clock = [100.0]
+    monkeypatch.setattr(_rejoin.time, "monotonic", lambda: clock[0])
+    held = _rejoin.HeldName(budget=60.0)
+    delays = []
+    for now in (100.0, 101.0, 160.0, 161.0, 300.0):  # past 60 s at 161
+        clock[0] = now
+        delays.append(held.next_delay("box", "o1", "Name 'box' is already taken"))
+    assert delays[0] == 0.0 and all(d > 0 for d in delays[1:])  # never gives up
+    errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+    assert errors == [
+        "re-join of office o1 as box still refused after 61 s (Name 'box' is already taken): "
+        "another client may hold the name; still trying every few seconds (stop this "
+        "Computer, or the other one, if that is meant)"
+    ]
+    assert _count(caplog, "re-join of office o1 refused") == 1
 
 
 def _count(caplog: pytest.LogCaptureFixture, text: str) -> int:

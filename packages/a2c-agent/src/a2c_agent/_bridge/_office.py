@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from a2c_agent._exceptions import JoinOfficeError
 from a2c_agent._session._lifecycle import AgentState
 from a2c_protocol import A2CError, Event, RemoteError
+from a2c_protocol._rejoin import seat_held_refusal
 
 if TYPE_CHECKING:
     from a2c_agent._agent import AsyncAgent
@@ -37,8 +38,6 @@ logger = logging.getLogger("a2c_agent.bridge")
 
 _FIRST_DELAY = 1.0
 _MAX_DELAY = 30.0
-#: how a Server refusing the office's only Agent seat says so (ours; the official one)
-_SEAT_TAKEN = ("already has an agent", "agent already in room")
 _RESOURCE_EVENTS = (
     Event.NOTIFY_ENTER_OFFICE,
     Event.NOTIFY_LEAVE_OFFICE,
@@ -138,7 +137,7 @@ class Office:
         if not isinstance(exc, JoinOfficeError):
             return f"cannot reach office {self.office!r} on {self._server_url}: {exc}"
         cause = f"cannot join office {self.office!r} on {self._server_url}: {exc.reason}"
-        if any(phrase in exc.reason.casefold() for phrase in _SEAT_TAKEN):
+        if seat_held_refusal(exc.reason):
             cause += (
                 " (an office seats one Agent: another Agent, bridge or `a2c-agent watch` "
                 "holds it; this bridge joins once it is free)"

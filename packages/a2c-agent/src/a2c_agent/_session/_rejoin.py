@@ -20,10 +20,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Iterator
 
 from a2c_agent._exceptions import AckTimeoutError, ConnectionLostError, JoinOfficeError
-from a2c_protocol import A2CError, join_refusal_may_pass, rejoin_delays
+from a2c_protocol import A2CError, join_refusal_may_pass
+from a2c_protocol._rejoin import HeldWait
 
 from ._lifecycle import AgentState, Transition
 from ._membership import MembershipMixin
@@ -33,22 +33,11 @@ __all__ = ["RejoinMixin"]
 logger = logging.getLogger("a2c_agent")
 
 
-class _HeldWait:
-    """One wait for a held name or seat: when it began and the delays still to come."""
-
-    def __init__(self) -> None:
-        self.since = time.monotonic()
-        self.delays: Iterator[float] = rejoin_delays()
-
-    def waited(self) -> float:
-        return time.monotonic() - self.since
-
-
 class RejoinMixin(MembershipMixin):
     """Re-joining the office after the transport came back (see the module rules)."""
 
     _rejoin_budget: float | None
-    _held: _HeldWait | None
+    _held: HeldWait | None
     _reconnecting_reason: str | None
 
     @property
@@ -94,7 +83,7 @@ class RejoinMixin(MembershipMixin):
             break
         if self._held is not None:
             logger.warning("agent %s re-joined office %r after %.1f s of its name being held",
-                           self._name, office, self._held.waited())  # fmt: skip
+                           self._name, office, self._held.waited(time.monotonic()))  # fmt: skip
         self._held, self._reconnecting_reason = None, None
         if self._tool_cache_enabled:
             await self._refresh_all_tools()
@@ -106,18 +95,18 @@ class RejoinMixin(MembershipMixin):
             logger.error("agent %s: re-join of office %r refused; closing: %s",
                          self._name, office, exc)  # fmt: skip
             return exc
+        now = time.monotonic()
         held = self._held
         if held is None:
-            held = self._held = _HeldWait()
+            held = self._held = HeldWait(now)
             logger.warning(
                 "agent %s: re-join of office %r refused (%s): the name or seat may still be "
                 "held by this agent's session on a Server node that went away; trying again",
                 self._name, office, exc.reason,
             )  # fmt: skip
-        budget = self._rejoin_budget
-        if budget is not None and held.waited() > budget:
+        if held.spent(self._rejoin_budget, now):
             error = JoinOfficeError(
-                office, f"{exc.reason} (still refused after {held.waited():.0f} s of trying)"
+                office, f"{exc.reason} (still refused after {held.waited(now):.0f} s of trying)"
             )
             logger.error("agent %s: %s; closing", self._name, error)
             return error
@@ -126,7 +115,7 @@ class RejoinMixin(MembershipMixin):
             "name or seat may still be held by this agent's session on a Server node that "
             "went away"
         )
-        return next(held.delays)
+        return held.next_delay()
 
     async def _give_up(self, error: A2CError) -> None:
         """End the agent for good (a refusal waiting cannot change, met reconnecting or

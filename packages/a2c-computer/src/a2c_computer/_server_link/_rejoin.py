@@ -3,8 +3,8 @@
 :class:`Reconnecting` is the link's recovery half (a mixin of
 :class:`~a2c_computer._server_link._link.ComputerLink`): reconnect with back-off and re-join;
 which refusals are waited out and which end the link is :mod:`._decisions`'s. While the
-Computer's name is held (issue 48), :class:`HeldName` keeps the time, the delays
-(``a2c_protocol.rejoin_delays``) and the log lines of the wait.
+Computer's name is held (issue 48), :class:`HeldName` keeps the log lines of the wait
+around the core's ``HeldWait`` (its start, delays and budget).
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from typing import Any
 import socketio
 
 from a2c_computer._exceptions import ServerRefusedError
-from a2c_protocol import ProtocolVersionError, reconnect_delays, rejoin_delays
+from a2c_protocol import ProtocolVersionError, reconnect_delays
+from a2c_protocol._rejoin import HeldWait
 
 from ._decisions import ReconnectRefusal, judge_reconnect_refusal
 from ._link_calls import LinkCalls
@@ -38,30 +39,28 @@ class HeldName:
 
     def __init__(self, budget: float) -> None:
         self.budget = budget
-        self.since: float | None = None
-        self._delays = rejoin_delays()
+        self.wait: HeldWait | None = None  # None until the name is first found held
         self._told_budget = False
 
-    def waited(self) -> float:
-        return 0.0 if self.since is None else time.monotonic() - self.since
-
     def next_delay(self, name: str, office: str, reason: str | None) -> float:
-        if self.since is None:
-            self.since = time.monotonic()
+        now = time.monotonic()
+        wait = self.wait
+        if wait is None:
+            wait = self.wait = HeldWait(now)
             logger.warning(
                 "re-join of office %s refused (%s): the name may still be held by this "
                 "Computer's session on a Server node that went away; trying again",
                 office, reason,
             )  # fmt: skip
-        elif not self._told_budget and self.waited() > self.budget:
+        elif not self._told_budget and wait.spent(self.budget, now):
             self._told_budget = True
             logger.error(
                 "re-join of office %s as %s still refused after %.0f s (%s): another client "
                 "may hold the name; still trying every few seconds (stop this Computer, or "
                 "the other one, if that is meant)",
-                office, name, self.waited(), reason,
+                office, name, wait.waited(now), reason,
             )  # fmt: skip
-        return next(self._delays)
+        return wait.next_delay()
 
 
 class Reconnecting:
@@ -148,9 +147,10 @@ class Reconnecting:
             except Exception as exc:
                 logger.info("reconnect failed: %s", exc)
                 continue
-            if held.since is not None:
+            if (wait := held.wait) is not None:
+                waited = wait.waited(time.monotonic())
                 logger.warning("re-joined office %s as %s after %.1f s of its name being held",
-                               self.office_id, self.name, held.waited())  # fmt: skip
+                               self.office_id, self.name, waited)  # fmt: skip
             else:
                 logger.info("reconnected and re-joined office %s", self.office_id)
             return
