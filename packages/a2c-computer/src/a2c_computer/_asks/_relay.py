@@ -41,7 +41,9 @@ from a2c_protocol import (
     timeout_result,
 )
 from a2c_protocol._input import (
+    ELICIT,
     LIST_ROOTS,
+    SAMPLE,
     PendingInputs,
     StateRefusal,
     input_request_of,
@@ -103,13 +105,13 @@ class InputRelay:
         async def elicit(
             context: object, params: types.ElicitRequestParams
         ) -> types.ElicitResult | types.ErrorData:
-            answer = await self._asked(server, request_of("elicitation/create", params))
+            answer = await self._asked(server, request_of(ELICIT, params))
             return cast("types.ElicitResult | types.ErrorData", answer)
 
         async def sample(
             context: object, params: types.CreateMessageRequestParams
         ) -> types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData:
-            answer = await self._asked(server, request_of("sampling/createMessage", params))
+            answer = await self._asked(server, request_of(SAMPLE, params))
             return cast(
                 "types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData",
                 answer,
@@ -325,8 +327,8 @@ def _not_taken(call: AskingCall, request: object) -> str | None:
         return f"a malformed request ({exc.errors[0].path}: {exc.errors[0].problem})"
     if call.takes.takes(typed):
         return None
-    kind = {"elicitation/create": f"{getattr(typed, 'mode', 'form')} elicitation",
-            "sampling/createMessage": "sampling with tools" if call.takes.sampling
+    kind = {ELICIT: f"{getattr(typed, 'mode', 'form')} elicitation",
+            SAMPLE: "sampling with tools" if call.takes.sampling
             else "sampling"}.get(typed.method, typed.method)  # fmt: skip
     return f"the Agent's call does not take {kind}"
 
