@@ -291,7 +291,7 @@ class InputRelay:
 
     def _sweep(self, now: float) -> None:
         for _, binding, pending in self._table.expire(now):
-            self._stop(pending, f"the Agent did not answer within {self.ttl:g} s")
+            self._finish(pending.call, f"the Agent did not answer within {self.ttl:g} s")
             logger.info(
                 "input requests of tool %s (Agent %s) expired after %g s: the tool call is "
                 "cancelled", binding.tool, binding.agent, self.ttl,
@@ -300,7 +300,7 @@ class InputRelay:
     def agent_left(self, agent: str) -> None:
         """An Agent left the office: its waiting calls are cancelled."""
         for _, binding, pending in self._table.drop(lambda b: b.agent == agent):
-            self._stop(pending, f"Agent {agent} left")
+            self._finish(pending.call, f"Agent {agent} left")
             logger.info("input requests of tool %s: Agent %s left, the call is cancelled",
                         binding.tool, agent)  # fmt: skip
         self._schedule()
@@ -308,13 +308,10 @@ class InputRelay:
     def close(self) -> None:
         """The Computer stops: every waiting call is cancelled."""
         for _, _, pending in self._table.drop(lambda b: True):
-            self._stop(pending, "the Computer is stopping")
+            self._finish(pending.call, "the Computer is stopping")
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-
-    def _stop(self, pending: _Pending, reason: str) -> None:
-        self._finish(pending.call, reason)
 
 
 def _not_taken(call: AskingCall, request: object) -> str | None:
