@@ -9,7 +9,6 @@ plain call to a server with configured roots, so a 2026-07-28 ``roots/list`` is 
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 
 from a2c_computer._core import CoreBase
@@ -18,13 +17,12 @@ from a2c_computer._mcp import McpServer
 from a2c_computer._registry import ToolEntry
 from a2c_computer._toolcalls._extensions import CallExtras, InputAnswer, InputAsk
 from a2c_computer._toolcalls._invoke import McpInputRequired, invoke_tool
-from a2c_protocol import CallToolResult, InputCapabilities, JsonObject, cancelled_result
+from a2c_protocol import CallToolResult, InputCapabilities, JsonObject
 
 from ._call import AskingCall, Resume
 
 __all__ = ["AskingMixin"]
 
-logger = logging.getLogger("a2c_computer")
 
 _NOTHING = InputCapabilities(form=False, url=False, sampling=False, sampling_tools=False)
 
@@ -99,12 +97,9 @@ class AskingMixin(CoreBase):
         try:
             result = await task
         except asyncio.CancelledError:
-            if req_id in self._cancelled and task.cancelled():
-                logger.info("tool call %s (%s) cancelled (reason %s)", req_id, tool_name,
-                            self._cancelled[req_id])  # fmt: skip
-                return cancelled_result(
-                    f"Tool call {tool_name!r} was cancelled", reason=self._cancelled[req_id]
-                )
+            answer = self._cancel_answer(req_id, tool_name, task)
+            if answer is not None:
+                return answer
             raise
         finally:
             self._inflight.pop(req_id, None)

@@ -9,7 +9,6 @@ timeout ends, transformed by the server's VRL, logged once and recorded in the h
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -27,7 +26,6 @@ from a2c_protocol import (
     CallToolResult,
     ErrorCode,
     JsonObject,
-    cancelled_result,
 )
 
 from ._confirm import ConfirmRequest, ask_confirmation, error_result, needs_confirmation
@@ -37,8 +35,6 @@ from ._extensions import CallExtras, InputAnswer
 from ._invoke import invoke_tool
 
 __all__ = ["CallsMixin", "ResultFinisher"]
-
-logger = logging.getLogger("a2c_computer")
 
 
 #: Turns a tool call's result into the answer sent (e.g. the sideband and size check).
@@ -219,17 +215,9 @@ class CallsMixin(CoreBase):
                 result = program.apply(result, tool_name, params or {})
             return result
         except asyncio.CancelledError:
-            if req_id in self._cancelled and task.cancelled():
-                logger.info(
-                    "tool call %s (%s) cancelled (reason %s)",
-                    req_id, tool_name, self._cancelled[req_id],
-                )  # fmt: skip
-                # 0.2.3: cancellation has no error code, only the result-level marker.
-                return cancelled_result(
-                    f"Tool call {tool_name!r} was cancelled",
-                    reason=self._cancelled[req_id],
-                    extra={"mcp_server": entry.server},
-                )
+            answer = self._cancel_answer(req_id, tool_name, task, {"mcp_server": entry.server})
+            if answer is not None:
+                return answer
             raise
         finally:
             self._inflight.pop(req_id, None)
