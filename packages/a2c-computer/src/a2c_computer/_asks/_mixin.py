@@ -3,7 +3,8 @@
 :mod:`a2c_computer._toolcalls._calls` hands a call here when its Agent declared
 ``a2c_input`` (the first round, after any confirmation) or brings answers (a retry, which
 skips the lookup and the confirmation: its state says which call it continues), and a
-plain call to a server with configured roots, so a 2026-07-28 ``roots/list`` is answered.
+plain call to a 2026-07-28 server with configured roots, so its ``roots/list`` is answered
+(the handshake era answers it in the session's callback, no rounds needed).
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ class AskingMixin(CoreBase):
         extras: CallExtras | None,
         agent: str | None,
     ) -> CallToolResult | InputAnswer:
-        """A declared call's first round (or a plain call's, on a server with roots)."""
+        """A declared call's first round (or a plain call's, on a modern server with roots)."""
         ask = extras.ask if extras is not None else None
         takes = ask.takes if ask is not None else _NOTHING
         call = self._asking_call(server, entry, params, extras, takes, agent or "-")

@@ -89,7 +89,7 @@ class InputRelay:
         self._roots_of = roots_of
         #: MCP server → its tool calls running now (None: a call that takes no input).
         self.running: dict[str, list[AskingCall | None]] = {}
-        #: The servers with configured roots (their plain calls come here too).
+        #: The servers with configured roots (in 2026-07-28 their plain calls come here too).
         self.rooted: frozenset[str] = frozenset()
         self._timer: asyncio.TimerHandle | None = None
 

@@ -17,7 +17,7 @@ from typing import TypeAlias
 from a2c_computer._config import did_you_mean, safe_error
 from a2c_computer._core import CoreBase
 from a2c_computer._desk._desktop import CallRecord
-from a2c_computer._mcp import McpServer, ServerStatus
+from a2c_computer._mcp import MODERN, McpServer, ServerStatus
 from a2c_computer._oauth._hints import needs_auth_owner, needs_auth_result
 from a2c_computer._observe._logging import call_outcome, log_tool_call
 from a2c_computer._registry import LookupKind, ToolEntry
@@ -250,7 +250,11 @@ class CallsMixin(CoreBase):
             timeout -= loop.time() - started
         self._invoked.add(req_id)
         relay = self._asks
-        if (extras is not None and extras.ask is not None) or server.name in relay.rooted:
+        # A plain call takes rounds only where a 2026-07-28 input_required may ask for roots
+        # (the handshake era answers roots/list in the session's callback).
+        if (extras is not None and extras.ask is not None) or (
+            server.name in relay.rooted and server.era == MODERN
+        ):
             return await self._first_round(server, entry, params, timeout, extras, agent)
         # Who is running on the server: an MCP server's request is its call's (_asks).
         relay.enter(server.name, None)
