@@ -15,7 +15,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from a2c_protocol import CallToolResult, ComputerConfig, Event, JsonObject
+from a2c_protocol import CallToolResult, ComputerConfig, Event, JsonObject, cancelled_result
 
 from ._asks._relay import InputRelay
 from ._config import InputResolver
@@ -85,6 +85,20 @@ class CoreBase:
         async def _resume_asking(
             self, tool_name: str, ask: InputAsk, timeout: float, req_id: str, extras: CallExtras
         ) -> CallToolResult | InputAnswer: ...
+
+    def _cancel_answer(
+        self, req_id: str, tool_name: str, task: asyncio.Task[Any], extra: JsonObject | None = None
+    ) -> CallToolResult | None:
+        """The answer of an in-flight call that ``client:cancel`` cancelled (None: it was
+        cancelled from outside, and the cancellation goes on)."""
+        if req_id not in self._cancelled or not task.cancelled():
+            return None
+        reason = self._cancelled[req_id]
+        logger.info("tool call %s (%s) cancelled (reason %s)", req_id, tool_name, reason)
+        # 0.2.3: cancellation has no error code, only the result-level marker.
+        return cancelled_result(
+            f"Tool call {tool_name!r} was cancelled", reason=reason, extra=extra
+        )
 
     def add_server_observer(self, observer: ServerObserver) -> None:
         """Tell ``observer`` when MCP servers come, go and change their resources."""

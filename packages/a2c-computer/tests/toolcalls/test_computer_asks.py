@@ -190,6 +190,20 @@ async def test_roots_are_answered_by_the_computer_from_its_config(
             assert said.endswith(f"roots:{tmp_path.as_uri()},file:///srv/data"), said
 
 
+@pytest.mark.parametrize(("era", "asking"), [(None, False), ("modern", True)])
+async def test_a_plain_call_is_an_asking_one_only_where_roots_need_it(
+    era: str | None, asking: bool, wait: Any, tmp_path: Path
+) -> None:
+    # The handshake era answers roots/list in the session's callback; only a 2026-07-28
+    # input_required result needs the call's rounds, so only there does a plain call pay them.
+    async with office(era, roots=[str(tmp_path)]) as (box, alice):
+        busy = asyncio.ensure_future(Caller(alice, "pause", {"seconds": 3}, takes=None).call())
+        await wait(lambda: bool(box._asks.running), 30, "the call on the MCP server")
+        (call,) = box._asks.running["asking"]
+        assert (call is not None) is asking
+        assert text(await busy) == "paused"
+
+
 async def test_without_configured_roots_a_server_is_not_offered_them() -> None:
     async with office() as (_, alice):
         said = text(await Caller(alice, "roots").call())

@@ -24,6 +24,7 @@ from mcp import types
 from a2c_computer._toolcalls._extensions import ProgressFn
 from a2c_computer._toolcalls._invoke import McpInputRequired
 from a2c_protocol import CallToolResult, InputCapabilities, JsonObject
+from a2c_protocol._input import ELICIT, SAMPLE
 
 from ._answers import HandshakeAnswer
 
@@ -36,7 +37,7 @@ Runner: TypeAlias = Callable[[Resume], Awaitable[CallToolResult | McpInputRequir
 #: What a round ends with: the result, a 2026-07-28 ask, or handshake requests by key.
 Outcome: TypeAlias = CallToolResult | McpInputRequired | dict[str, JsonObject]
 
-_SHORT: Final = {"elicitation/create": "elicit", "sampling/createMessage": "sample"}
+_SHORT: Final = {ELICIT: "elicit", SAMPLE: "sample"}
 
 
 @attrs.define

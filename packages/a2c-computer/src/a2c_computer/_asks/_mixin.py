@@ -3,13 +3,13 @@
 :mod:`a2c_computer._toolcalls._calls` hands a call here when its Agent declared
 ``a2c_input`` (the first round, after any confirmation) or brings answers (a retry, which
 skips the lookup and the confirmation: its state says which call it continues), and a
-plain call to a server with configured roots, so a 2026-07-28 ``roots/list`` is answered.
+plain call to a 2026-07-28 server with configured roots, so its ``roots/list`` is answered
+(the handshake era answers it in the session's callback, no rounds needed).
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 
 from a2c_computer._core import CoreBase
@@ -18,13 +18,12 @@ from a2c_computer._mcp import McpServer
 from a2c_computer._registry import ToolEntry
 from a2c_computer._toolcalls._extensions import CallExtras, InputAnswer, InputAsk
 from a2c_computer._toolcalls._invoke import McpInputRequired, invoke_tool
-from a2c_protocol import CallToolResult, InputCapabilities, JsonObject, cancelled_result
+from a2c_protocol import CallToolResult, InputCapabilities, JsonObject
 
 from ._call import AskingCall, Resume
 
 __all__ = ["AskingMixin"]
 
-logger = logging.getLogger("a2c_computer")
 
 _NOTHING = InputCapabilities(form=False, url=False, sampling=False, sampling_tools=False)
 
@@ -73,7 +72,7 @@ class AskingMixin(CoreBase):
         extras: CallExtras | None,
         agent: str | None,
     ) -> CallToolResult | InputAnswer:
-        """A declared call's first round (or a plain call's, on a server with roots)."""
+        """A declared call's first round (or a plain call's, on a modern server with roots)."""
         ask = extras.ask if extras is not None else None
         takes = ask.takes if ask is not None else _NOTHING
         call = self._asking_call(server, entry, params, extras, takes, agent or "-")
@@ -99,12 +98,9 @@ class AskingMixin(CoreBase):
         try:
             result = await task
         except asyncio.CancelledError:
-            if req_id in self._cancelled and task.cancelled():
-                logger.info("tool call %s (%s) cancelled (reason %s)", req_id, tool_name,
-                            self._cancelled[req_id])  # fmt: skip
-                return cancelled_result(
-                    f"Tool call {tool_name!r} was cancelled", reason=self._cancelled[req_id]
-                )
+            answer = self._cancel_answer(req_id, tool_name, task)
+            if answer is not None:
+                return answer
             raise
         finally:
             self._inflight.pop(req_id, None)

@@ -41,7 +41,9 @@ from a2c_protocol import (
     timeout_result,
 )
 from a2c_protocol._input import (
+    ELICIT,
     LIST_ROOTS,
+    SAMPLE,
     PendingInputs,
     StateRefusal,
     input_request_of,
@@ -87,7 +89,7 @@ class InputRelay:
         self._roots_of = roots_of
         #: MCP server → its tool calls running now (None: a call that takes no input).
         self.running: dict[str, list[AskingCall | None]] = {}
-        #: The servers with configured roots (their plain calls come here too).
+        #: The servers with configured roots (in 2026-07-28 their plain calls come here too).
         self.rooted: frozenset[str] = frozenset()
         self._timer: asyncio.TimerHandle | None = None
 
@@ -103,13 +105,13 @@ class InputRelay:
         async def elicit(
             context: object, params: types.ElicitRequestParams
         ) -> types.ElicitResult | types.ErrorData:
-            answer = await self._asked(server, request_of("elicitation/create", params))
+            answer = await self._asked(server, request_of(ELICIT, params))
             return cast("types.ElicitResult | types.ErrorData", answer)
 
         async def sample(
             context: object, params: types.CreateMessageRequestParams
         ) -> types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData:
-            answer = await self._asked(server, request_of("sampling/createMessage", params))
+            answer = await self._asked(server, request_of(SAMPLE, params))
             return cast(
                 "types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData",
                 answer,
@@ -289,7 +291,7 @@ class InputRelay:
 
     def _sweep(self, now: float) -> None:
         for _, binding, pending in self._table.expire(now):
-            self._stop(pending, f"the Agent did not answer within {self.ttl:g} s")
+            self._finish(pending.call, f"the Agent did not answer within {self.ttl:g} s")
             logger.info(
                 "input requests of tool %s (Agent %s) expired after %g s: the tool call is "
                 "cancelled", binding.tool, binding.agent, self.ttl,
@@ -298,7 +300,7 @@ class InputRelay:
     def agent_left(self, agent: str) -> None:
         """An Agent left the office: its waiting calls are cancelled."""
         for _, binding, pending in self._table.drop(lambda b: b.agent == agent):
-            self._stop(pending, f"Agent {agent} left")
+            self._finish(pending.call, f"Agent {agent} left")
             logger.info("input requests of tool %s: Agent %s left, the call is cancelled",
                         binding.tool, agent)  # fmt: skip
         self._schedule()
@@ -306,13 +308,10 @@ class InputRelay:
     def close(self) -> None:
         """The Computer stops: every waiting call is cancelled."""
         for _, _, pending in self._table.drop(lambda b: True):
-            self._stop(pending, "the Computer is stopping")
+            self._finish(pending.call, "the Computer is stopping")
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-
-    def _stop(self, pending: _Pending, reason: str) -> None:
-        self._finish(pending.call, reason)
 
 
 def _not_taken(call: AskingCall, request: object) -> str | None:
@@ -325,8 +324,8 @@ def _not_taken(call: AskingCall, request: object) -> str | None:
         return f"a malformed request ({exc.errors[0].path}: {exc.errors[0].problem})"
     if call.takes.takes(typed):
         return None
-    kind = {"elicitation/create": f"{getattr(typed, 'mode', 'form')} elicitation",
-            "sampling/createMessage": "sampling with tools" if call.takes.sampling
+    kind = {ELICIT: f"{getattr(typed, 'mode', 'form')} elicitation",
+            SAMPLE: "sampling with tools" if call.takes.sampling
             else "sampling"}.get(typed.method, typed.method)  # fmt: skip
     return f"the Agent's call does not take {kind}"
 

@@ -27,7 +27,7 @@ Other modules import from this package, not from its modules. A private name of 
 reached through :mod:`a2c_computer._upstream` only.
 """
 
-from ._era import era_of
+from ._era import MODERN, era_of
 from ._failures import McpCallFailure
 from ._failures import _describe as _describe  # the tests check its redaction
 from ._inputs import INPUT_REQUIRED, InputCallbacks
@@ -36,6 +36,7 @@ from ._status import NotificationKind, ServerStatus
 
 __all__ = [
     "INPUT_REQUIRED",
+    "MODERN",
     "InputCallbacks",
     "McpCallFailure",
     "McpServer",

@@ -59,7 +59,7 @@ def era_of(protocol_version: str | None) -> str | None:
 async def open_session(session: ClientSession, era: McpEra | None, server: str) -> None:
     """Negotiate ``session`` in the era the rules above choose; raises on failure."""
     if era == MODERN:
-        await _discover(session, server, pinned=True)
+        await _discover(session, server)
         return
     if era == HANDSHAKE:
         await session.initialize()
@@ -67,8 +67,8 @@ async def open_session(session: ClientSession, era: McpEra | None, server: str) 
     try:
         await session.initialize()
     except MCPError as refused:
-        if refused.code == CONNECTION_CLOSED or http_status_of(refused) is not None:
-            raise  # a lost transport or an HTTP refusal (sign-in, outage): no era verdict
+        if _no_verdict(refused):
+            raise
         try:
             await session.discover()
         except (MCPError, RuntimeError) as also:
@@ -78,19 +78,22 @@ async def open_session(session: ClientSession, era: McpEra | None, server: str) 
             ) from also
 
 
-async def _discover(session: ClientSession, server: str, *, pinned: bool) -> None:
+async def _discover(session: ClientSession, server: str) -> None:
+    """``mcp_era: modern``: ``server/discover`` only."""
     try:
         await session.discover()
     except (MCPError, RuntimeError) as exc:
-        if isinstance(exc, MCPError) and (
-            exc.code == CONNECTION_CLOSED or http_status_of(exc) is not None
-        ):
+        if isinstance(exc, MCPError) and _no_verdict(exc):
             raise
-        why = " (mcp_era: modern)" if pinned else ""
         raise McpCallFailure(
-            f"MCP server {server} does not speak MCP 2026-07-28{why}: server/discover "
-            f"answered {_said(exc)}"
+            f"MCP server {server} does not speak MCP 2026-07-28 (mcp_era: modern): "
+            f"server/discover answered {_said(exc)}"
         ) from exc
+
+
+def _no_verdict(exc: MCPError) -> bool:
+    """A lost transport or an HTTP refusal (sign-in, outage): no verdict on the era."""
+    return exc.code == CONNECTION_CLOSED or http_status_of(exc) is not None
 
 
 def _said(exc: Exception) -> str:

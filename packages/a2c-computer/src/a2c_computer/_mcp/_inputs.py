@@ -30,11 +30,10 @@ from typing import Final
 from mcp.client.session import ElicitationFnT, ListRootsFnT, SamplingFnT
 
 from a2c_protocol import JsonObject
+from a2c_protocol._input import ELICIT, INPUT_REQUIRED, LIST_ROOTS, SAMPLE
 
 __all__ = ["INPUT_REQUIRED", "NO_INPUT", "InputCallbacks", "input_kinds"]
 
-#: The ``resultType`` of a 2026-07-28 result that asks for input.
-INPUT_REQUIRED: Final = "input_required"
 #: What a tool call that asked for input fails with when nobody can answer it.
 NO_INPUT: Final = (
     "the tool asked for input ({kinds}) during the call; the Agent's call takes no input (A2C "
@@ -42,9 +41,9 @@ NO_INPUT: Final = (
 )
 
 _KINDS: Final = {
-    "elicitation/create": "elicitation",
-    "sampling/createMessage": "sampling",
-    "roots/list": "roots",
+    ELICIT: "elicitation",
+    SAMPLE: "sampling",
+    LIST_ROOTS: "roots",
 }
 
 

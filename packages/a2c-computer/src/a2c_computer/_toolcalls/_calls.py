@@ -9,7 +9,6 @@ timeout ends, transformed by the server's VRL, logged once and recorded in the h
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -18,7 +17,7 @@ from typing import TypeAlias
 from a2c_computer._config import did_you_mean, safe_error
 from a2c_computer._core import CoreBase
 from a2c_computer._desk._desktop import CallRecord
-from a2c_computer._mcp import McpServer, ServerStatus
+from a2c_computer._mcp import MODERN, McpServer, ServerStatus
 from a2c_computer._oauth._hints import needs_auth_owner, needs_auth_result
 from a2c_computer._observe._logging import call_outcome, log_tool_call
 from a2c_computer._registry import LookupKind, ToolEntry
@@ -27,7 +26,6 @@ from a2c_protocol import (
     CallToolResult,
     ErrorCode,
     JsonObject,
-    cancelled_result,
 )
 
 from ._confirm import ConfirmRequest, ask_confirmation, error_result, needs_confirmation
@@ -37,8 +35,6 @@ from ._extensions import CallExtras, InputAnswer
 from ._invoke import invoke_tool
 
 __all__ = ["CallsMixin", "ResultFinisher"]
-
-logger = logging.getLogger("a2c_computer")
 
 
 #: Turns a tool call's result into the answer sent (e.g. the sideband and size check).
@@ -219,17 +215,9 @@ class CallsMixin(CoreBase):
                 result = program.apply(result, tool_name, params or {})
             return result
         except asyncio.CancelledError:
-            if req_id in self._cancelled and task.cancelled():
-                logger.info(
-                    "tool call %s (%s) cancelled (reason %s)",
-                    req_id, tool_name, self._cancelled[req_id],
-                )  # fmt: skip
-                # 0.2.3: cancellation has no error code, only the result-level marker.
-                return cancelled_result(
-                    f"Tool call {tool_name!r} was cancelled",
-                    reason=self._cancelled[req_id],
-                    extra={"mcp_server": entry.server},
-                )
+            answer = self._cancel_answer(req_id, tool_name, task, {"mcp_server": entry.server})
+            if answer is not None:
+                return answer
             raise
         finally:
             self._inflight.pop(req_id, None)
@@ -262,7 +250,11 @@ class CallsMixin(CoreBase):
             timeout -= loop.time() - started
         self._invoked.add(req_id)
         relay = self._asks
-        if (extras is not None and extras.ask is not None) or server.name in relay.rooted:
+        # A plain call takes rounds only where a 2026-07-28 input_required may ask for roots
+        # (the handshake era answers roots/list in the session's callback).
+        if (extras is not None and extras.ask is not None) or (
+            server.name in relay.rooted and server.era == MODERN
+        ):
             return await self._first_round(server, entry, params, timeout, extras, agent)
         # Who is running on the server: an MCP server's request is its call's (_asks).
         relay.enter(server.name, None)
