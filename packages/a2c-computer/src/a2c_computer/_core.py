@@ -83,7 +83,13 @@ class CoreBase:
         ) -> CallToolResult | InputAnswer: ...
 
         async def _resume_asking(
-            self, tool_name: str, ask: InputAsk, timeout: float, req_id: str, extras: CallExtras
+            self,
+            tool_name: str,
+            params: JsonObject,
+            ask: InputAsk,
+            timeout: float,
+            req_id: str,
+            extras: CallExtras,
         ) -> CallToolResult | InputAnswer: ...
 
     def _cancel_answer(

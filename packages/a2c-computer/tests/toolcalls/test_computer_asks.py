@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -28,9 +29,15 @@ ALL = InputCapabilities().to_wire()
 
 @contextlib.asynccontextmanager
 async def office(
-    era: str | None = None, *, roots: list[str] | None = None, **computer: Any
+    era: str | None = None,
+    *,
+    roots: list[str] | None = None,
+    fields: dict[str, Any] | None = None,
+    **computer: Any,
 ) -> AsyncIterator[tuple[Computer, RawClient]]:
-    entry = stdio_server_config("asking", "asking", default_tool_meta={"auto_apply": True})
+    entry = stdio_server_config(
+        "asking", "asking", default_tool_meta={"auto_apply": True}, **(fields or {})
+    )
     if era is not None:
         entry["mcp_era"] = era
     if roots is not None:
@@ -109,6 +116,23 @@ async def test_a_form_reaches_the_agent_and_its_answer_the_tool(
         content = {"name": "Ann", "age": 30} if tool == "greet" else {"name": "Ann"}
         done = await caller.answer({key: {"action": "accept", "content": content}})
         assert text(done) == said
+
+
+@pytest.mark.parametrize(("era", "tool"), [(None, "greet"), ("modern", "resolved_greet")])
+async def test_a_call_that_asked_ends_like_any_call(era: str | None, tool: str) -> None:
+    """The answer to the last round goes through the server's VRL program, and the call is
+    in the history under the server and its own tool name, as a call that never asked."""
+    fields = {"vrl": '.summary = "ran " + string!(.tool_name)',
+              "tool_meta": {tool: {"alias": "booking"}}}  # fmt: skip
+    async with office(era, fields=fields) as (box, alice):
+        caller = Caller(alice, "booking")
+        key, _ = only(await caller.call())
+        content = {"name": "Ann", "age": 30} if tool == "greet" else {"name": "Ann"}
+        done = await caller.answer({key: {"action": "accept", "content": content}})
+        assert "hello Ann" in text(done), done
+        assert json.loads(done["meta"]["a2c_vrl_transformed"])["summary"] == "ran booking"
+        record = box.history[-1]
+        assert (record.server, record.tool, record.success) == ("asking", tool, True)
 
 
 @pytest.mark.parametrize("action", ["decline", "cancel"])

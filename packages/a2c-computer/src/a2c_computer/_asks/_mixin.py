@@ -82,12 +82,17 @@ class AskingMixin(CoreBase):
     async def _resume_asking(
         self,
         tool_name: str,
+        params: JsonObject,
         ask: InputAsk,
         timeout: float,
         req_id: str,
         extras: CallExtras,
     ) -> CallToolResult | InputAnswer:
-        """A retry, run as an in-flight call of its own (a cancel of ``req_id`` ends it)."""
+        """A retry, run as an in-flight call of its own (a cancel of ``req_id`` ends it).
+
+        Its final result is finished as a call that never asked: the server's VRL program,
+        and one history record under the server's own tool name.
+        """
         if req_id in self._inflight:
             return InputAnswer(
                 {"code": 400, "message": f"a call with req_id {req_id!r} is already running"},
@@ -105,9 +110,15 @@ class AskingMixin(CoreBase):
         finally:
             self._inflight.pop(req_id, None)
             self._cancelled.pop(req_id, None)
-        if isinstance(result, CallToolResult):
-            server = self._registry.lookup(tool_name).server or "-"
-            self._history.append(
-                CallRecord(server, tool_name, req_id, time.time(), not result.is_error)
-            )
+        if not isinstance(result, CallToolResult):
+            return result
+        lookup = self._registry.lookup(tool_name)
+        entry = lookup.entry
+        server, tool = (entry.server, entry.original) if entry else (lookup.server, tool_name)
+        self._history.append(
+            CallRecord(server or "-", tool, req_id, time.time(), not result.is_error)
+        )
+        program = self._vrl.get(server) if server else None
+        if program is not None:
+            result = program.apply(result, tool_name, params)
         return result

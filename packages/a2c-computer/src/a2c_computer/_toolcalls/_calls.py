@@ -140,7 +140,7 @@ class CallsMixin(CoreBase):
         ask = extras.ask if extras is not None else None
         if ask is not None and (ask.state is not None or ask.responses is not None):
             assert extras is not None
-            return await self._resume_asking(tool_name, ask, timeout, req_id, extras)
+            return await self._resume_asking(tool_name, params or {}, ask, timeout, req_id, extras)
         lookup = self._registry.lookup(tool_name)
         if lookup.kind is LookupKind.FORBIDDEN:
             return error_result(
