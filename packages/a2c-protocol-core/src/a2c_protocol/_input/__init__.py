@@ -19,6 +19,10 @@ JSON spellings (``_json``)
 Forms (``_forms``)
     ``FormField``, ``form_fields``, ``secret_fields``, ``content_problems``, ``parse_field``.
 
+Limits (``_limits``)
+    ``DEFAULT_MAX_REQUESTS_PER_ROUND``, ``DEFAULT_MAX_REQUESTS_PER_CALL``, ``round_refusal``,
+    ``call_refusal``, ``url_refusal``: what a request may carry, whoever relays it.
+
 Pending states (``_pending``)
     ``PendingInputs`` (binding to the asking call, single use, expiry), ``InputBinding``,
     ``StateRefusal``, ``params_digest``.
@@ -32,6 +36,13 @@ from ._json import (
     parse_input_required,
     response_from_wire,
     response_to_wire,
+)
+from ._limits import (
+    DEFAULT_MAX_REQUESTS_PER_CALL,
+    DEFAULT_MAX_REQUESTS_PER_ROUND,
+    call_refusal,
+    round_refusal,
+    url_refusal,
 )
 from ._pending import InputBinding, PendingInputs, StateRefusal, params_digest
 from ._shapes import (
@@ -57,6 +68,8 @@ from ._shapes import (
 
 __all__ = [
     "A2C_ERROR",
+    "DEFAULT_MAX_REQUESTS_PER_CALL",
+    "DEFAULT_MAX_REQUESTS_PER_ROUND",
     "ELICIT",
     "INPUT_REQUIRED",
     "LIST_ROOTS",
@@ -77,6 +90,7 @@ __all__ = [
     "SamplingRequest",
     "SamplingResponse",
     "StateRefusal",
+    "call_refusal",
     "content_problems",
     "decline_for",
     "form_fields",
@@ -88,5 +102,7 @@ __all__ = [
     "parse_input_required",
     "response_from_wire",
     "response_to_wire",
+    "round_refusal",
     "secret_fields",
+    "url_refusal",
 ]
