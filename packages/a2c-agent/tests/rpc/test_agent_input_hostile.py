@@ -114,8 +114,9 @@ async def test_five_thousand_sampling_requests_meet_the_round_cap(
     tool = HostileTool([{f"s{i}": sampling(f"q{i}") for i in range(5000)}])
     handler = Handler()
     _, agent = await _office(make_computer, make_agent, tool, input_handler=handler)
-    with pytest.raises(InputRequestsExceededError, match="5000 input requests"):
+    with pytest.raises(InputRequestsExceededError, match="5000 input requests") as e:
         await agent.call_tool("box-1", "greet", {})
+    assert (e.value.scope, e.value.cap) == ("round", 16)
     assert handler.seen == []
 
 
