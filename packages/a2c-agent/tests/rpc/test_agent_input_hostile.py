@@ -172,8 +172,8 @@ async def test_the_handler_is_waited_for_until_the_round_expires(
     tool = HostileTool([{"f": form("Name?")}], expires_in=0.5)
     caplog.set_level(logging.WARNING, logger="a2c_agent")
     computer, agent = await _office(make_computer, make_agent, tool, input_handler=never)
-    with pytest.raises(InputTimeoutError, match=r"within 0\.5 s") as e:
-        await agent.call_tool("box-1", "greet", {}, req_id="c")
+    with pytest.raises(InputTimeoutError, match=r"within 0\.5 s") as e:  # not the guard's
+        await asyncio.wait_for(agent.call_tool("box-1", "greet", {}, req_id="c"), 60)
     assert isinstance(e.value, TimeoutError) and e.value.expires_in == 0.5
     (deadline,) = deadlines
     assert deadline is not None and started < deadline < time.time() + 1
