@@ -53,7 +53,7 @@ async def test_cli_without_a_terminal_prints_peer_text_escaped(
 ) -> None:
     rounds = [{"f": form(f"Name?{OSC_TITLE}"), "u": url(f"Open{OSC_TITLE}", "javascript:alert(1)"),
                "u2": url(f"Sign in{CSI_ERASE}", "https://wiki.example.test/a"),
-               "s": sampling(f"hi{OSC_TITLE}")}]  # fmt: skip
+               "s": sampling(f"hi{OSC_TITLE}"), "r": {"method": "roots/list", "params": {}}}]  # fmt: skip
     tool = await hostile(make_computer, HostileTool(rounds, server=EVIL_SERVER))
     code, out, err = await run_agent_cli(server.url, OFFICE, "call", "box-1", "greet", "{}")
     assert code == 0, err
@@ -62,6 +62,9 @@ async def test_cli_without_a_terminal_prints_peer_text_escaped(
     (answers,) = tool.answers
     assert "'javascript:'" in answers["u"]["a2c_error"]["message"]
     assert answers["f"] == answers["u2"] == {"action": "decline"}
+    # never declared (roots are the Computer's own): answered by the SDK, not the CLI
+    assert "not declared" in answers["r"]["a2c_error"]["message"]
+    assert "refused roots/list" not in err
 
 
 async def test_cli_refuses_a_flood_naming_the_cap(make_computer: MakeComputer, server: Any) -> None:
