@@ -153,3 +153,26 @@ async def test_cli_review_takes_edit_as_a_word_or_a_letter(
 
     assert await asyncio.to_thread(run) == 0
     assert tool.answers == [{"f": {"action": "accept", "content": {"answer": "Bo"}}}]
+
+
+async def test_cli_stops_waiting_at_the_rounds_expiry(
+    make_computer: MakeComputer, server: Any
+) -> None:
+    computer = await make_computer()
+    computer.on(Event.TOOL_CALL, HostileTool([{"f": form("Name?")}], expires_in=2))
+
+    def run() -> tuple[int, str]:
+        term = Terminal.spawn(_cli(server.url))
+        try:
+            shown = term.expect("(string): ")  # nobody types: the deadline passes
+            code = term.process.wait(timeout=60)
+            return code, shown + term.drain()
+        finally:
+            term.close()
+
+    code, shown = await asyncio.to_thread(run)
+    assert code == 1, shown
+    assert "within 2 s)" in shown or "within 1 s)" in shown  # the prompt said so
+    assert "were not answered within 2 s" in shown
+    cancel = await computer.wait_for_request(Event.TOOL_CALL, lambda p: p["req_id"].endswith(".x"))
+    assert cancel["a2c_input_responses"] == {"f": {"action": "cancel"}}
