@@ -182,8 +182,8 @@ async def test_a_handshake_host_is_sent_the_bridges_own_requests(
 
 async def test_what_the_host_did_not_declare_is_declined(procs: Any, tmp_path: Path) -> None:
     """A host without elicitation or sampling: the call takes no input and the Computer
-    declines for it (as before); a host with elicitation only: the bridge declines the
-    sampling, in either era."""
+    declines for it (as before); a host with elicitation only: the office is not told of
+    sampling, so the Computer declines it, in either era."""
     answers = Answers()
     async with office(procs, asking_config(tmp_path), tools=20) as (url, room):
         async with stdio_host(url, room, procs.log_dir / "none.log") as (bare, _):
@@ -194,7 +194,7 @@ async def test_what_the_host_did_not_declare_is_declined(procs: Any, tmp_path: P
         ) as (forms, _):
             assert text_of(await forms.call_tool("box__greet", {})) == "hello Ann"
             model = text_of(await forms.call_tool("box__ask_model", {"question": "q"}))
-            assert model.startswith("ask_model failed:") and "not supported" in model, model
+            assert model.startswith("ask_model failed:") and "not take sampling" in model, model
         async with modern_stdio_host(
             url, room, procs.log_dir / "modern-forms.log", elicitation_callback=answers.elicit
         ) as client:
@@ -202,7 +202,7 @@ async def test_what_the_host_did_not_declare_is_declined(procs: Any, tmp_path: P
                 "resolved hello Ann"
             )
             model = text_of(await client.call_tool("box__ask_model", {"question": "q"}))
-            assert model.startswith("ask_model failed:") and "not supported" in model, model
+            assert model.startswith("ask_model failed:") and "not take sampling" in model, model
     assert ("sampling", "q") not in answers.asked
 
 

@@ -10,6 +10,11 @@ exchange in the same run (no decoding into models, no cache, no listeners):
 - tool call: ``AsyncAgent.call_tool`` vs a bare ``call("client:tool_call", ...)``, both
   connected at once and measured in alternating rounds (bare then Agent, ``--calls`` each),
   so a change in the machine's load hits both sides; the figure is the median round;
+- a tool that asks: ``call_tool(..., on_input=handler)`` of a tool whose Computer answers
+  the first round with 16 form requests (the most a round may carry) and the retry with
+  the result; the handler accepts each at once. Its figure is set against the plain
+  ``AsyncAgent`` call of the same round (two round trips and 16 answers against one);
+  compare it across builds (``PYTHONPATH`` at another build's ``a2c_agent``);
 - cache refresh: the Computer announces ``server:update_tool_list``; the Agent gets
   ``notify:update_tool_list``, fetches and decodes the 1,000 tools and fires its tools
   listener. The reference fetches the same list with a bare ``call("client:get_tools")``.
@@ -28,9 +33,21 @@ from typing import Any
 import socketio
 from _benchkit import NAMESPACE, join, server
 
-from a2c_agent import AsyncAgent
+from a2c_agent import AsyncAgent, ElicitationResponse, InputRequest, InputResponse
 
 REPLY = {"content": [{"type": "text", "text": "hi"}], "isError": False}
+#: The first round of the tool that asks: 16 forms, the most one round may carry.
+ASKED = {
+    "resultType": "input_required",
+    "inputRequests": {
+        f"q{i}": {"method": "elicitation/create",
+                  "params": {"mode": "form", "message": f"Field {i}?", "requestedSchema": {
+                      "type": "object", "properties": {"v": {"type": "string"}}}}}
+        for i in range(16)
+    },
+    "requestState": "state",
+    "_meta": {"a2c_mcp_server": "asker", "a2c_expires_in": 300},
+}  # fmt: skip
 TOOLS = [
     {
         "name": f"tool_{i:04d}",
@@ -53,6 +70,8 @@ async def host_computer(url: str, name: str, office: str) -> None:
 
     @computer.on("client:tool_call", namespace=NAMESPACE)  # type: ignore[untyped-decorator]
     async def answer(data: dict[str, Any]) -> dict[str, Any]:
+        if data["tool_name"] == "ask" and "a2c_input" in data and "a2c_request_state" not in data:
+            return ASKED
         return REPLY
 
     @computer.on("client:get_tools", namespace=NAMESPACE)  # type: ignore[untyped-decorator]
@@ -76,11 +95,15 @@ def _bare_payload() -> dict[str, Any]:
             "tool_name": "echo", "params": {"text": "hi"}, "timeout": 30}  # fmt: skip
 
 
+async def _accept(request: InputRequest) -> InputResponse:
+    return ElicitationResponse.accept({"v": "x"})
+
+
 async def calls_in_rounds(
     url: str, agent: AsyncAgent, calls: int, rounds: int
-) -> list[tuple[float, float]]:
-    """(bare µs, Agent µs) per call, one pair per round; the bare client has its own office
-    (one Agent per office) and Computer."""
+) -> list[tuple[float, float, float]]:
+    """(bare µs, Agent µs, Agent µs for a tool that asks) per call, one triple per round;
+    the bare client has its own office (one Agent per office) and Computer."""
     client = socketio.AsyncClient(reconnection=False, handle_sigint=False)
     await join(client, url, "a2c", "agent", "bare", "office-bare")
 
@@ -90,10 +113,15 @@ async def calls_in_rounds(
     async def ours() -> None:
         await agent.call_tool("box", "echo", {"text": "hi"}, timeout=30)
 
+    async def asking() -> None:
+        result = await agent.call_tool("box", "ask", {}, timeout=30, on_input=_accept)
+        assert result.content[0]["text"] == "hi"
+
     for _ in range(50):
         await bare()
         await ours()
-    pairs: list[tuple[float, float]] = []
+        await asking()
+    pairs: list[tuple[float, float, float]] = []
     for _ in range(rounds):
         start = time.process_time()
         for _ in range(calls):
@@ -102,7 +130,12 @@ async def calls_in_rounds(
         start = time.process_time()
         for _ in range(calls):
             await ours()
-        pairs.append((per_bare, _cpu(start, calls)))
+        per_ours = _cpu(start, calls)
+        asks = max(1, calls // 4)
+        start = time.process_time()
+        for _ in range(asks):
+            await asking()
+        pairs.append((per_bare, per_ours, _cpu(start, asks)))
     await client.disconnect()
     return pairs
 
@@ -175,10 +208,16 @@ async def main_async(calls: int, rounds: int, refreshes: int) -> None:
     print(f"client-side CPU, {rounds} rounds of {calls} calls each side, "
           f"{refreshes} refreshes of 1,000 tools\n")  # fmt: skip
     print(f"{'':<34}{'bare µs':>10}{'AsyncAgent µs':>15}{'ratio':>8}")
-    ratios = sorted(ours / bare for bare, ours in pairs)
-    for i, (bare, ours) in enumerate(pairs, 1):
+    ratios = sorted(ours / bare for bare, ours, _ in pairs)
+    for i, (bare, ours, _) in enumerate(pairs, 1):
         print(f"{f'per tool call, round {i}':<34}{bare:>10.0f}{ours:>15.0f}{ours / bare:>7.2f}x")
     print(f"{'per tool call, median round':<34}{'':>25}{ratios[len(ratios) // 2]:>7.2f}x")
+    asked = sorted(a for _, _, a in pairs)
+    print(f"\n{'':<34}{'plain µs':>10}{'asking µs':>15}{'ratio':>8}")
+    for i, (_, ours, ask) in enumerate(pairs, 1):
+        print(f"{f'tool asking 16 forms, round {i}':<34}{ours:>10.0f}{ask:>15.0f}"
+              f"{ask / ours:>7.2f}x")  # fmt: skip
+    print(f"{'tool asking 16 forms, median':<34}{'':>10}{asked[len(asked) // 2]:>15.0f}")
     print(f"{'per tool list (1,000 tools)':<34}{bare_list:>10.0f}{sdk_refresh:>15.0f}"
           f"{sdk_refresh / bare_list:>7.2f}x")  # fmt: skip
     print(f"\nnotify:update_tool_list -> tools listener fired: median {refresh_ms:.1f} ms wall")

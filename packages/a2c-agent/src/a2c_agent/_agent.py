@@ -25,6 +25,7 @@ from a2c_protocol import (
     new_reclaim_secret,
     with_version_query,
 )
+from a2c_protocol._input import DEFAULT_MAX_REQUESTS_PER_CALL, DEFAULT_MAX_REQUESTS_PER_ROUND
 from a2c_protocol._lines import LINE_0_2, LINE_VERSIONS, Line
 
 from ._core import _req_id as _req_id
@@ -32,7 +33,7 @@ from ._events import DesktopListener, NotificationListener, StateListener, Tools
 from ._notify import Listeners, NotificationStream
 from ._rpc._blobpull import DEFAULT_CHUNK_BYTES, DEFAULT_MAX_IN_FLIGHT
 from ._rpc._inflight import TOOL_CALL_GRACE, InFlightCalls
-from ._rpc._input import DEFAULT_MAX_INPUT_ROUNDS, InputHandler
+from ._rpc._input import DEFAULT_MAX_INPUT_ROUNDS, InputHandler, InputLimits
 from ._rpc._progress import ProgressWaits
 from ._rpc._requests import RequestsMixin
 from ._rules import ToolCache
@@ -109,6 +110,11 @@ class AsyncAgent(LinkMixin, RequestsMixin, UploadMixin):
         input_capabilities: what the calls made with a handler declare they can answer
             (default: forms, URLs, sampling, sampling with tools).
         max_input_rounds: rounds of input one call may ask for.
+        max_input_requests_per_round: input requests one round may carry (default 16);
+            a larger round is refused whole, no handler asked
+            (:class:`InputRequestsExceededError`).
+        max_input_requests_per_call: input requests all the rounds of one call may carry
+            together (default 64); past it, the same.
         rejoin_budget: after a reconnect, how long (seconds; None: for ever) a re-join
             refused because the agent's name or the office's seat is still held is tried
             again, while the agent stays ``RECONNECTING`` (:attr:`reconnecting_reason`
@@ -142,6 +148,8 @@ class AsyncAgent(LinkMixin, RequestsMixin, UploadMixin):
         input_handler: InputHandler | None = None,
         input_capabilities: InputCapabilities | None = None,
         max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
+        max_input_requests_per_round: int = DEFAULT_MAX_REQUESTS_PER_ROUND,
+        max_input_requests_per_call: int = DEFAULT_MAX_REQUESTS_PER_CALL,
         rejoin_budget: float | None = REJOIN_BUDGET,
     ) -> None:
         if not name:
@@ -168,11 +176,18 @@ class AsyncAgent(LinkMixin, RequestsMixin, UploadMixin):
         self._max_drained_bytes = max_drained_bytes
         self._blob_chunk_bytes = blob_chunk_bytes
         self._blob_max_in_flight = blob_max_in_flight
-        if max_input_rounds < 1:
-            raise ValueError("max_input_rounds must be at least 1")
+        if min(max_input_rounds, max_input_requests_per_round, max_input_requests_per_call) < 1:
+            raise ValueError(
+                "max_input_rounds, max_input_requests_per_round and "
+                "max_input_requests_per_call must be at least 1"
+            )
         self._input_handler = input_handler
         self._input_capabilities = input_capabilities or InputCapabilities()
-        self._max_input_rounds = max_input_rounds
+        self._input_limits = InputLimits(
+            rounds=max_input_rounds,
+            per_round=max_input_requests_per_round,
+            per_call=max_input_requests_per_call,
+        )
         # The protocol line: 0.2 first, 0.4 after a 4008 saying the Server takes it, or pinned.
         self._line: Line = protocol or LINE_0_2
         self._line_pinned = protocol is not None

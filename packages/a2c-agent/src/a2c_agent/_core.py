@@ -32,7 +32,7 @@ from ._exceptions import (
 from ._notify import Listeners, NotificationStream
 from ._rpc._deadline import Deadline, expire
 from ._rpc._inflight import InFlightCalls
-from ._rpc._input import InputHandler
+from ._rpc._input import InputHandler, InputLimits
 from ._rpc._progress import ProgressWaits
 from ._rules import (
     ToolCache,
@@ -83,7 +83,7 @@ class AgentCore:
     _blob_max_in_flight: int
     _input_handler: InputHandler | None
     _input_capabilities: InputCapabilities
-    _max_input_rounds: int
+    _input_limits: InputLimits
 
     _state: AgentState
     _office: str | None

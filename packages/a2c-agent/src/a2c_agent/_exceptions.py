@@ -12,6 +12,8 @@
     │   ├── AckTimeoutError               no ack within ``request_timeout`` (also a TimeoutError)
     │   ├── ToolCallTimeoutError          a tool call outlived its timeout (it may have run)
     │   ├── InputRoundsExceededError      a tool kept asking for input past max_input_rounds
+    │   ├── InputRequestsExceededError    a round (or a call) carried more input requests than taken
+    │   ├── InputTimeoutError             no answer to a tool's input request before it expired
     │   ├── InvalidResponseError          a peer's answer does not match the protocol model
     │   ├── BlobIntegrityError            pulled bytes never matched their size / SHA-256
     │   ├── BlobLimitError                a blob is larger than the caller allows
@@ -43,7 +45,9 @@ __all__ = [
     "BlobLimitError",
     "ConnectionLostError",
     "EventUnsupportedError",
+    "InputRequestsExceededError",
     "InputRoundsExceededError",
+    "InputTimeoutError",
     "InvalidResponseError",
     "JoinOfficeError",
     "LeaveOfficeError",
@@ -245,3 +249,38 @@ class InputRoundsExceededError(AgentError):
         self.computer = computer
         self.tool = tool
         self.rounds = rounds
+
+
+class InputRequestsExceededError(AgentError):
+    """A Computer asked more input requests than the agent takes: in one round more than
+    ``max_input_requests_per_round`` (``scope == "round"``), or over the rounds of one call
+    more than ``max_input_requests_per_call`` (``scope == "call"``).
+
+    No handler was asked about that round; the Computer was told its requests are
+    cancelled, and the call has no result.
+    """
+
+    def __init__(
+        self, computer: str, tool: str, *, scope: str, count: int, cap: int, reason: str
+    ) -> None:
+        super().__init__(f"tool {tool!r} on {computer!r}: {reason}")
+        self.computer = computer
+        self.tool = tool
+        self.scope = scope
+        self.count = count
+        self.cap = cap
+
+
+class InputTimeoutError(AgentError, TimeoutError):
+    """The input handler had not answered when the Computer's ``expires_in`` for the round
+    ran out: the SDK stopped waiting, told the Computer the requests are cancelled, and the
+    call has no result."""
+
+    def __init__(self, computer: str, tool: str, expires_in: float) -> None:
+        super().__init__(
+            f"tool {tool!r} on {computer!r}: the input requests were not answered within "
+            f"{expires_in:g} s, the time the Computer keeps them"
+        )
+        self.computer = computer
+        self.tool = tool
+        self.expires_in = expires_in

@@ -132,7 +132,9 @@ def _interactive_call(url: str) -> tuple[int, str, list[str]]:
         term.type("12")
         term.expect("must be at least 18")
         term.type("")  # optional: left out
-        screens.append(term.expect('Send {"name": "Ann"}? [Y]es / [e]dit / [d]ecline / [c]ancel: '))
+        screens.append(
+            term.expect('Send {"name": "Ann"}? [S]end / [e]dit / [d]ecline / [c]ancel: ')
+        )
         term.type("")
         screens.append(term.expect("[a]ccept / [d]ecline / [c]ancel: "))
         term.type("d")

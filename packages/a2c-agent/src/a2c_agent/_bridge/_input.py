@@ -5,9 +5,12 @@ Computer hands the request to the Agent's call, and the Agent SDK's input handle
 (``call_tool(on_input=...)``, its round loop) answers it. The bridge's handler asks the host:
 
 * what the host may be asked is what it declared (``clientCapabilities``: a handshake-era
-  host's ``initialize``, a 2026-07-28 host's request ``_meta``); a host that declared no
-  elicitation and no sampling makes a call without a handler, and the Computer declines
-  for it, as before; a kind the host did not declare is declined by the bridge;
+  host's ``initialize``, a 2026-07-28 host's request ``_meta``), and the office is told
+  that much and no more (the call's ``a2c_input``); a host that declared no elicitation
+  and no sampling makes a call without a handler, and the Computer declines for it, as
+  before; a kind the host did not declare, asked anyway by a Computer, is declined by the
+  SDK's rounds before this handler (and by the handler, should one get through), as are
+  URLs that are not web links and rounds over the SDK's caps;
 * a handshake-era host is sent the bridge's own ``elicitation/create`` /
   ``sampling/createMessage`` / ``roots/list`` request, on the stream of its call, and its
   answer goes back (a URL-mode elicitation gets an ``elicitationId`` when it has none, as

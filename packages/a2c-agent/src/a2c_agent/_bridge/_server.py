@@ -212,6 +212,9 @@ class Bridge:
             )
             return resumed
         on_progress = _progress_to(ctx)
+        # The office hears only what the host declared: a kind it cannot answer is
+        # declined by the Computer (or, from a hostile one, by the SDK) without asking it.
+        taken = host_capabilities(ctx)
 
         async def office(on_input: InputHandler | None) -> dict[str, Any]:
             try:
@@ -222,13 +225,13 @@ class Bridge:
                     timeout=self.options.tool_timeout,
                     on_progress=on_progress,
                     on_input=on_input,
+                    input_capabilities=taken,
                 )
             except A2CError as exc:
                 logger.warning("tool %r on %r failed: %s", route.tool, route.computer, exc)
                 return error_result(exc, computer=route.computer, tool=route.tool)
             return mcp_result(result, route.computer)
 
-        taken = host_capabilities(ctx)
         if taken is None:  # the host answers nothing: the Computer declines, as before
             return await office(None)
         if is_handshake(ctx):

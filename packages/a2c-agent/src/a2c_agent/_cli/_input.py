@@ -17,6 +17,13 @@ in this order of preference:
 A form that asks for a secret is declined without asking (MCP forbids secrets in forms).
 Every exchange is kept for ``--json`` (the result gets ``input_requests``) and said on
 stderr in one line when not prompted.
+
+Everything a peer wrote (message, URL, server and tool names, form titles, descriptions,
+choices and defaults, sampling prompts) is printed through :func:`._visible.visible`:
+control characters are shown escaped, never sent to the terminal raw. A prompt says by
+when the Computer wants the answer (the round's ``expires_in``); the SDK stops waiting then.
+Kinds the call did not declare and links that are not web links never get here: the SDK
+answers them (see :mod:`a2c_agent._rpc._input`).
 """
 
 from __future__ import annotations
@@ -26,10 +33,12 @@ import asyncio
 import contextlib
 import json
 import threading
+import time
 from collections.abc import Callable
 from typing import Any, TextIO, TypeVar
 from urllib.parse import urlsplit
 
+from a2c_agent._rpc._input import input_deadline
 from a2c_protocol import (
     ElicitationRequest,
     ElicitationResponse,
@@ -48,9 +57,22 @@ from a2c_protocol._input import (
     secret_fields,
 )
 
+from ._visible import visible
+
 __all__ = ["CliInput", "add_input_args", "read_input_args"]
 
 _WORDS = ("accept", "decline", "cancel")
+#: What the review of a filled form takes: each documented word, its letter, and yes.
+_REVIEW: dict[str, str] = {
+    **dict.fromkeys(("", "s", "send", "y", "yes"), "s"),
+    **{word: word[0] for word in ("edit", "decline", "cancel")},
+    **{word[0]: word[0] for word in ("edit", "decline", "cancel")},
+}
+#: What a URL's prompt takes: the three answers and their letters.
+_URL_CHOICES: dict[str, str] = {
+    **{word: word[0] for word in _WORDS},
+    **{word[0]: word[0] for word in _WORDS},
+}
 #: The ``model`` a typed or ``--sample`` text reply claims to come from.
 CLI_MODEL = "a2c-agent-cli"
 
@@ -113,8 +135,18 @@ def _who(request: InputRequest) -> str:
     origin = request.origin
     if origin is None:
         return "the tool"
-    server = f" / {origin.mcp_server}" if origin.mcp_server else ""
-    return f"{origin.computer}{server} (tool {origin.tool})"
+    server = f" / {visible(origin.mcp_server, one_line=True)}" if origin.mcp_server else ""
+    computer, tool = visible(origin.computer, one_line=True), visible(origin.tool, one_line=True)
+    return f"{computer}{server} (tool {tool})"
+
+
+def _until(deadline: float | None) -> str:
+    """The prompt's line saying by when to answer (empty when the Computer said nothing)."""
+    if deadline is None:
+        return ""
+    left = max(0, round(deadline - time.time()))
+    clock = time.strftime("%H:%M:%S", time.localtime(deadline))
+    return f"  (answer by {clock}, within {left} s)\n"
 
 
 class CliInput:
@@ -133,10 +165,12 @@ class CliInput:
         self._err = err
         self._read = read  # None: no terminal to ask on
         self._before_prompt = before_prompt
+        self._deadline: float | None = None
         #: Every request and its answer, for ``--json``.
         self.exchanges: list[dict[str, Any]] = []
 
     async def __call__(self, request: InputRequest) -> InputResponse:
+        self._deadline = input_deadline()  # the SDK's, read here: threads do not see it
         if self._read is None:
             response = self._respond(request)
         else:  # a prompt blocks on the terminal: not on the loop, and not past Ctrl-C
@@ -153,8 +187,13 @@ class CliInput:
         return response
 
     def _say(self, line: str) -> None:
-        self._err.write(f"a2c-agent: {line}\n")
+        self._write(f"a2c-agent: {line}\n")
         self._err.flush()
+
+    def _write(self, text: str) -> None:
+        """Write to the terminal; peer text in ``text`` was made visible where it was put
+        in, and this catches what was not."""
+        self._err.write(visible(text))
 
     def _respond(self, request: InputRequest) -> InputResponse:
         if isinstance(request, ElicitationRequest):
@@ -207,20 +246,22 @@ class CliInput:
     def _ask(self, prompt: str) -> str | None:
         """One line from the terminal (None at end of input)."""
         assert self._read is not None
-        self._err.write(prompt)
+        self._write(prompt)
         self._err.flush()
         line = self._read()
         return None if line == "" else line.rstrip("\r\n")
 
-    def _choose(self, prompt: str, choices: str, default: str) -> str:
+    def _choose(self, prompt: str, choices: dict[str, str]) -> str:
+        """The letter of the answer typed (a word or its letter); ``c`` at end of input."""
         while True:
             line = self._ask(prompt)
             if line is None:
                 return "c"
-            picked = (line.strip().lower() or default)[:1]
-            if picked in choices:
+            picked = choices.get(line.strip().lower())
+            if picked is not None:
                 return picked
-            self._err.write(f"  answer one of {', '.join(choices)}\n")
+            words = sorted(w for w in choices if len(w) > 1 and w not in ("y", "yes"))
+            self._write(f"  answer one of {', '.join(words)} (or its first letter)\n")
 
     def _prompt_form(self, request: ElicitationRequest) -> InputResponse:
         assert request.requested_schema is not None
@@ -229,7 +270,8 @@ class CliInput:
         except ValueError as exc:
             self._say(f"declined the form of {_who(request)}: {exc}")
             return ElicitationResponse.decline()
-        self._err.write(f"\n{_who(request)} asks:\n  {request.message}\n")
+        self._write(f"\n{_who(request)} asks:\n  {visible(request.message)}\n")
+        self._write(_until(self._deadline))
         while True:
             content: dict[str, Any] = {}
             for field in fields:
@@ -238,11 +280,11 @@ class CliInput:
                     return ElicitationResponse.cancel()
                 if value is not _SKIP:
                     content[field.name] = value
-            shown = json.dumps(content, ensure_ascii=False)
+            shown = visible(json.dumps(content, ensure_ascii=False), one_line=True)
             picked = self._choose(
-                f"Send {shown}? [Y]es / [e]dit / [d]ecline / [c]ancel: ", "yedc", "y"
+                f"Send {shown}? [S]end / [e]dit / [d]ecline / [c]ancel: ", _REVIEW
             )
-            if picked == "y":
+            if picked == "s":
                 return ElicitationResponse.accept(content)
             if picked in "dc":
                 return (
@@ -252,7 +294,7 @@ class CliInput:
     def _prompt_field(self, field: FormField) -> Any:
         hint = _field_hint(field)
         while True:
-            line = self._ask(f"  {field.label}{hint}: ")
+            line = self._ask(f"  {visible(field.label, one_line=True)}{hint}: ")
             if line is None:
                 return _CANCEL
             if not line.strip():
@@ -260,33 +302,37 @@ class CliInput:
                     return field.default
                 if not field.required:
                     return _SKIP
-                self._err.write("  required\n")
+                self._write("  required\n")
                 continue
             try:
                 return parse_field(field, line)
             except ValueError as exc:
-                self._err.write(f"  {exc}\n")
+                self._write(f"  {visible(exc)}\n")
 
     def _prompt_url(self, request: ElicitationRequest) -> InputResponse:
         host = urlsplit(request.url or "").hostname or "?"
-        self._err.write(
+        self._write(
             f"\n{_who(request)} asks you to open a URL (a2c-agent does not open it):\n"
-            f"  {request.message}\n  URL:  {request.url}\n  host: {host}\n"
+            f"  {visible(request.message)}\n  URL:  {visible(request.url, one_line=True)}\n"
+            f"  host: {visible(host, one_line=True)}\n{_until(self._deadline)}"
         )
         picked = self._choose(
-            "Open it yourself, then: [a]ccept / [d]ecline / [c]ancel: ", "adc", ""
+            "Open it yourself, then: [a]ccept / [d]ecline / [c]ancel: ", _URL_CHOICES
         )
         return ElicitationResponse({"a": "accept", "d": "decline", "c": "cancel"}[picked])  # type: ignore[arg-type]
 
     def _prompt_sampling(self, request: SamplingRequest) -> InputResponse:
-        self._err.write(f"\n{_who(request)} asks the model (sampling):\n")
+        self._write(f"\n{_who(request)} asks the model (sampling):\n")
+        self._write(_until(self._deadline))
         if request.system_prompt:
-            self._err.write(f"  system: {request.system_prompt}\n")
+            self._write(f"  system: {visible(request.system_prompt)}\n")
         for message in request.messages:
-            self._err.write(f"  {message.get('role', '?')}: {_message_text(message)}\n")
+            role = visible(message.get("role", "?"), one_line=True)
+            self._write(f"  {role}: {visible(_message_text(message))}\n")
         if request.wants_tools:
             names = [t.get("name") for t in request.params.get("tools", []) if isinstance(t, dict)]
-            self._err.write(f"  (the model may use tools: {', '.join(map(str, names))})\n")
+            shown = ", ".join(visible(n, one_line=True) for n in names)
+            self._write(f"  (the model may use tools: {shown})\n")
         line = self._ask("Type the model's reply (an empty line declines): ")
         if not line or not line.strip():
             return InputRefusal("sampling declined by the user")
@@ -328,16 +374,17 @@ async def _in_daemon_thread(function: Callable[[A], T], arg: A) -> T:
 def _field_hint(field: FormField) -> str:
     parts: list[str] = [field.kind if field.kind != "multi" else "several, comma-separated"]
     if field.options:
-        parts.append(" | ".join(f"{n}) {label}" for n, (_, label) in enumerate(field.options, 1)))
+        parts.append(" | ".join(f"{n}) {visible(label, one_line=True)}"
+                                for n, (_, label) in enumerate(field.options, 1)))  # fmt: skip
     if field.format:
-        parts.append(field.format)
+        parts.append(visible(field.format, one_line=True))
     if field.required:
         parts.append("required")
     text = f" ({'; '.join(parts)})"
     if field.description:
-        text = f" - {field.description}{text}"
+        text = f" - {visible(field.description, one_line=True)}{text}"
     if field.default is not None:
-        text += f" [{field.default}]"
+        text += f" [{visible(field.default, one_line=True)}]"
     return text
 
 

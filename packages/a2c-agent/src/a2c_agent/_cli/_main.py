@@ -83,6 +83,7 @@ from ._input import CliInput
 from ._progress import ToolProgressView
 from ._render import desktop_hint, render_table
 from ._skill import RAW, skill_command
+from ._visible import visible
 from ._watch import watch
 
 # The Agent (and python-socketio with it) loads when a command connects: ``--help``, a usage
@@ -228,7 +229,8 @@ async def _run(args: argparse.Namespace, out: TextIO, as_table: bool) -> int:
         text = render_put(data)
     elif as_table:
         width = shutil.get_terminal_size().columns
-        text = render_table(kind, data, width=width, tools=tools)
+        # Peer text read on a terminal: shown, never obeyed (JSON escapes C0 itself).
+        text = visible(render_table(kind, data, width=width, tools=tools))
     else:
         text = json.dumps(data, ensure_ascii=False)
     print(text, file=out, flush=True)
@@ -281,13 +283,13 @@ def _run_main(args: argparse.Namespace, out: TextIO, as_table: bool) -> int:
         # The reader went away (`| head`): that ends the output, it is not an error.
         _silence_stdout()
         return EXIT_OK
-    except RemoteError as exc:
-        print(f"a2c-agent: error {exc.code}: {exc.message}", file=sys.stderr)
+    except RemoteError as exc:  # a peer's words: shown, never obeyed by the terminal
+        print(f"a2c-agent: error {exc.code}: {visible(exc.message)}", file=sys.stderr)
         if str(exc) != f"[{exc.code}] {exc.message}":  # e.g. the versions of a 4008
-            print(f"a2c-agent: {exc}", file=sys.stderr)
+            print(f"a2c-agent: {visible(exc)}", file=sys.stderr)
         return EXIT_ERROR
     except (A2CError, ValueError) as exc:
-        print(f"a2c-agent: error: {exc}", file=sys.stderr)
+        print(f"a2c-agent: error: {visible(exc)}", file=sys.stderr)
         if isinstance(exc, JoinOfficeError) and "already taken" in exc.reason:
             print(
                 "a2c-agent: hint: another peer uses this name in the office: pass "

@@ -11,6 +11,8 @@ from typing import TextIO
 
 from a2c_protocol import ToolCallProgress
 
+from ._visible import visible
+
 __all__ = ["ToolProgressView"]
 
 
@@ -19,7 +21,8 @@ def progress_text(report: ToolCallProgress) -> str:
     value = f"{report.progress:g}"
     if report.total:
         value += f"/{report.total:g} ({report.progress / report.total * 100:.1f}%)"
-    return f"{value} {report.message}" if report.message else value
+    # The MCP server's words, on a line redrawn in place: no control character gets through.
+    return f"{value} {visible(report.message, one_line=True)}" if report.message else value
 
 
 class ToolProgressView:

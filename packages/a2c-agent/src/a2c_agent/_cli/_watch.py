@@ -20,6 +20,7 @@ from a2c_agent._types import AgentNotification
 from a2c_protocol import to_wire
 
 from ._args import EXIT_ERROR, EXIT_OK
+from ._visible import visible
 
 if TYPE_CHECKING:
     from a2c_agent._agent import AsyncAgent
@@ -37,10 +38,14 @@ def notification_json(notification: AgentNotification, when: dt.datetime) -> dic
 
 
 def notification_line(notification: AgentNotification, when: dt.datetime) -> str:
-    """The readable line for one notification: time, event, then ``key=value`` fields."""
+    """The readable line for one notification: time, event, then ``key=value`` fields
+    (peers' names and values with their control characters shown escaped)."""
     data = to_wire(notification.payload)
     fields = " ".join(
-        f"{key}={value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)}"
+        visible(
+            f"{key}={value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)}",
+            one_line=True,
+        )
         for key, value in (data.items() if isinstance(data, dict) else ())
         if value is not None
     )

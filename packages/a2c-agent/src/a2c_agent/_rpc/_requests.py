@@ -32,6 +32,7 @@ from a2c_protocol import (
     GetResourcesRet,
     GetToolsReq,
     GetToolsRet,
+    InputCapabilities,
     InputOrigin,
     InputRequired,
     InvalidPayloadError,
@@ -171,6 +172,7 @@ class RequestsMixin(FacadesMixin):
         on_progress: ProgressCallback | None = None,
         timeout_resets_on_progress: bool = False,
         on_input: InputHandler | None = None,
+        input_capabilities: InputCapabilities | None = None,
     ) -> CallToolResult:
         """Call ``tool_name`` on ``computer`` and return its ``CallToolResult``.
 
@@ -207,7 +209,14 @@ class RequestsMixin(FacadesMixin):
         new round of the call (same ``timeout`` each, ``req_id`` of round *n* is
         ``<req_id>.<n>``), until the tool returns. Without a handler the call does not take
         input, and the Computer declines on the Agent's behalf, as before. More than the
-        agent's ``max_input_rounds`` rounds raise :class:`InputRoundsExceededError`.
+        agent's ``max_input_rounds`` rounds raise :class:`InputRoundsExceededError`; a
+        round of more than ``max_input_requests_per_round`` requests, or more than
+        ``max_input_requests_per_call`` in all, raises
+        :class:`InputRequestsExceededError` without asking the handler; a handler that
+        has not answered when the round expires at the Computer (its ``expires_in``)
+        raises :class:`InputTimeoutError`. ``input_capabilities`` (default: the agent's)
+        is what this call declares it can answer: a request of another kind, or a URL
+        that is not a web link, is answered no without asking the handler.
         """
         handler = on_input if on_input is not None else self._input_handler
         if handler is None and tracing_idle():  # the plain call: as few frames as can be
@@ -220,7 +229,10 @@ class RequestsMixin(FacadesMixin):
             return plain
         run: Callable[..., Awaitable[CallToolResult | InputRequired]] = (
             functools.partial(self._call_once, extra=None) if handler is None
-            else functools.partial(self._call_tool, on_input=handler)
+            else functools.partial(
+                self._call_tool, on_input=handler,
+                capabilities=input_capabilities or self._input_capabilities,
+            )
         )  # fmt: skip
         if tracing_idle():
             answer = await run(
@@ -262,6 +274,7 @@ class RequestsMixin(FacadesMixin):
         timeout_resets_on_progress: bool,
         trace: dict[str, str] | None,
         on_input: InputHandler,
+        capabilities: InputCapabilities,
     ) -> CallToolResult:
         """A call with an input handler: its rounds (see :func:`._input.input_rounds`)."""
         if req_id is not None and not (isinstance(req_id, str) and req_id):
@@ -278,7 +291,7 @@ class RequestsMixin(FacadesMixin):
 
         return await input_rounds(
             once, req_id, InputOrigin(computer=computer, tool=tool_name), on_input,
-            capabilities=self._input_capabilities, max_rounds=self._max_input_rounds,
+            capabilities=capabilities, limits=self._input_limits,
         )  # fmt: skip
 
     async def _call_once(
