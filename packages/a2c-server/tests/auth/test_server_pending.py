@@ -66,7 +66,7 @@ async def test_pending_join_timeout_zero_means_no_deadline() -> None:
 
 async def connect_from(srv: RunningServer, address: str | None) -> Any:
     """A role-less client with the token, seen from ``address`` (X-Forwarded-For, which
-    uvicorn trusts from 127.0.0.1); the connect_error data when it was refused."""
+    the Server trusts from 127.0.0.1 when named); the connect_error data when refused."""
     errors: list[Any] = []
     sio = socketio.AsyncClient(reconnection=False)
     sio.on("connect_error", errors.append, namespace=NAMESPACE)
@@ -82,7 +82,8 @@ async def connect_from(srv: RunningServer, address: str | None) -> Any:
 
 
 async def test_pending_a_shared_token_subject_is_capped_per_client_address() -> None:
-    settings = ServerSettings(auth_token=TOKEN, max_connections_per_subject=2)
+    settings = ServerSettings(auth_token=TOKEN, max_connections_per_subject=2,
+                              forwarded_allow_ips="127.0.0.1")  # fmt: skip
     async with running_server(settings) as srv:
         held = [await connect_from(srv, "203.0.113.1") for _ in range(2)]
         assert all(isinstance(c, socketio.AsyncClient) for c in held), held
