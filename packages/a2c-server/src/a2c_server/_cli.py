@@ -177,8 +177,8 @@ def _parser() -> argparse.ArgumentParser:
     opt("--admission-timeout", "admission_timeout", float,
         "seconds a new connection has to be admitted to /smcp before it is closed")  # fmt: skip
     opt("--join-timeout", "join_timeout", float,
-        "seconds a session admitted without auth.role has to join an office before it "
-        "is disconnected (0: no deadline)")  # fmt: skip
+        "seconds a session in no office (from its connect, or its leave) has to join "
+        "one before it is disconnected (0: no deadline)")  # fmt: skip
     opt("--max-unadmitted-per-address", "max_unadmitted_per_address", int,
         "connections one address may hold that are not admitted yet (a new one closes "
         "the oldest)")  # fmt: skip
