@@ -238,6 +238,15 @@ class _RedisManager(RedisManagerShim):
     def listen_channels(self) -> tuple[str, ...]:
         return (self.shared_channel, self.node_channel)
 
+    def publish_raw(self, channel: str, payload: bytes) -> None:
+        """Queue one message on ``channel`` with the node's replyless publisher (the
+        console's feed across nodes: in order with the relay's own messages)."""
+        self._publisher.publish(channel, payload)
+
+    async def subscribers(self, channel: str) -> int:
+        """How many connections subscribe to ``channel`` now (PUBSUB NUMSUB)."""
+        return await self._publisher.transport.subscribers(channel)
+
     def listen_failed(self, exc: Exception, retry_in: float) -> None:
         # Subscriptions made before are gone with the connection (everyone's, if Redis
         # restarted): forget who was heard, ask again.
