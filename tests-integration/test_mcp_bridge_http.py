@@ -335,9 +335,7 @@ async def test_a_hosts_trace_context_goes_on_with_the_call(
     assert carried.split("-")[1:2] == [TRACE], call
 
 
-async def test_the_http_bridge_makes_a_token_unless_told_not_to(
-    procs: Any, tmp_path: Path
-) -> None:
+async def test_the_http_bridge_makes_a_token_unless_told_not_to(procs: Any, tmp_path: Path) -> None:
     """A loopback port is open to every local account: without a token given, the bridge
     makes one, leaves it in a file only its user reads, and refuses requests without it."""
     office = f"office-{uuid.uuid4()}"
