@@ -94,6 +94,7 @@ async def test_watch_console_refusals_say_what_to_do(tmp_path: Path) -> None:
     async with running_server() as plain:
         code, err = await _watch_once(plain.url, A2C_ADMIN_TOKEN=ADMIN)
         assert code == 1 and "serves no console; start it with --console" in err, err
+        assert "passes /console/ on" in err, err  # a balancer that does not is one cause
     code, err = await _watch_once("http://127.0.0.1:9", A2C_ADMIN_TOKEN=ADMIN)
     assert code == 1 and "cannot reach the console at http://127.0.0.1:9" in err, err
     assert "Traceback" not in err
