@@ -10,10 +10,12 @@ Rules:
 
 * every session gets ``join_timeout`` seconds to join an office, counted from its connect;
 * a successful ``server:join_office`` stops the clock; a successful
-  ``server:leave_office`` (the session is in no office again) starts it afresh;
+  ``server:leave_office`` (the session is in no office again) starts it afresh, and so does
+  a join the Server could not decide because its registry was unavailable (the Server's
+  fault, not the client's: a Computer retrying through a Redis failover keeps its session);
 * past the deadline the session is disconnected, with a folded WARNING ``connection
   closed: in no office for join_timeout`` naming the peer, the timeout and what started
-  the clock (``since=connect`` or ``since=leave``), counted in
+  the clock (``since=connect``, ``leave`` or ``registry_unavailable``), counted in
   ``a2c_server_refusals_total{cause="join_deadline"}``;
 * ``join_timeout`` 0 turns the deadline off.
 """
@@ -62,6 +64,11 @@ class JoinDeadlines:
         """``sid`` left its office and is in none: the clock starts afresh."""
         if sid in self._peers:
             self._start(sid, "leave")
+
+    def undecided(self, sid: str) -> None:
+        """A join of ``sid`` failed on the registry: if it is in no office, a fresh clock."""
+        if sid in self._timers:
+            self._start(sid, "registry_unavailable")
 
     def forget(self, sid: str) -> None:
         """``sid`` disconnected."""

@@ -94,6 +94,8 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin, EarlyRefusalMi
             except StoreUnavailableError as exc:
                 log(_log, logging.WARNING, "request failed: registry unavailable", sid=sid,
                     event=event.value, reason=exc)  # fmt: skip
+                if event is Event.JOIN_OFFICE:
+                    self._join_deadlines.undecided(sid)
                 return _unavailable_answer(event, exc)
             except Exception:
                 _log.exception("handler failed event=%s sid=%s", event.value, sid)
