@@ -249,7 +249,7 @@ class ConsoleFeed:
     def _tell_calls(self, done: dict[str, Any]) -> None:
         message = None
         for viewer in self._viewers:
-            if viewer.calls and viewer.office in (None, done["office"]):
+            if viewer.calls and viewer.office in (None, done.get("office")):
                 message = message or _sse("call", done)
                 viewer.events.append(message)
                 viewer.wake.set()
