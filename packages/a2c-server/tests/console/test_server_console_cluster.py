@@ -53,8 +53,8 @@ async def test_console_records_go_out_only_while_watched_elsewhere_and_come_in_b
     async def nobody(channel: str) -> int:
         return 0
 
-    channel = ConsoleChannel(url="redis://127.0.0.1:9", channel="p:console", node_id="n1",
-                             publish=lambda c, p: sent.append((c, p)), subscribers=nobody)  # fmt: skip
+    channel = ConsoleChannel(channel="p:console", node_id="n1", subscribers=nobody,
+                             publish=lambda c, p: sent.append((c, p)), pubsub=lambda: None)  # fmt: skip
     attached: list[object] = []
     feed = ConsoleFeed(registry=None, metrics=ServerMetrics(), node_id="n1",  # type: ignore[arg-type]
                        attach=attached.append)  # fmt: skip

@@ -10,9 +10,10 @@ office events of clients on other nodes never reached it. Rules:
   own subscription), asked once a second by a background task, never on a call's path;
   with nobody watching anywhere the namespace's observer stays None and a relayed call
   costs one attribute check, as on one node;
-* a node with at least one viewer subscribes to the channel on a connection of its own,
-  opened for its first viewer and closed with its last, and hands what the other nodes
-  publish to its feed (its own messages are skipped: it recorded them already);
+* a node with at least one viewer subscribes to the channel on a connection of its own
+  (from the publisher's pool), opened for its first viewer and closed with its last, and
+  hands what the other nodes publish to its feed (its own messages are skipped: it
+  recorded them already);
 * records carry names only (office, event, tool, Computer, Agent, outcome), never
   arguments or results, as the feed keeps them; a message that does not decode is
   dropped with a DEBUG line (Redis is the deployment's own, not a peer).
@@ -29,8 +30,6 @@ import json
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
-
-from redis import asyncio as aioredis
 
 from a2c_server._observe._logs import cause, log
 
@@ -50,14 +49,14 @@ class ConsoleChannel:
     def __init__(
         self,
         *,
-        url: str,
         channel: str,
         node_id: str,
         publish: Callable[[str, bytes], None],
         subscribers: Callable[[str], Awaitable[int]],
+        pubsub: Callable[[], Any],
     ) -> None:
         self.channel = channel
-        self._url = url
+        self._pubsub = pubsub
         self._node_id = node_id
         self._publish = publish
         self._subscribers = subscribers
@@ -123,9 +122,9 @@ class ConsoleChannel:
 
     async def _listen(self) -> None:
         while True:
-            client: Any = aioredis.from_url(self._url, protocol=2, socket_connect_timeout=5.0)
-            pubsub = client.pubsub(ignore_subscribe_messages=True)
+            pubsub: Any = None
             try:
+                pubsub = self._pubsub()
                 await pubsub.subscribe(self.channel)
                 self._subscribed = True
                 async for message in pubsub.listen():
@@ -137,10 +136,9 @@ class ConsoleChannel:
                     reason=cause(exc), retry_in=RETRY)  # fmt: skip
             finally:
                 self._subscribed = False
-                with contextlib.suppress(Exception):
-                    await pubsub.aclose()
-                with contextlib.suppress(Exception):
-                    await client.aclose()
+                if pubsub is not None:
+                    with contextlib.suppress(Exception):
+                        await pubsub.aclose()
             await asyncio.sleep(RETRY)
 
     def _received(self, data: Any) -> None:

@@ -46,13 +46,13 @@ def create_console(
         attach=attach,
         stale_after=settings.max_tool_timeout + settings.tool_call_buffer + 5,
     )
-    if multinode is not None and settings.redis_url is not None:
+    if multinode is not None:
         from ._cluster import ConsoleChannel
 
         feed.join_cluster(ConsoleChannel(
-            url=settings.redis_url, channel=f"{settings.redis_prefix}:console",
-            node_id=node_id, publish=multinode.manager.publish_raw,
-            subscribers=multinode.manager.subscribers,
+            channel=f"{settings.redis_prefix}:console", node_id=node_id,
+            publish=multinode.manager.publish_raw, subscribers=multinode.manager.subscribers,
+            pubsub=multinode.manager.console_pubsub,
         ))  # fmt: skip
     access = Access(settings.admin_token)
     return Console(feed=feed, access=access, node_id=node_id, drain=drain, audit=namespace.audit)
