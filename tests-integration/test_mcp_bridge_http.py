@@ -333,3 +333,41 @@ async def test_a_hosts_trace_context_goes_on_with_the_call(
         (call,) = box.received(Event.TOOL_CALL)
     carried = (call.get("a2c_trace") or {}).get("traceparent", "")
     assert carried.split("-")[1:2] == [TRACE], call
+
+
+async def test_the_http_bridge_makes_a_token_unless_told_not_to(procs: Any, tmp_path: Path) -> None:
+    """A loopback port is open to every local account: without a token given, the bridge
+    makes one, leaves it in a file only its user reads, and refuses requests without it."""
+    office = f"office-{uuid.uuid4()}"
+    logs = tmp_path / "logs"
+    runtime = tmp_path / "run"
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                       "clientInfo": {"name": "probe", "version": "1"}}}  # fmt: skip
+    base = {"Accept": "application/json, text/event-stream"}
+    async with http_bridge(DEAD, office, logs, runtime_dir=runtime) as (bridge, endpoint):
+        procs.track(bridge)
+        port = endpoint.rsplit(":", 1)[1].split("/")[0]
+        token_file = runtime / "a2c-agent" / f"mcp-http-{port}.token"
+        assert f"HTTP bearer token in {token_file}" in bridge.logs()
+        assert "'Authorization: Bearer <token>'" in bridge.logs()
+        assert token_file.stat().st_mode & 0o777 == 0o600
+        assert token_file.parent.stat().st_mode & 0o777 == 0o700
+        token = token_file.read_text().strip()
+        assert len(token) >= 32 and token not in bridge.logs()
+        async with httpx.AsyncClient(timeout=60) as http:
+            refused = await http.post(endpoint, json=init, headers=base)
+        assert refused.status_code == 401, refused.text
+        assert "Authorization: Bearer <token>" in refused.json()["error"]["message"]
+        async with handshake_http_host(endpoint, authorization=f"Bearer {token}") as session:
+            await session.send_ping()  # initialized and answered, with the token
+    assert not token_file.exists()  # the bridge stopped: its token went with it
+    async with http_bridge(DEAD, office, logs, "--no-token", name="bridge-open") as (
+        bridge,
+        endpoint,
+    ):
+        procs.track(bridge)
+        async with handshake_http_host(endpoint) as session:
+            await session.send_ping()
+        assert "without a bearer token (--no-token)" in bridge.logs()
+        assert "every account on this machine" in bridge.logs()

@@ -5,12 +5,8 @@ processes: ``a2c-server --console``, ``a2c-computer run``, the ``a2c-agent`` com
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-import os
-import signal
 import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -19,57 +15,11 @@ import pytest
 from a2c_agent import AsyncAgent, JoinOfficeError, result_text
 from a2c_server import ServerSettings
 from a2c_testkit.mcp_servers import stdio_server_config
-from a2c_testkit.processes import bin_path
 from a2c_testkit.server import running_server
 from a2c_testkit.triangle import computer_process, eventually, server_process, write_config
+from a2c_testkit.watch_console import watching
 
 ADMIN = "console-admin-token-for-watch-7c1e"
-
-
-class Watcher:
-    """``a2c-agent ... watch --console --json`` with its stdout read line by line."""
-
-    def __init__(self, process: asyncio.subprocess.Process) -> None:
-        self.process = process
-        self.lines: list[dict[str, Any]] = []
-        self.err = ""
-        self._readers = [asyncio.ensure_future(self._out()), asyncio.ensure_future(self._err())]
-
-    async def _out(self) -> None:
-        assert self.process.stdout is not None
-        async for line in self.process.stdout:
-            self.lines.append(json.loads(line))
-
-    async def _err(self) -> None:
-        assert self.process.stderr is not None
-        async for line in self.process.stderr:
-            self.err += line.decode()
-
-    def events(self) -> list[str]:
-        return [line["event"] for line in self.lines]
-
-    async def stop(self) -> int:
-        if self.process.returncode is None:
-            self.process.send_signal(signal.SIGINT)
-        code = await asyncio.wait_for(self.process.wait(), 60)
-        await asyncio.gather(*self._readers)
-        return code
-
-
-@contextlib.asynccontextmanager
-async def watching(url: str, office: str, *args: str, **env: str) -> AsyncIterator[Watcher]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith("A2C_")}
-    process = await asyncio.create_subprocess_exec(
-        bin_path("a2c-agent"), "--server", url, "--office", office, "--json", "watch",
-        "--console", *args,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        stdin=asyncio.subprocess.DEVNULL, env={**base, **env},
-    )  # fmt: skip
-    watcher = Watcher(process)
-    try:
-        yield watcher
-    finally:
-        await watcher.stop()
 
 
 async def test_watch_console_follows_an_office_whose_seat_is_taken(
@@ -144,6 +94,7 @@ async def test_watch_console_refusals_say_what_to_do(tmp_path: Path) -> None:
     async with running_server() as plain:
         code, err = await _watch_once(plain.url, A2C_ADMIN_TOKEN=ADMIN)
         assert code == 1 and "serves no console; start it with --console" in err, err
+        assert "passes /console/ on" in err, err  # a balancer that does not is one cause
     code, err = await _watch_once("http://127.0.0.1:9", A2C_ADMIN_TOKEN=ADMIN)
     assert code == 1 and "cannot reach the console at http://127.0.0.1:9" in err, err
     assert "Traceback" not in err

@@ -5,10 +5,12 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from a2c_agent._bridge._args import http_address, is_loopback, usage_problem
+from a2c_agent._bridge._token import remove_token, token_dir, token_path, write_token
 from a2c_agent._cli._args import parse_args
 from a2c_agent._cli._main import main
 
@@ -45,6 +47,9 @@ def test_the_cli_entry_and_the_bridge_args_import_no_mcp() -> None:
         (["--separator", "::"], "must be 1 to 8 characters"),
         (["--tool-timeout", "0"], "must be a number > 0"),
         (["--max-inline-bytes", "-1"], "--max-inline-bytes must be >= 0"),
+        (["--no-token"], "--no-token is for --http only"),
+        (["--http", "127.0.0.1:8080", "--no-token", "--http-token", "t"], "choose one"),
+        (["--http", "0.0.0.0:8080", "--no-token"], "needs a bearer token"),
     ],
 )
 def test_usage_errors(extra: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -98,3 +103,28 @@ def test_a_port_in_use_is_a_clear_error_and_nothing_leaks() -> None:
     assert done.returncode == 1, done.stderr
     assert f"cannot serve HTTP on 127.0.0.1:{port}" in done.stderr
     assert "Traceback" not in done.stderr and "Unclosed" not in done.stderr, done.stderr
+
+
+def test_the_token_file_goes_to_the_runtime_dir_else_the_state_dir(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    assert token_dir({"XDG_RUNTIME_DIR": "/run/user/7"}, home) == Path("/run/user/7/a2c-agent")
+    assert token_dir({"XDG_STATE_HOME": "/s"}, home) == Path("/s/a2c-agent")
+    assert token_dir({"XDG_RUNTIME_DIR": "relative"}, home) == home / ".local/state/a2c-agent"
+    assert token_dir({}, home) == home / ".local/state/a2c-agent"
+    assert token_path(Path("/d"), 8765) == Path("/d/mcp-http-8765.token")
+
+
+def test_a_token_file_is_owner_only_and_replaces_a_stale_one(tmp_path: Path) -> None:
+    where = tmp_path / "open"
+    where.mkdir(mode=0o755)
+    where.chmod(0o755)
+    path = token_path(where, 1)
+    path.write_text("stale")
+    path.chmod(0o644)
+    write_token(path, "fresh")
+    assert path.read_text() == "fresh\n"
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert where.stat().st_mode & 0o777 == 0o700  # others could have listed or swapped it
+    remove_token(path)
+    assert not path.exists()
+    remove_token(path)  # gone already: no error

@@ -218,6 +218,8 @@ class A2CServerApp:
                 try:
                     if self.multinode is not None:
                         await self.multinode.start()
+                    if self.console is not None:
+                        await self.console.feed.start()
                 except StoreUnavailableError as exc:
                     _log.error("cannot start: %s", exc)
                     await send({"type": "lifespan.startup.failed", "message": str(exc)})
@@ -227,6 +229,7 @@ class A2CServerApp:
             elif message["type"] == "lifespan.shutdown":
                 if self.console is not None:
                     self.console.feed.close()
+                    await self.console.feed.stop()
                 await self.sio.shutdown()
                 if self.multinode is not None:
                     await self.multinode.stop()
@@ -356,7 +359,8 @@ def create_app(
         from ._console._setup import create_console
 
         console = create_console(sio=sio, store=state, metrics=metrics, settings=settings,
-                                 node_id=node_id, namespace=namespace, drain=drain)  # fmt: skip
+                                 node_id=node_id, namespace=namespace, drain=drain,
+                                 multinode=multinode)  # fmt: skip
     app = A2CServerApp(
         settings=settings, sio=sio, store=state, metrics=metrics, drain=drain,
         node_id=node_id, multinode=multinode, console=console,

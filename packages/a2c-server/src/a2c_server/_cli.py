@@ -177,8 +177,8 @@ def _parser() -> argparse.ArgumentParser:
     opt("--admission-timeout", "admission_timeout", float,
         "seconds a new connection has to be admitted to /smcp before it is closed")  # fmt: skip
     opt("--join-timeout", "join_timeout", float,
-        "seconds a session admitted without auth.role has to join an office before it "
-        "is disconnected (0: no deadline)")  # fmt: skip
+        "seconds a session in no office (from its connect, or its leave) has to join "
+        "one before it is disconnected (0: no deadline)")  # fmt: skip
     opt("--max-unadmitted-per-address", "max_unadmitted_per_address", int,
         "connections one address may hold that are not admitted yet (a new one closes "
         "the oldest)")  # fmt: skip
@@ -194,8 +194,9 @@ def _parser() -> argparse.ArgumentParser:
         "seconds: a sender's server:update_* notices reach its office at most once per "
         "interval per kind, the last held one winning (0 relays every one)")  # fmt: skip
     opt("--forwarded-allow-ips", "forwarded_allow_ips", str,
-        "proxies whose X-Forwarded-For names the client address (comma list or *); "
-        "per-address limits count that address")  # fmt: skip
+        "reverse proxies whose X-Forwarded-For names the client address (comma list of "
+        "addresses or networks, or *); per-address limits and logs use that address "
+        "(default: none, every client is its TCP peer)")  # fmt: skip
     opt("--ping-interval", "ping_interval", float, "Engine.IO ping interval (s)")
     opt("--ping-timeout", "ping_timeout", float, "Engine.IO ping timeout (s)")
     opt("--cors-origins", "cors_allowed_origins", ENV_VARS["cors_allowed_origins"][1],
@@ -285,8 +286,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         log_level=uvicorn_log_level(settings),
         lifespan="on",
         ws_max_size=settings.max_message_bytes + 1024,  # room for Engine.IO framing
-        proxy_headers=True,
-        forwarded_allow_ips=settings.forwarded_allow_ips,
+        # X-Forwarded-For only from the proxies the operator names: uvicorn's own default
+        # trusts 127.0.0.1, so any local or tunnelled client could pick its address.
+        proxy_headers=bool(settings.forwarded_allow_ips),
+        forwarded_allow_ips=settings.forwarded_allow_ips or None,
         # After the drain, a long-poll still open must not hold the exit up.
         timeout_graceful_shutdown=2,
     )

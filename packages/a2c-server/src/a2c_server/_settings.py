@@ -152,11 +152,13 @@ class ServerSettings:
     (past it, clients holding over 1 MB are dropped); an Engine.IO session must be
     admitted to ``/smcp`` within ``admission_timeout`` seconds, and one address may hold
     ``max_unadmitted_per_address`` sessions not admitted yet (a new one closes the oldest;
-    see "Security model" in docs/server.md). A session admitted without ``auth.role``
-    (the official SDKs') must join an office within ``join_timeout`` seconds or is
-    disconnected (0: no deadline). ``forwarded_allow_ips`` (uvicorn's setting
-    of that name: a comma list of proxy addresses, or ``*``) says whose
-    ``X-Forwarded-For`` names the client address the per-address limits count.
+    see "Security model" in docs/server.md). A session in no office (from its connect,
+    with or without ``auth.role``, or from its ``server:leave_office``) must join one
+    within ``join_timeout`` seconds or is disconnected (0: no deadline).
+    ``forwarded_allow_ips`` (uvicorn's setting of that name: a comma list of proxy
+    addresses or networks, or ``*``) says whose
+    ``X-Forwarded-For`` names the client address the per-address limits and log lines
+    see; empty (the default) trusts no one's, not even a local client's.
     ``max_inbound_per_second`` / ``inbound_burst`` bound every packet one session sends
     (events and acks alike, dropped undecoded past it; cancels have their own bucket).
     ``handshake_pace``: while more than 20 connects a second are refused, new Engine.IO
@@ -212,7 +214,7 @@ class ServerSettings:
     admission_timeout: float = attrs.field(default=10.0, validator=_positive)
     join_timeout: float = attrs.field(default=60.0, validator=_non_negative)
     max_unadmitted_per_address: int = attrs.field(default=64, validator=_positive)
-    forwarded_allow_ips: str = "127.0.0.1"
+    forwarded_allow_ips: str = ""
     max_inbound_per_second: float = attrs.field(default=10_000.0, validator=_positive)
     inbound_burst: int = attrs.field(default=20_000, validator=_positive)
     notice_interval: float = attrs.field(default=0.5, validator=_non_negative)

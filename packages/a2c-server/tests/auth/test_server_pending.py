@@ -1,8 +1,8 @@
-"""Role-less sessions on a real uvicorn: a join deadline, and a fair per-subject cap (issue 49.6).
+"""Sessions in no office on a real uvicorn: a join deadline, and a fair per-subject cap.
 
-* A session admitted without ``auth.role`` that never joins is disconnected after
-  ``join_timeout`` (it held a session, a place under the subject cap and a ``pending``
-  metric slot for ever); one that joined in time, or that gave its role, is not.
+* A session in no office (connected without a role, or with one, or joined and then
+  left) is disconnected after ``join_timeout`` (it held a session, a place under the
+  subject cap and a ``pending`` metric slot for ever); one in an office is not.
 * With a shared token every role-less session was the one subject ``token-client``, so
   ``max_connections_per_subject`` capped every official-SDK client of every office
   together. A subject that names no one counts per client address.
@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import socketio
 
-from a2c_protocol import NAMESPACE, PROTOCOL_VERSION
+from a2c_protocol import NAMESPACE, PROTOCOL_VERSION, Event
 from a2c_server import ServerSettings
 from a2c_server._floods._join_deadline import JoinDeadlines
 from a2c_server._floods._refusals import RefusalLog
@@ -28,22 +28,32 @@ from a2c_testkit.triangle import eventually
 TOKEN = "t" * 32
 
 
-async def test_pending_a_roleless_session_that_never_joins_is_closed_at_its_deadline(
+async def test_pending_every_session_in_no_office_is_closed_at_its_deadline(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.WARNING, logger="a2c_server.namespace")
     async with running_server(ServerSettings(join_timeout=1.0)) as srv, AsyncExitStack() as st:
-        # Connected first, so their deadlines (had they one) pass before the idler's.
         joined = await st.enter_async_context(connect_raw(srv, None))
         assert await joined.join("agent", "a1", "o1") == (True, None)
-        declared = await st.enter_async_context(connect_raw(srv, "computer"))
+        member = await st.enter_async_context(connect_raw(srv, "computer"))
+        assert await member.join("computer", "c1", "o1") == (True, None)
         idler = await st.enter_async_context(connect_raw(srv, None))
-        await eventually(lambda: not idler.sio.connected, timeout=30, what="the idler cut")
-        assert joined.sio.connected and declared.sio.connected
-        assert srv.app.sio.refusals.counts.get("join_deadline") == 1
-        lines = [r.getMessage() for r in caplog.records if "join_office in time" in r.getMessage()]
-        assert len(lines) == 1 and "timeout=1.0" in lines[0], lines
-        assert "peer=127.0.0.1" in lines[0]
+        # A role announced at connect is no join: it held its session for ever.
+        declared = await st.enter_async_context(connect_raw(srv, "computer"))
+        # Joined, then left: in no office again, and held its session for ever too.
+        leaver = await st.enter_async_context(connect_raw(srv, "computer"))
+        assert await leaver.join("computer", "c2", "o1") == (True, None)
+        assert await leaver.call(Event.LEAVE_OFFICE, {"office_id": "o1"}) == (True, None)
+        for client, what in ((idler, "idler"), (declared, "declared"), (leaver, "leaver")):
+            await eventually(lambda c=client: not c.sio.connected, timeout=30,  # type: ignore[misc]
+                             what=f"the {what} cut")  # fmt: skip
+        # Joined in time (and still in their office at the deadline): kept.
+        assert joined.sio.connected and member.sio.connected
+        assert srv.app.sio.refusals.counts.get("join_deadline") == 3
+        lines = [r.getMessage() for r in caplog.records if "in no office" in r.getMessage()]
+        assert lines, "no WARNING for the sessions cut"  # folded per address per 10 s
+        assert "timeout=1.0" in lines[0] and "peer=127.0.0.1" in lines[0], lines
+        assert "since=connect" in lines[0], lines
 
 
 async def test_pending_join_timeout_zero_means_no_deadline() -> None:
@@ -54,11 +64,11 @@ async def test_pending_join_timeout_zero_means_no_deadline() -> None:
 
     refusals = RefusalLog(logging.getLogger("test"))
     off = JoinDeadlines(0, refusals, close)
-    off.arm("s1", None)
+    off.connected("s1", None)
     on = JoinDeadlines(0.01, refusals, close)
-    on.arm("s2", None)
-    on.arm("s3", None)
-    on.settled("s3")  # joined in time
+    on.connected("s2", None)
+    on.connected("s3", None)
+    on.joined("s3")  # joined in time
     await eventually(lambda: closed == ["s2"], timeout=30, what="s2 closed")
     assert refusals.counts == {"join_deadline": 1}
     assert off._timers == {} and on._timers == {}
@@ -66,7 +76,7 @@ async def test_pending_join_timeout_zero_means_no_deadline() -> None:
 
 async def connect_from(srv: RunningServer, address: str | None) -> Any:
     """A role-less client with the token, seen from ``address`` (X-Forwarded-For, which
-    uvicorn trusts from 127.0.0.1); the connect_error data when it was refused."""
+    the Server trusts from 127.0.0.1 when named); the connect_error data when refused."""
     errors: list[Any] = []
     sio = socketio.AsyncClient(reconnection=False)
     sio.on("connect_error", errors.append, namespace=NAMESPACE)
@@ -82,7 +92,8 @@ async def connect_from(srv: RunningServer, address: str | None) -> Any:
 
 
 async def test_pending_a_shared_token_subject_is_capped_per_client_address() -> None:
-    settings = ServerSettings(auth_token=TOKEN, max_connections_per_subject=2)
+    settings = ServerSettings(auth_token=TOKEN, max_connections_per_subject=2,
+                              forwarded_allow_ips="127.0.0.1")  # fmt: skip
     async with running_server(settings) as srv:
         held = [await connect_from(srv, "203.0.113.1") for _ in range(2)]
         assert all(isinstance(c, socketio.AsyncClient) for c in held), held

@@ -29,13 +29,13 @@ def handshake(srv: RunningServer) -> str:
 
 async def test_pace_a_waiting_handshake_of_another_address_starts_first() -> None:
     async with (
-        running_server(ServerSettings(handshake_pace=1)) as srv,
+        running_server(ServerSettings(handshake_pace=1, forwarded_allow_ips="127.0.0.1")) as srv,
         httpx.AsyncClient(timeout=30) as http,
     ):
         flooded(srv)
         assert (await http.get(handshake(srv))).status_code == 200  # the free turn
         pacer = srv.app.handshake_turns.pacer
-        # Three from one address (uvicorn trusts X-Forwarded-For from 127.0.0.1), then
+        # Three from one address (X-Forwarded-For, 127.0.0.1 named as a proxy), then
         # one from another: turns at +1 s (flood), +2 s (the other), +3 s, +4 s (flood).
         flood = [asyncio.create_task(http.get(handshake(srv),
                                               headers={"X-Forwarded-For": "203.0.113.7"}))

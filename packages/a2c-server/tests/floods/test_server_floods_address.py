@@ -45,9 +45,9 @@ async def test_floods_a_prompt_client_connects_behind_abandoned_handshakes() -> 
 
 
 async def test_floods_behind_a_trusted_proxy_the_forwarded_address_is_counted() -> None:
-    # uvicorn trusts X-Forwarded-For from 127.0.0.1 by default (--forwarded-allow-ips).
+    # The proxy is named (--forwarded-allow-ips): its X-Forwarded-For is the client.
     async with (
-        running_server(ServerSettings()) as srv,
+        running_server(ServerSettings(forwarded_allow_ips="127.0.0.1")) as srv,
         httpx.AsyncClient(timeout=30) as http,
     ):
         for _ in range(70):

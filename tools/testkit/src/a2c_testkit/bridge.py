@@ -119,12 +119,21 @@ async def http_bridge(
     *extra: str,
     env: dict[str, str] | None = None,
     name: str = "bridge-http",
+    runtime_dir: Path | None = None,
 ) -> AsyncIterator[tuple[ManagedProcess, str]]:
     """The bridge serving streamable HTTP on a loopback port of its own choosing.
 
     Port 0, read back from the log: a port picked here and bound later by the bridge can be
     taken in between by another test's listener (seen in CI as ``Address already in use``).
+    Without a token in ``extra`` or ``env`` it serves with ``--no-token`` (hosts then need
+    no header), unless ``runtime_dir`` is given: then it makes its token and writes it
+    there (``XDG_RUNTIME_DIR``), as it does by default.
     """
+    env = dict(env or {})
+    if runtime_dir is not None:
+        env["XDG_RUNTIME_DIR"] = str(runtime_dir)
+    elif not {"--http-token", "--no-token"} & set(extra) and "A2C_MCP_HTTP_TOKEN" not in env:
+        extra = (*extra, "--no-token")
     argv = bridge_argv(server_url, office, "--http", "127.0.0.1:0", *extra)
     async with spawn(name, argv, log_dir=log_dir, env=env) as process:
         await process.wait_for_log("serving MCP at", timeout=90)

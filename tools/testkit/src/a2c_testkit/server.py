@@ -108,20 +108,24 @@ async def running_server(
     port: int = 0,
     startup_timeout: float = 30.0,
     ws: str = "auto",
+    host: str = _HOST,
 ) -> AsyncIterator[RunningServer]:
     """Serve :func:`a2c_server.create_app` on ``127.0.0.1:port`` until the block exits.
 
     ``auth`` and ``store`` are passed to ``create_app``. ``settings.host``/``port`` are
     overridden with the real bind address. ``ws`` selects uvicorn's WebSocket
     implementation (``"websockets-sansio"``, ``"wsproto"``…). On exit open connections are
-    dropped (clients see a transport loss and may reconnect).
+    dropped (clients see a transport loss and may reconnect). ``host="::"`` binds dual-stack
+    as ``a2c-server --host ::`` does (``url`` still names 127.0.0.1: IPv4 clients arrive
+    as ``::ffff:127.0.0.1``). ``settings.forwarded_allow_ips`` is applied as the CLI does.
     """
     base = settings or ServerSettings()
-    base = attrs.evolve(base, host=_HOST, port=port)
+    base = attrs.evolve(base, host=host, port=port)
     app = create_app(base, auth=auth, store=store)
     async with serving(
         app, port=port, ws=ws, ws_max_size=base.max_message_bytes + 1024,
-        startup_timeout=startup_timeout,
+        startup_timeout=startup_timeout, host=host,
+        forwarded_allow_ips=base.forwarded_allow_ips,
     ) as bound:  # fmt: skip
         final = attrs.evolve(base, port=bound)
         app.settings = final
@@ -142,16 +146,21 @@ async def serving(
     ws: str = "auto",
     ws_max_size: int = 16 * 1024 * 1024,
     startup_timeout: float = 30.0,
+    host: str = _HOST,
+    forwarded_allow_ips: str = "",
 ) -> AsyncIterator[int]:
     """Serve the ASGI ``app`` under uvicorn on ``127.0.0.1:port``; yield the bound port.
 
     Any ASGI app: the a2c Server (:func:`running_server`) or a stand-in peer built from
-    plain python-socketio, such as an older Server.
+    plain python-socketio, such as an older Server. ``X-Forwarded-For`` is trusted only
+    from ``forwarded_allow_ips`` (none by default, as ``a2c-server``).
     """
     config = uvicorn.Config(
         app,
-        host=_HOST,
+        host=host,
         port=port,
+        proxy_headers=bool(forwarded_allow_ips),
+        forwarded_allow_ips=forwarded_allow_ips or None,
         lifespan="on",
         log_config=None,
         log_level="warning",
@@ -162,7 +171,9 @@ async def serving(
     )
     server = uvicorn.Server(config)
     loop = asyncio.get_running_loop()
-    task = loop.create_task(server.serve(sockets=None))
+    # Another host is bound as the CLI binds it (asyncio's own bind of "::" is IPv6-only).
+    sockets = None if host == _HOST else [config.bind_socket()]
+    task = loop.create_task(server.serve(sockets=sockets))
     try:
         deadline = loop.time() + startup_timeout
         while not server.started:

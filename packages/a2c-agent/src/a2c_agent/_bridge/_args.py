@@ -74,13 +74,18 @@ def add_parser(commands: Any, environ: Any) -> None:
     )  # fmt: skip
     mcp.add_argument(
         "--http", type=http_address, metavar="HOST:PORT",
-        help="serve streamable HTTP at /mcp instead of stdio; a HOST that is not loopback "
-        "needs --http-token",
+        help="serve streamable HTTP at /mcp instead of stdio; without --http-token a random "
+        "token is made and written to a file only you can read (stderr says where)",
     )  # fmt: skip
     mcp.add_argument(
         "--http-token", default=(environ or {}).get(HTTP_TOKEN_ENV),
         help=f"bearer token HTTP clients must send [env {HTTP_TOKEN_ENV}; prefer it: a flag "
         "is visible to other users in the process list]",
+    )  # fmt: skip
+    mcp.add_argument(
+        "--no-token", action="store_true", dest="http_no_token",
+        help="serve loopback HTTP without a bearer token: every local account can then use "
+        "the office's tools (a WARNING says so)",
     )  # fmt: skip
     mcp.add_argument(
         "--http-origin", type=_origin, action="append", default=[], dest="http_origins",
@@ -110,8 +115,10 @@ def usage_problem(args: argparse.Namespace) -> str | None:
     if args.max_inline_bytes < 0:
         return "--max-inline-bytes must be >= 0"
     if args.http is None:
-        return None
+        return "--no-token is for --http only" if args.http_no_token else None
     host, _ = args.http
+    if args.http_no_token and args.http_token:
+        return f"--no-token and a token (--http-token or {HTTP_TOKEN_ENV}): choose one"
     if not is_loopback(host) and not args.http_token:
         return (
             f"--http {host}: serving on a non-loopback address needs a bearer token "

@@ -6,6 +6,9 @@ Rules:
 * every request passes :func:`~._gate.check_request` first (loopback ``Host``, allowed
   ``Origin``, the bearer token); a non-loopback HOST without a token is refused before
   anything starts (see :mod:`._args`);
+* without a token given, one is made and left in a file only its owner reads
+  (:mod:`._token`), removed when serving stops; ``--no-token`` (loopback only) serves
+  without, with a WARNING that every local account can use the bridge;
 * both MCP eras are served: a request whose ``MCP-Protocol-Version`` names 2026-07-28 is
   answered on its own (no session), the handshake era keeps its sessions (at most
   10,000, each closed after 30 idle minutes: mcp's defaults);
@@ -19,10 +22,12 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import socket
 import sys
 import time
 from collections.abc import Collection, Iterator
+from pathlib import Path
 from typing import Any
 
 import uvicorn
@@ -32,6 +37,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ._gate import check_request, is_loopback
 from ._server import Bridge
+from ._token import new_token, remove_token, token_dir, token_path, write_token
 
 __all__ = ["Gate", "serve_http"]
 
@@ -165,16 +171,55 @@ def _listen(host: str, port: int) -> socket.socket:
 
 
 async def serve_http(
-    bridge: Bridge, host: str, port: int, token: str | None, origins: Collection[str] = ()
+    bridge: Bridge,
+    host: str,
+    port: int,
+    token: str | None,
+    origins: Collection[str] = (),
+    *,
+    generate: bool = True,
 ) -> None:
     """Serve until cancelled; says ``serving MCP at <url>`` on stderr once listening.
 
-    Raises OSError (before serving anything) when the address cannot be listened on.
+    Without ``token``, one is made and written to a file (``generate``, the default) or
+    none is asked for (``generate=False``: ``--no-token``, said in a WARNING). Raises
+    OSError (before serving anything) when the address cannot be listened on or the token
+    file cannot be written.
     """
     # Bound here, not by uvicorn: its failure to bind is a SystemExit out of the loop.
     sock = _listen(host, port)
+    bound = sock.getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    url = f"http://{shown}:{bound}/mcp"
+    token_file = None
+    if not token and generate:
+        token = new_token()
+        token_file = token_path(token_dir(os.environ, Path.home()), bound)
+        try:
+            write_token(token_file, token)
+        except OSError:
+            sock.close()
+            raise
+        print(f"a2c-agent: HTTP bearer token in {token_file} (readable by you only); an MCP "
+              "host sends it as the header 'Authorization: Bearer <token>'", file=sys.stderr,
+              flush=True)  # fmt: skip
+    elif not token:
+        logger.warning("serving %s without a bearer token (--no-token): every account on "
+                       "this machine can use the office's tools through it", url)  # fmt: skip
+    try:
+        await _serve(bridge, sock, url, token, origins, loopback=is_loopback(host))
+    finally:
+        sock.close()
+        if token_file is not None:
+            remove_token(token_file)
+
+
+async def _serve(
+    bridge: Bridge, sock: socket.socket, url: str, token: str | None,
+    origins: Collection[str], *, loopback: bool,
+) -> None:  # fmt: skip
     app, manager = build_app(bridge)
-    gated = Gate(app, loopback=is_loopback(host), token=token or None, origins=origins)
+    gated = Gate(app, loopback=loopback, token=token or None, origins=origins)
     config = uvicorn.Config(gated, log_level="warning", lifespan="off")
     server = _Uvicorn(config)
     async with manager.run():
@@ -182,13 +227,9 @@ async def serve_http(
         while not server.started and not task.done():
             await asyncio.wait({task}, timeout=0.05)
         if server.started:
-            bound = sock.getsockname()[1]
-            shown = f"[{host}]" if ":" in host else host
-            url = f"http://{shown}:{bound}/mcp"
             print(f"a2c-agent: serving MCP at {url}", file=sys.stderr, flush=True)
         try:
             await task
         finally:
             server.should_exit = True
             await asyncio.gather(task, return_exceptions=True)
-            sock.close()

@@ -116,7 +116,8 @@ async def _transport(args: argparse.Namespace, bridge: Bridge) -> None:
         from ._http import serve_http
 
         host, port = args.http
-        await serve_http(bridge, host, port, args.http_token, args.http_origins)
+        await serve_http(bridge, host, port, args.http_token, args.http_origins,
+                         generate=not args.http_no_token)  # fmt: skip
     else:
         from mcp.server.stdio import stdio_server
 

@@ -21,8 +21,9 @@ Rules:
 * a refusal ends it with exit 1 and what to do (401 a wrong or missing admin token, 404 no
   console on that Server, 429 too many wrong tokens); a lost stream is reconnected with
   backoff and said on stderr (what happened meanwhile is not shown);
-* it sees what the node it reaches relays: behind a load balancer of several nodes, the
-  calls of Agents connected to other nodes are not in its stream.
+* behind a load balancer of several nodes sharing Redis, the node it reaches shows the
+  whole cluster's calls and office events when every node runs ``--console``; a 404 may
+  also be a balancer that does not pass ``/console`` on, and the message says so.
 """
 
 from __future__ import annotations
@@ -147,7 +148,10 @@ def refusal_message(status: int, url: str, *, had_token: bool, retry_after: str 
             "or pass --admin-token-file"
         )
     if status == 404:
-        return f"{url}: this Server serves no console; start it with --console"
+        return (
+            f"{url}: this Server serves no console; start it with --console (behind a "
+            "load balancer or reverse proxy, check that it passes /console/ on to the nodes)"
+        )
     if status == 429:
         wait = retry_after or "a few"
         return f"the console at {url} refuses logins for {wait} s after too many wrong tokens"

@@ -238,6 +238,24 @@ class _RedisManager(RedisManagerShim):
     def listen_channels(self) -> tuple[str, ...]:
         return (self.shared_channel, self.node_channel)
 
+    def publish_raw(self, channel: str, payload: bytes) -> None:
+        """Queue one message on ``channel`` with the node's replyless publisher (the
+        console's feed across nodes: in order with the relay's own messages)."""
+        self._publisher.publish(channel, payload)
+
+    async def subscribers(self, channel: str) -> int:
+        """How many connections subscribe to ``channel`` now (PUBSUB NUMSUB)."""
+        return await self._publisher.transport.subscribers(channel)
+
+    def console_pubsub(self) -> Any:
+        """A redis-py ``PubSub`` on the publisher's pool, for a subscriber of this node's
+        own (the console's feed from the other nodes). Not named ``pubsub``: upstream's
+        manager keeps its own subscription in an attribute of that name."""
+        transport = self._publisher.transport
+        if not isinstance(transport, ReplylessPublish):  # pragma: no cover - always is
+            raise TypeError("the publisher has no pool to subscribe with")
+        return transport.pubsub()
+
     def listen_failed(self, exc: Exception, retry_in: float) -> None:
         # Subscriptions made before are gone with the connection (everyone's, if Redis
         # restarted): forget who was heard, ask again.

@@ -141,6 +141,10 @@ class ReplylessPublish:
         ((_, count),) = await self._client.pubsub_numsub(channel)
         return int(count)
 
+    def pubsub(self) -> Any:
+        """A redis-py ``PubSub`` on this pool (its own connection while subscribed)."""
+        return self._client.pubsub(ignore_subscribe_messages=True)
+
     async def aclose(self) -> None:
         await self._conn.disconnect()
         await self._client.aclose()

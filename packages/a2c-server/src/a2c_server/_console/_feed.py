@@ -11,6 +11,10 @@ events kept from before it came (a follower prints what happens from now on), an
 ``calls=True`` adds one ``call`` event per finished call (the pages read calls from the
 state documents, which keep only the last :data:`FINISHED`). ``a2c-agent watch --console``
 asks for both: it follows an office without taking its Agent seat.
+
+On several nodes sharing Redis the feed also shows what the other nodes relay
+(:mod:`._cluster`): while one of them has a viewer this node's observer stays set and its
+records are published for it, and records the other nodes publish are merged in here.
 """
 
 from __future__ import annotations
@@ -22,13 +26,16 @@ import json
 import logging
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from a2c_protocol import Event
 from a2c_server._observe._metrics import ServerMetrics
 from a2c_server._observe._outcome import call_outcome
 
 from ._registry import Registry
+
+if TYPE_CHECKING:
+    from ._cluster import ConsoleChannel
 
 __all__ = ["ConsoleFeed", "Viewer"]
 
@@ -83,6 +90,7 @@ class ConsoleFeed:
         metrics: ServerMetrics,
         node_id: str,
         attach: Callable[[ConsoleFeed | None], None],
+        stale_after: float = 330.0,
     ) -> None:
         self._registry = registry
         #: what the pages render before their stream starts
@@ -94,7 +102,12 @@ class ConsoleFeed:
         self._task: asyncio.Task[None] | None = None
         self._dirty = asyncio.Event()
         self._next_id = 0
-        self._inflight: dict[int, dict[str, Any]] = {}
+        # This node's calls by number; the other nodes' by (node, number).
+        self._inflight: dict[Any, dict[str, Any]] = {}
+        #: seconds after which another node's call never heard ending is dropped
+        self._stale_after = stale_after
+        self._cluster: ConsoleChannel | None = None
+        self._attached = False
         self._finished: collections.deque[dict[str, Any]] = collections.deque(maxlen=FINISHED)
         self._events: collections.deque[dict[str, Any]] = collections.deque(maxlen=EVENTS)
         self._series: dict[str, collections.deque[float]] = {}
@@ -110,6 +123,33 @@ class ConsoleFeed:
         """How many relayed calls the namespace handed to the console (only while watched)."""
         return self._next_id
 
+    # -- the cluster -------------------------------------------------------------------
+
+    def join_cluster(self, channel: ConsoleChannel) -> None:
+        """Show the other nodes' records, and publish this node's while they are watched."""
+        self._cluster = channel
+        channel.changed = self._reattach
+        channel.deliver = self._remote
+
+    def _reattach(self) -> None:
+        cluster = self._cluster
+        wanted = bool(self._viewers) or (cluster is not None and cluster.remote_watchers)
+        if wanted != self._attached:
+            self._attached = wanted
+            self._attach(self if wanted else None)
+
+    def _remote(self, node: str, kind: str, record: dict[str, Any]) -> None:
+        """A record another node published (only arrives while this node has viewers)."""
+        key = (node, record.get("id"))
+        if kind == "start":
+            self._inflight[key] = record
+            self._dirty.set()
+        elif kind == "end":
+            self._inflight.pop(key, None)
+            self._finish(record)
+        elif kind == "office" and isinstance(record.get("office"), str):
+            self._office_record(record)
+
     # -- viewers ---------------------------------------------------------------------
 
     @contextlib.asynccontextmanager
@@ -118,9 +158,11 @@ class ConsoleFeed:
     ) -> AsyncIterator[Viewer]:
         viewer = Viewer(office, calls=calls)
         if not self._viewers:
-            self._attach(self)
             self._task = asyncio.get_running_loop().create_task(self._run())
+            if self._cluster is not None:
+                self._cluster.watching(True)
         self._viewers.add(viewer)
+        self._reattach()
         for event in self._events if history else ():
             if office is None or event["office"] == office:
                 viewer.events.append(_sse("office", event))
@@ -134,7 +176,9 @@ class ConsoleFeed:
                 self._stop()
 
     def _stop(self) -> None:
-        self._attach(None)
+        self._reattach()
+        if self._cluster is not None:
+            self._cluster.watching(False)
         task, self._task = self._task, None
         if task is not None:
             task.cancel()
@@ -144,6 +188,16 @@ class ConsoleFeed:
         self._series.clear()
         self._last.clear()
         self._last_sample = 0.0
+
+    async def start(self) -> None:
+        """With the app: the cluster's watch (the feed itself starts with a viewer)."""
+        if self._cluster is not None:
+            await self._cluster.start()
+
+    async def stop(self) -> None:
+        """At shutdown, after :meth:`close`: the cluster's tasks."""
+        if self._cluster is not None:
+            await self._cluster.stop()
 
     def close(self) -> None:
         """At shutdown: end every stream."""
@@ -161,8 +215,10 @@ class ConsoleFeed:
         entry = {
             "office": office, "event": event, "tool": getattr(req, "tool_name", None),
             "computer": getattr(req, "computer", None), "agent": getattr(req, "agent", None),
-            "started": time.time(),
+            "started": time.time(), "node": self._node_id,
         }  # fmt: skip
+        if self._cluster is not None:
+            self._cluster.send("start", dict(entry, id=key))
         return self._watched(key, entry, call)
 
     async def _watched(
@@ -176,18 +232,24 @@ class ConsoleFeed:
             outcome = call_outcome(answer)
             return answer
         finally:
+            ended = time.time()
+            done = dict(entry, outcome=outcome[0], code=outcome[1], ended=ended,
+                        duration=round(ended - entry["started"], 3))  # fmt: skip
+            if self._cluster is not None:
+                self._cluster.send("end", dict(done, id=key))
             if self._inflight.pop(key, None) is not None:
-                ended = time.time()
-                done = dict(entry, outcome=outcome[0], code=outcome[1], ended=ended,
-                            duration=round(ended - entry["started"], 3))  # fmt: skip
-                self._finished.appendleft(done)
-                self._dirty.set()
-                self._tell_calls(done)
+                self._finish(done)
+
+    def _finish(self, done: dict[str, Any]) -> None:
+        done.pop("id", None)
+        self._finished.appendleft(done)
+        self._dirty.set()
+        self._tell_calls(done)
 
     def _tell_calls(self, done: dict[str, Any]) -> None:
         message = None
         for viewer in self._viewers:
-            if viewer.calls and viewer.office in (None, done["office"]):
+            if viewer.calls and viewer.office in (None, done.get("office")):
                 message = message or _sse("call", done)
                 viewer.events.append(message)
                 viewer.wake.set()
@@ -199,6 +261,12 @@ class ConsoleFeed:
             value = notice.get(name)
             if isinstance(value, str):
                 record[name] = value
+        if self._cluster is not None:
+            self._cluster.send("office", record)
+        self._office_record(record)
+
+    def _office_record(self, record: dict[str, Any]) -> None:
+        office = record["office"]
         self._events.append(record)
         message = _sse("office", record)
         for viewer in self._viewers:
@@ -229,9 +297,12 @@ class ConsoleFeed:
         if now - self._last_sample >= TICK * 0.9:
             self._sample(counters)
             self._last_sample = now
+        for key in [k for k, e in self._inflight.items() if isinstance(k, tuple)
+                    and now - _started(e, now) > self._stale_after]:  # fmt: skip
+            del self._inflight[key]  # its node went away before the call ended
         inflight = [
-            {k: v for k, v in entry.items() if k != "started"}
-            | {"age": round(now - entry["started"], 1)}
+            {k: v for k, v in entry.items() if k not in ("started", "id")}
+            | {"age": round(now - _started(entry, now), 1)}
             for entry in self._inflight.values()
         ]
         base: dict[str, Any] = {
@@ -309,3 +380,8 @@ class ConsoleFeed:
         if memory:
             series = self._series.setdefault("memory_mb", collections.deque(maxlen=POINTS))
             series.append(round(memory / 1e6, 1))
+
+
+def _started(entry: dict[str, Any], now: float) -> float:
+    started = entry.get("started")
+    return float(started) if isinstance(started, int | float) else now

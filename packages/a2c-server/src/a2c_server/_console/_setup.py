@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import socketio
 
 from a2c_server._edge._shutdown import Drain
@@ -15,6 +17,9 @@ from ._feed import ConsoleFeed
 from ._registry import Registry
 from ._routes import Console
 
+if TYPE_CHECKING:
+    from a2c_server._cluster._multinode import MultiNode
+
 __all__ = ["create_console"]
 
 
@@ -27,12 +32,27 @@ def create_console(
     node_id: str,
     namespace: SmcpNamespace,
     drain: Drain,
+    multinode: MultiNode | None = None,
 ) -> Console:
     registry = Registry(sio=sio, store=store, metrics=metrics, settings=settings, node_id=node_id)
 
     def attach(observer: ConsoleFeed | None) -> None:
         namespace.observer = observer
 
-    feed = ConsoleFeed(registry=registry, metrics=metrics, node_id=node_id, attach=attach)
+    feed = ConsoleFeed(
+        registry=registry,
+        metrics=metrics,
+        node_id=node_id,
+        attach=attach,
+        stale_after=settings.max_tool_timeout + settings.tool_call_buffer + 5,
+    )
+    if multinode is not None:
+        from ._cluster import ConsoleChannel
+
+        feed.join_cluster(ConsoleChannel(
+            channel=f"{settings.redis_prefix}:console", node_id=node_id,
+            publish=multinode.manager.publish_raw, subscribers=multinode.manager.subscribers,
+            pubsub=multinode.manager.console_pubsub,
+        ))  # fmt: skip
     access = Access(settings.admin_token)
     return Console(feed=feed, access=access, node_id=node_id, drain=drain, audit=namespace.audit)

@@ -6,7 +6,8 @@ Rules (issues 40-42):
   seconds, else it is closed;
 * one address holds at most ``max_unadmitted_per_address`` sessions not admitted yet; a
   newcomer is never refused (many clients may share an address behind a NAT or a proxy),
-  the oldest unadmitted session of its address is closed instead;
+  the oldest unadmitted session of its address is closed instead. The address counts in
+  the share handshake pacing uses (:func:`~a2c_server._floods._address.address_key`);
 * a refused CONNECT (bad namespace, version, role or token) closes the transport once the
   client could read its ``connect_error``;
 * a client whose outgoing queue holds more than ``max_outgoing_bytes``, or who would
@@ -25,6 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from a2c_protocol import NAMESPACE
+from a2c_server._floods._address import address_key
 from a2c_server._floods._outbox import OutputBudget
 from a2c_server._floods._pacing import HandshakePacer
 from a2c_server._floods._refusals import RefusalLog
@@ -149,8 +151,9 @@ class SessionGuard(ServerShim):
 
 
 def _address(environ: Any) -> str:
+    """The share of the session's client address (see ``address_key``)."""
     scope = environ.get("asgi.scope") if isinstance(environ, dict) else None
     client = scope.get("client") if isinstance(scope, dict) else None
     if client:
-        return str(client[0])
+        return address_key(str(client[0]))
     return str(environ.get("REMOTE_ADDR", "?")) if isinstance(environ, dict) else "?"

@@ -22,24 +22,26 @@ refused then. So nothing waits longer than ``max_wait`` and at most about
 A refused handshake is held until ``max_wait`` before its answer (up to ``max_held`` of
 them; past that, answered at once): answered at once, a closed-loop flooder's surplus
 lanes came straight back, thousands of 503s a second that cost the loop more than the
-paced handshakes (600 lanes from one address: Server CPU ~50 %). IPv6
-addresses count per /64 (what one host or site is given). The address is the one the ASGI
-server reports: behind a proxy, the client's only when the proxy is trusted for
-``X-Forwarded-For`` (``--forwarded-allow-ips``), else every client shares the proxy's.
+paced handshakes (600 lanes from one address: Server CPU ~50 %). Addresses count in the
+share :func:`~a2c_server._floods._address.address_key` gives (IPv6 per /64, an IPv4 client
+of a dual-stack bind as its IPv4 address). The address is the one the ASGI server reports:
+behind a proxy, the client's only when the proxy is named for ``X-Forwarded-For``
+(``--forwarded-allow-ips``), else every client shares the proxy's.
 
 Pure: the clock is passed in; the ASGI edge (:mod:`a2c_server._edge._pace`) waits.
 """
 
 from __future__ import annotations
 
-import ipaddress
 from collections import deque
 from collections.abc import Iterator
 from typing import Any, Final
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
-__all__ = ["REFUSE", "HandshakePacer", "Ticket"]
+from a2c_server._floods._address import address_key
+
+__all__ = ["REFUSE", "HandshakePacer", "Ticket", "address_key"]
 
 #: What :meth:`HandshakePacer.admit` answers for a handshake to refuse at once.
 REFUSE: Final = -1.0
@@ -65,16 +67,6 @@ class Ticket:
         self.deadline = deadline
         self.state = WAITING
         self.waker: Any = None
-
-
-def address_key(address: str) -> str:
-    """The share an address counts in: itself, or its /64 for IPv6."""
-    if ":" not in address:
-        return address
-    try:
-        return str(ipaddress.IPv6Network((address, 64), strict=False))
-    except ValueError:
-        return address
 
 
 class HandshakePacer:

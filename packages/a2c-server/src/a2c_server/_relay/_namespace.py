@@ -94,6 +94,8 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin, EarlyRefusalMi
             except StoreUnavailableError as exc:
                 log(_log, logging.WARNING, "request failed: registry unavailable", sid=sid,
                     event=event.value, reason=exc)  # fmt: skip
+                if event is Event.JOIN_OFFICE:
+                    self._join_deadlines.undecided(sid)
                 return _unavailable_answer(event, exc)
             except Exception:
                 _log.exception("handler failed event=%s sid=%s", event.value, sid)
@@ -206,8 +208,7 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin, EarlyRefusalMi
         await self._offices.connect(sid, role, version, extensions, reclaim)
         self._gone[sid] = asyncio.get_running_loop().create_future()
         self._access.admitted(sid, identity)
-        if role is None:
-            self._join_deadlines.arm(sid, peer)
+        self._join_deadlines.connected(sid, peer)
         self._metrics.connected(sid, role)
         self._metrics.protocol(sid, version)
         log(
@@ -232,7 +233,7 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin, EarlyRefusalMi
             return
         try:
             await self._access.forget(sid)
-            self._join_deadlines.settled(sid)
+            self._join_deadlines.forget(sid)
             self._limiter.forget(sid)
             self._notices.forget(sid)
             self._new_offices.forget(sid)

@@ -88,7 +88,7 @@ class NamespaceCore:
         self.audit = audit
         self._access = Access(auth, audit, self._expire, subjects=subjects,
                               max_per_subject=settings.max_connections_per_subject)  # fmt: skip
-        # A session admitted without a role joins within join_timeout or is closed.
+        # A session in no office joins one within join_timeout or is closed.
         self._join_deadlines = JoinDeadlines(settings.join_timeout, sio.refusals,
                                              self._close_unjoined)  # fmt: skip
         self._limiter = RequestLimiter(

@@ -54,7 +54,7 @@ class MembershipMixin(NamespaceCore):
         self._metrics.join(req.role, outcome.refusal)  # None exactly when it was accepted
         if outcome.ok:
             self._metrics.settled(sid, req.role)  # a role-less connect has its role now
-            self._join_deadlines.settled(sid)
+            self._join_deadlines.joined(sid)
         if not outcome.ok:
             log(_log, logging.INFO, "join refused", sid=sid, name=req.name,
                 office=req.office_id, refusal=outcome.refusal, reason=outcome.reason)  # fmt: skip
@@ -65,6 +65,7 @@ class MembershipMixin(NamespaceCore):
             _log.exception("join effects failed sid=%s office=%s", sid, req.office_id)
             await self._offices.rollback(sid, outcome)
             await self._sio.leave_room(sid, req.office_id, namespace=NAMESPACE)
+            self._join_deadlines.left(sid)  # in no office after all
             return _JOIN_FAILED
         log(_log, logging.INFO, "joined", sid=sid, name=req.name, office=req.office_id,
             role=req.role.value)  # fmt: skip
@@ -111,6 +112,7 @@ class MembershipMixin(NamespaceCore):
         outcome = await self._offices.leave(sid, req.office_id)
         if outcome.ok:
             self._new_offices.forget(sid)
+            self._join_deadlines.left(sid)
             await self._cancel_abandoned(sid)
             await self._apply(sid, outcome)
             log(_log, logging.INFO, "left", sid=sid, office=req.office_id)

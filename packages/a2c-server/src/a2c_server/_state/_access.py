@@ -23,6 +23,7 @@ from typing import Any, Final
 from a2c_protocol import EnterOfficeReq, ErrorCode, Event, Role
 from a2c_server._auth import AuthProvider, Identity, JoinAuthorizer, connect_problem, join_problem
 from a2c_server._exceptions import StoreUnavailableError
+from a2c_server._floods._address import address_key
 from a2c_server._floods._refusals import address_of
 from a2c_server._observe._audit import Audit, AuditEvent
 
@@ -47,7 +48,7 @@ def counted_as(identity: Identity, peer: str | None) -> str:
     """
     if not identity.per_address:
         return identity.subject
-    return f"{identity.subject}@{address_of(peer)}"
+    return f"{identity.subject}@{address_key(address_of(peer))}"
 
 
 class Access:
