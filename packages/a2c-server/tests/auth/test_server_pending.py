@@ -1,4 +1,4 @@
-"""Role-less sessions on a real uvicorn: a join deadline, and a fair per-subject cap (issue 49.6).
+"""Role-less sessions on a real uvicorn: a join deadline, and a fair per-subject cap.
 
 * A session admitted without ``auth.role`` that never joins is disconnected after
   ``join_timeout`` (it held a session, a place under the subject cap and a ``pending``

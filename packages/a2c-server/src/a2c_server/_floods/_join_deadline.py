@@ -1,4 +1,4 @@
-"""Sessions admitted without a role must join an office in time (issue 49 item 6).
+"""Sessions admitted without a role must join an office in time.
 
 A connect without ``auth.role`` is admitted (the official SDKs never send one; see
 docs/compatibility.md) and its first ``server:join_office`` settles its role. Until then
