@@ -459,8 +459,8 @@ async def alpha_in_office(procs: Any, tmp_path: Path) -> AsyncIterator[tuple[Ser
 
 
 async def test_the_first_requests_after_start_see_the_office(procs: Any, tmp_path: Path) -> None:
-    """The first ``resources/list`` right after the bridge started answered
-    ``[]`` (the wait for the first join covered the tool requests only)."""
+    """The first ``resources/list`` right after the bridge started waits for the first join,
+    as the tool requests do, instead of answering ``[]``."""
     log_dir = tmp_path / "logs"
     async with alpha_in_office(procs, tmp_path) as (server, office):
         async with stdio_host(server.url, office, log_dir / "bridge.log") as (session, _):
@@ -474,9 +474,9 @@ async def test_the_first_requests_after_start_see_the_office(procs: Any, tmp_pat
 
 
 async def test_a_taken_agent_seat_is_an_error_the_host_sees(procs: Any, tmp_path: Path) -> None:
-    """A bridge that cannot get the office's Agent seat answered
-    ``tools/list`` with a silent ``[]``; now an MCP error naming the cause, and once the
-    seat is free the bridge joins and the host hears ``tools/list_changed``."""
+    """A bridge that cannot get the office's Agent seat answers ``tools/list`` with an MCP
+    error naming the cause, never a silent ``[]``; once the seat is free the bridge joins
+    and the host hears ``tools/list_changed``."""
     from a2c_agent import AsyncAgent
 
     log_dir = tmp_path / "logs"

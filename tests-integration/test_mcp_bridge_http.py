@@ -87,8 +87,8 @@ def _announced(caps: types.ServerCapabilities, instructions: str | None) -> tupl
 async def test_every_era_and_transport_announces_the_same_capabilities(
     procs: Any, tmp_path: Path
 ) -> None:
-    """Over --http the handshake said ``listChanged: false`` and no
-    instructions (the HTTP session manager was built without the bridge's options)."""
+    """Over --http the handshake says ``listChanged: true`` and gives the instructions, as
+    over stdio (the HTTP session manager is built with the bridge's options)."""
     office = f"office-{uuid.uuid4()}"
     logs = tmp_path / "logs"
     seen: dict[str, tuple[Any, ...]] = {}

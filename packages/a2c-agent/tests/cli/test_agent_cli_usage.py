@@ -186,8 +186,8 @@ def test_output_flags_work_before_and_after_the_command() -> None:
 
 
 def test_call_help_says_the_default_timeout_and_the_progress_flag(capsys):
-    """The 60 s default was not in ``call --help``, and a long call that
-    reports progress had no flag to keep it alive."""
+    """``call --help`` states the 60 s default, and a long call that reports progress has a
+    flag to keep it alive."""
     with pytest.raises(SystemExit) as info:
         build_parser({}).parse_args(["call", "--help"])
     assert info.value.code == 0
