@@ -1,4 +1,4 @@
-"""Nothing runs that the user abandoned (issue 24 items 1, 3 and 8), with real processes.
+"""Nothing runs that the user abandoned, with real processes.
 
 ``a2c-server``, ``a2c-computer run`` with the stdio scene MCP server, and an Agent that is
 either the ``a2c-agent`` CLI as a child process or the SDK in the test. The scene's
@@ -85,7 +85,7 @@ def _cli_call(office: Office, marker: Path) -> list[str]:
 async def test_ctrl_c_in_the_cli_cancels_the_tool_on_the_computer(
     procs: Any, tmp_path: Path
 ) -> None:
-    """Item 1: SIGINT exits 130 and the Agent's own cancel reaches the Computer."""
+    """An Agent that leaves cancels its calls: SIGINT exits 130 and the Agent's own cancel reaches the Computer."""
     marker = tmp_path / "slow.marker"
     async with (
         _office(procs, tmp_path) as office,
@@ -105,7 +105,7 @@ async def test_ctrl_c_in_the_cli_cancels_the_tool_on_the_computer(
 async def test_async_with_unwound_by_cancellation_cancels_calls_of_other_tasks(
     procs: Any, tmp_path: Path
 ) -> None:
-    """Item 1: ``async with AsyncAgent`` cancelled while a call runs in another task."""
+    """An Agent that leaves cancels its calls: ``async with AsyncAgent`` cancelled while a call runs in another task."""
     marker = tmp_path / "slow.marker"
     async with _office(procs, tmp_path) as office:
         entered = asyncio.Event()
@@ -130,7 +130,7 @@ async def test_async_with_unwound_by_cancellation_cancels_calls_of_other_tasks(
 
 
 async def test_a_killed_agent_process_leaves_no_tool_running(procs: Any, tmp_path: Path) -> None:
-    """Item 1: SIGKILL mid-call; the Server cancels the call for it (agent_gone)."""
+    """An Agent that leaves cancels its calls: SIGKILL mid-call; the Server cancels the call for it (agent_gone)."""
     marker = tmp_path / "slow.marker"
     async with (
         _office(procs, tmp_path) as office,
@@ -146,7 +146,7 @@ async def test_a_killed_agent_process_leaves_no_tool_running(procs: Any, tmp_pat
 async def test_confirm_ask_without_a_terminal_refuses_with_the_way_to_allow(
     procs: Any, tmp_path: Path
 ) -> None:
-    """Item 3: stdin is /dev/null (systemd, nohup, docker): fail closed with 4005."""
+    """Nobody can confirm: stdin is /dev/null (systemd, nohup, docker): fail closed with 4005."""
     marker = tmp_path / "slow.marker"
     config = _config(tmp_path, default_tool_meta=None)  # every tool needs a confirmation
     async with (
@@ -171,7 +171,7 @@ async def test_confirm_ask_without_a_terminal_refuses_with_the_way_to_allow(
 async def test_a_server_stopped_mid_call_gets_the_call_cancelled_on_the_computer(
     procs: Any, tmp_path: Path
 ) -> None:
-    """Item 8: the Agent got its error from the stopping Server; nothing runs on."""
+    """A stopping Server: the Agent got its error from the stopping Server; nothing runs on."""
     marker = tmp_path / "slow.marker"
     async with deployment(
         procs.log_dir, _config(tmp_path), track=procs.track,
@@ -219,7 +219,7 @@ def _terminal_computer(
 async def test_a_killed_agent_withdraws_the_open_question_and_a_late_yes_runs_nothing(
     procs: Any, tmp_path: Path
 ) -> None:
-    """Item 1 with ``--confirm ask``: the Server's cancel withdraws the question."""
+    """An Agent that leaves, with ``--confirm ask``: the Server's cancel withdraws the question."""
     marker = tmp_path / "slow.marker"
     config = _config(tmp_path, default_tool_meta=None)
     async with server_process(procs.log_dir, track=procs.track) as server:
@@ -242,7 +242,7 @@ async def test_a_killed_agent_withdraws_the_open_question_and_a_late_yes_runs_no
 async def test_a_killed_agent_on_one_node_leaves_no_tool_running_on_another(
     procs: Any, tmp_path: Path
 ) -> None:
-    """Item 1 with ``--redis``: the Agent's node cancels the call of a Computer on node B."""
+    """An Agent that leaves, with ``--redis``: the Agent's node cancels the call of a Computer on node B."""
     marker = tmp_path / "slow.marker"
     with redis_server() as redis:
         nodes = []

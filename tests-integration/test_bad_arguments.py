@@ -1,4 +1,4 @@
-"""A lone surrogate in an Agent's tool arguments, through the real triangle (issue 10 #3).
+"""A lone surrogate in an Agent's tool arguments, through the real triangle.
 
 The Agent sends ``{"text": "\\udcff"}`` (valid JSON) while ten unrelated calls to the same
 stdio MCP server are in flight: only the bad call fails, naming the field.

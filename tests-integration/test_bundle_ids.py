@@ -1,4 +1,4 @@
-"""Explicit bundle_ids on our Computer, through real processes (issue 38 item 4).
+"""Explicit bundle_ids on our Computer, through real processes.
 
 ``a2c-server`` and ``a2c-computer run`` as processes, MCP servers as subprocesses, the Agent
 library in-process. Two MCP servers share the display name ``Files``; their explicit

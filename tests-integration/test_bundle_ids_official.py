@@ -4,7 +4,7 @@ Our ``a2c-server`` and ``a2c-computer run --protocol 0.4`` as processes, the off
 in its throwaway venv (:mod:`a2c_testkit.official`) running
 ``interop/official_agent_bundles.py``. Two MCP servers share the display name ``Files``:
 the official Agent sees two bundles, calls into one, reads the config keyed by bundle_id
-and asks resources by bundle_id (issue 38 item 4).
+and asks resources by bundle_id.
 """
 
 from __future__ import annotations

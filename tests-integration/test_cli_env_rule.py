@@ -1,4 +1,4 @@
-"""One environment rule for the three commands (issue 50 item 13): a variable that is set but
+"""One environment rule for the three commands: a variable that is set but
 empty is a usage error naming it, for ``a2c-server``, ``a2c-computer`` and ``a2c-agent``
 alike (the Computer used to read it as "unset"), and the three pages say so."""
 

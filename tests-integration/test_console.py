@@ -1,4 +1,4 @@
-"""The office console (issue 29) in a real headless chromium, against real Servers.
+"""The office console in a real headless chromium, against real Servers.
 
 One browser serves every check of the module. Debian's ``chromium`` and ``chromium-driver``
 are required: the tests skip with a hint locally and fail in CI (``CI=true``) without them.

@@ -1,4 +1,4 @@
-"""Who opens the console, and what the Server's log says about it (issue 35, items 3, 8, 12).
+"""Who opens the console, and what the Server's log says about it.
 
 Real Servers: in-process under uvicorn for the access rules, the ``a2c-server`` command for
 what reaches its log. Each test names the check it guards; each was seen to fail with that
@@ -115,7 +115,7 @@ async def test_console_failed_logins_are_throttled_per_address(
     failed = [r for r in caplog.records if "console login failed" in r.getMessage()]
     assert len(failed) == 5 and all("peer=127.0.0.1" in r.getMessage() for r in failed)
     assert not any(ADMIN in r.getMessage() for r in caplog.records)
-    # The audit trail has each decision too (issue 40 item 9): the login, the five guesses.
+    # The audit trail has each decision too: the login, the five guesses.
     audit = [r.getMessage() for r in caplog.records if r.name == "a2c_server.audit"]
     logins = [line for line in audit if "event=console_login" in line]
     assert sum("outcome=refused" in line and "reason=form" in line for line in logins) == 5

@@ -109,7 +109,7 @@ async def test_demo_version() -> None:
 async def test_demo_against_a_dead_server_says_so_in_one_line(
     url: str, code: int, said: str
 ) -> None:
-    """Issue 50 item 13: it printed a raw httpx traceback."""
+    """One line naming the cause, never a raw httpx traceback."""
     process = await asyncio.create_subprocess_exec(
         bin_path("a2c-demo"), "--server", url,
         stdout=asyncio.subprocess.PIPE,

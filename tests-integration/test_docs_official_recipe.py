@@ -1,5 +1,5 @@
-"""The recipe of docs/compatibility.md for the official ``a2c-smcp`` SDK on our Server
-(issue 50 item 16), run for real: its Agent and its Computer, 0.2.2 and 0.4.2, each in its
+"""The recipe of docs/compatibility.md for the official ``a2c-smcp`` SDK on our Server,
+run for real: its Agent and its Computer, 0.2.2 and 0.4.2, each in its
 throwaway venv (:mod:`a2c_testkit.official`), against ``a2c-server`` with a client token.
 Also the page's claims: the README-style Agent that never joins fails with a pydantic error
 around 4103, and both packages install an ``a2c-computer`` command."""

@@ -1,4 +1,4 @@
-"""What README.md says about running the tests (issue 50 item 17): the quick subset names
+"""What README.md says about running the tests: the quick subset names
 files that exist, and the size of the whole suite is the one pytest collects (within 10 %:
 the number is rounded and the suite grows)."""
 

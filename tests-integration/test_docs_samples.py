@@ -1,4 +1,4 @@
-"""Samples and claims in docs/ checked against real runs (issue 50 item 15).
+"""Samples and claims in docs/ checked against real runs.
 
 The ``/healthz`` answers shown are a real ``a2c-server``'s; the ``a2c-computer check``
 output in getting-started.md is what the command prints for that page's configuration; the

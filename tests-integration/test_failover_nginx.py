@@ -1,4 +1,4 @@
-"""A node dies or restarts behind real nginx (the shipped sticky config), issue 48.
+"""A node dies or restarts behind real nginx (the shipped sticky config): clients take their names back.
 
 Two ``a2c-server --redis`` nodes behind ``docs/deploy/nginx-sticky.conf``; every client
 connects through nginx from 127.0.0.1, so all of them land on one node, the one killed or

@@ -1,4 +1,4 @@
-"""A tokenless connect flood with an honest Agent and Computer calling throughout (issue 41.1).
+"""A tokenless connect flood with an honest Agent and Computer calling throughout.
 
 A real ``a2c-server`` with a shared token; an Agent and a Computer holding it make tool
 calls while lanes of connects without a token or with a wrong one hammer the Server over

@@ -1,4 +1,4 @@
-"""Flood fairness against a real ``a2c-server`` (issue 42): notices coalesced, stale acks.
+"""Flood fairness against a real ``a2c-server``: notices coalesced, stale acks.
 
 * A Computer flooding its own office with ``server:update_tool_list`` costs each member
   at most one ``notify:update_tool_list`` per ``--notice-interval``, and the last one

@@ -1,4 +1,4 @@
-"""A flooding client against a real ``a2c-server`` (issue 42, issue 35 item 5).
+"""A flooding client against a real ``a2c-server``.
 
 The flooder sends, as fast as its socket takes them, every kind of packet the request
 limiter never saw: forged acknowledgements, ``server:tool_call_progress`` for calls that

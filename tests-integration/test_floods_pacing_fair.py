@@ -1,4 +1,4 @@
-"""Handshake pacing is shared per address: one flooding address cannot lock others out (issue 49.1).
+"""Handshake pacing is shared per address: one flooding address cannot lock others out.
 
 A real ``a2c-server`` with a shared token; two flooder processes (``a2c_testkit.flood``,
 lowest CPU priority) keep 600 tokenless WebSocket handshakes in flight from 127.0.0.1, so

@@ -1,4 +1,4 @@
-"""A tokenless connect flood against a real ``a2c-server``: the log stays small (issue 41.1).
+"""A tokenless connect flood against a real ``a2c-server``: the log stays small.
 
 Every attempt is a real Engine.IO handshake plus a Socket.IO CONNECT without the token
 (three HTTP requests); each is refused with 401. Before, every refusal wrote its own

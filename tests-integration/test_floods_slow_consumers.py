@@ -1,4 +1,4 @@
-"""Clients that stop reading, against a real ``a2c-server`` process (issues 40.1 and 41.3).
+"""Clients that stop reading, against a real ``a2c-server`` process.
 
 Each non-reader is a hand-made WebSocket client with a 4 KB receive buffer that asks for
 big answers (``server:list_room`` echoes its ``req_id``) and never reads them: the Server's

@@ -1,4 +1,4 @@
-"""Below Socket.IO, against the real ``a2c-server`` process (issue 30, items 1-3).
+"""Below Socket.IO, against the real ``a2c-server`` process.
 
 Raw HTTP (httpx) and raw WebSocket frames: every request is answered or closed cleanly,
 client mistakes are one WARNING line each (never ERROR, never a traceback), and SIGTERM
@@ -120,7 +120,7 @@ def chunked(body: bytes) -> Any:
     return chunks()
 
 
-# -------------------------------------------------------------------- item 1
+# ---------------------------------------------- Engine.IO requests answered or refused
 
 
 REFUSED = [
@@ -174,7 +174,7 @@ async def test_refused_polling_posts_are_answered_at_once_and_close_the_session(
     assert "long-polling POST refused" in logs
 
 
-# -------------------------------------------------------------------- item 2
+# -------------------------------------------------------------- raw WebSocket frames
 
 
 def frame(payload: bytes, opcode: int = 1, fin: bool = True) -> bytes:
@@ -242,7 +242,7 @@ async def test_invalid_utf8_text_frame_is_one_warning_with_the_peer(
     assert "peer=127.0.0.1:" in warnings[0]
 
 
-# -------------------------------------------------------------------- item 3
+# ------------------------------------------------- SIGTERM with requests still pending
 
 GRACE = 15.0  # the bound on the exit; it takes well under a second here
 

@@ -1,4 +1,4 @@
-"""Fuzz the layer below Socket.IO: raw HTTP, Engine.IO and WebSocket frames (issue 30, item 4).
+"""Fuzz the layer below Socket.IO: raw HTTP, Engine.IO and WebSocket frames.
 
 A seeded generator makes at least 500 cases (``A2C_HTTP_FUZZ_CASES`` for more,
 ``A2C_HTTP_FUZZ_SEED`` for another sequence; the default seed is fixed, so CI sees the

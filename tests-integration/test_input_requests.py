@@ -1,4 +1,4 @@
-"""Tools that ask, through an office (issue 47): real processes end to end.
+"""Tools that ask, through an office: real processes end to end.
 
 ``a2c-server`` and ``a2c-computer run`` as processes; the Computer hosts the mcp 2 server
 ``a2c_testkit.mcp_servers.asking`` over stdio twice, once in the handshake era (``asking``,

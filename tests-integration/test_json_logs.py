@@ -1,5 +1,5 @@
 """Every line of the Server's and the Computer's ``--log-format json`` streams is one JSON
-object (issue 24 item 9, second half).
+object.
 
 The Computer hosts a stdio MCP server that writes to stderr (FastMCP logs each request there)
 and an SSE MCP server that is killed mid-run. MCP stderr lines used to appear raw, a dead

@@ -3,10 +3,10 @@
 A circle (``_computer`` <-> ``_reload`` was one, ``_auth`` / ``_auth._jwt`` / ``_settings`` in
 the Server another) means neither module can be read, tested or moved without the other.
 Imports under ``if TYPE_CHECKING:`` count too. A module over 400 lines holds more than one
-reason to change (issue 25 split the ones that did; the bound was 450 until the last eight
-over 400 were split). A folder of more than 15 modules is a
+reason to change (the bound was 450 until the last eight over 400 were
+split). A folder of more than 15 modules is a
 corridor a reader has to walk name by name: a new capability goes into a room (a subpackage
-whose ``__init__`` says what it is for), issue 39 made the rooms.
+whose ``__init__`` says what it is for).
 """
 
 from __future__ import annotations

@@ -225,7 +225,7 @@ async def test_computer_filter_separator_and_cancellation(procs: Any, tmp_path: 
         await eventually(lambda: _has(session, "alpha-slow"), timeout=90, what="alpha")
         # beta is in the office too (its tools are what the filter leaves out)
         assert all(name.startswith("alpha-") for name in await names(session))
-        # ... and its windows, listed or read by URI (issue 49 item 5)
+        # ... and its windows, listed or read by URI
         listed = {str(r.uri) for r in (await session.list_resources()).resources}
         assert f"a2c://alpha/{WINDOW}" in listed and not any("beta" in u for u in listed)
         with pytest.raises(MCPError, match="not served"):
@@ -258,7 +258,7 @@ async def test_unreachable_office_answers_errors_then_reconnects(
     url = f"http://127.0.0.1:{port}"
     async with stdio_host(url, office, log_dir / "bridge.log") as (session, listener):
         # no Server yet: the session works; listing is an MCP error the host shows, a
-        # call an error result, both naming the cause (issue 50 item 3)
+        # call an error result, both naming the cause
         with pytest.raises(MCPError, match=f"unreachable: .*127.0.0.1:{port}"):
             await names(session)
         early = await session.call_tool("alpha__echo", {"text": "x"})
@@ -346,7 +346,7 @@ async def test_streamable_http_with_a_bearer_token(procs: Any, tmp_path: Path) -
             # a bad call (a name nobody serves) is an error result, the session goes on
             bad = await session.call_tool("alpha__no_such_tool", {})
             assert bad.is_error and "no tool is served" in text_of(bad)
-            # a typo of the host's model gets the closest name (issue 50 item 4)
+            # a typo of the host's model gets the closest name
             typo = await session.call_tool("alpha__ecoh", {"text": "x"})
             assert typo.is_error and "did you mean 'alpha__echo'?" in text_of(typo)
             assert not (await session.call_tool("alpha__echo", {"text": "again"})).is_error
@@ -459,8 +459,8 @@ async def alpha_in_office(procs: Any, tmp_path: Path) -> AsyncIterator[tuple[Ser
 
 
 async def test_the_first_requests_after_start_see_the_office(procs: Any, tmp_path: Path) -> None:
-    """Issue 50 item 2: the first ``resources/list`` right after the bridge started answered
-    ``[]`` (the wait for the first join covered the tool requests only)."""
+    """The first ``resources/list`` right after the bridge started waits for the first join,
+    as the tool requests do, instead of answering ``[]``."""
     log_dir = tmp_path / "logs"
     async with alpha_in_office(procs, tmp_path) as (server, office):
         async with stdio_host(server.url, office, log_dir / "bridge.log") as (session, _):
@@ -474,9 +474,9 @@ async def test_the_first_requests_after_start_see_the_office(procs: Any, tmp_pat
 
 
 async def test_a_taken_agent_seat_is_an_error_the_host_sees(procs: Any, tmp_path: Path) -> None:
-    """Issue 50 item 3: a bridge that cannot get the office's Agent seat answered
-    ``tools/list`` with a silent ``[]``; now an MCP error naming the cause, and once the
-    seat is free the bridge joins and the host hears ``tools/list_changed``."""
+    """A bridge that cannot get the office's Agent seat answers ``tools/list`` with an MCP
+    error naming the cause, never a silent ``[]``; once the seat is free the bridge joins
+    and the host hears ``tools/list_changed``."""
     from a2c_agent import AsyncAgent
 
     log_dir = tmp_path / "logs"

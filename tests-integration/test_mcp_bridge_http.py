@@ -87,8 +87,8 @@ def _announced(caps: types.ServerCapabilities, instructions: str | None) -> tupl
 async def test_every_era_and_transport_announces_the_same_capabilities(
     procs: Any, tmp_path: Path
 ) -> None:
-    """Issue 50 item 1: over --http the handshake said ``listChanged: false`` and no
-    instructions (the HTTP session manager was built without the bridge's options)."""
+    """Over --http the handshake says ``listChanged: true`` and gives the instructions, as
+    over stdio (the HTTP session manager is built with the bridge's options)."""
     office = f"office-{uuid.uuid4()}"
     logs = tmp_path / "logs"
     seen: dict[str, tuple[Any, ...]] = {}
@@ -114,7 +114,7 @@ async def test_every_era_and_transport_announces_the_same_capabilities(
 
 
 async def test_the_http_gate_with_real_requests(procs: Any, tmp_path: Path) -> None:
-    """Issue 49 item 8: the Origin of a web page is checked against --http-origin, the
+    """The Origin of a web page is checked against --http-origin, the
     bearer scheme is case-insensitive, a loopback Host is matched exactly."""
     office = f"office-{uuid.uuid4()}"
     extra = ("--http-origin", "https://app.example.com")
@@ -237,7 +237,7 @@ async def _leave_mid_call(call: Any, marker: Path) -> None:
 
 
 async def test_hosts_that_go_away_leave_no_error_in_the_log(procs: Any, tmp_path: Path) -> None:
-    """Issue 50 item 5: a host leaving is normal, never an ERROR with a traceback (mcp 1.x
+    """A host leaving is normal, never an ERROR with a traceback (mcp 1.x
     logged one for the event stream a closed session left). Hosts of both eras leave: after
     their session ended (DELETE with the event stream open), in the middle of a call (which
     the bridge then cancels in the office), or while listening; then the office changes

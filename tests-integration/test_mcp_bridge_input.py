@@ -1,4 +1,4 @@
-"""Tools that ask, through ``a2c-agent mcp``: the MCP host answers (issue 47 item 5).
+"""Tools that ask, through ``a2c-agent mcp``: the MCP host answers.
 
 Real processes: ``a2c-server``, ``a2c-computer run`` hosting the mcp 2 test server
 ``a2c_testkit.mcp_servers.asking`` twice (``asking`` in the handshake era, where

@@ -110,5 +110,5 @@ async def test_the_inspector_cli_lists_and_calls_over_stdio_and_http(
                 "--tool-arg", "text=over-http",
             )  # fmt: skip
             assert called["content"][0]["text"] == "scene-a: over-http"
-        # the Inspector leaving after each command is normal: no ERROR (issue 50 item 5)
+        # the Inspector leaving after each command is normal: no ERROR
         assert "ERROR" not in bridge.logs() and "Traceback" not in bridge.logs(), bridge.logs()

@@ -1,4 +1,4 @@
-"""Three ``a2c-server --redis`` processes on one private redis-server (issue 14).
+"""Three ``a2c-server --redis`` processes on one private redis-server.
 
 The Agent (library, in-process) talks to node A; Computer ``box-b`` (a real
 ``a2c-computer run``) reaches node B through a TCP relay standing in for the load

@@ -1,4 +1,4 @@
-"""Redis faults under calls: a hung Redis, a Redis restart under a stream (issues 40, 41, 43).
+"""Redis faults under calls: a hung Redis, a Redis restart under a stream.
 
 Two ``a2c-server --redis`` processes on one private redis-server; the Agent (library,
 in-process, default settings) talks to node A, a real ``a2c-computer run`` to node B, so
@@ -100,7 +100,8 @@ async def test_a_hung_redis_answers_each_call_503_within_a_second(
 async def test_redis_restart_under_a_stream_of_calls_never_hides_a_run(
     procs: Any, tmp_path: Path, redis: RedisServer
 ) -> None:
-    """Issue 40.2 and issue 43's done-when, with default SDK settings (timeout 5 s)."""
+    """No routing on a recovering registry, and no run hidden behind a retry, with default SDK
+    settings (timeout 5 s)."""
     runs = tmp_path / "runs.log"
     runs.touch()
 

@@ -1,4 +1,4 @@
-"""Issue 24 item 2: a Redis restart never turns one call into "try again" plus an execution.
+"""A Redis restart never turns one call into "try again" plus an execution.
 
 Two ``a2c-server --redis`` processes on one private redis-server; the Agent (library,
 in-process) talks to node A, a real ``a2c-computer run`` to node B, so every call crosses

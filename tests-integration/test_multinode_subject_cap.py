@@ -1,7 +1,7 @@
 """``--max-connections-per-subject`` over two ``a2c-server --redis`` processes, one killed.
 
 With allow-all authentication every Agent has one subject (``anonymous-agent``) and every
-Computer another, counted per client address (issue 49): every client here is on
+Computer another, counted per client address: every client here is on
 127.0.0.1, so the cap of 2 covers all its Agents on the deployment together.
 """
 

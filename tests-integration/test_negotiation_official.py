@@ -1,5 +1,5 @@
-"""Our Agent and Computer on the official 0.4.2 Server, started without a protocol flag
-(issue 38): both announce 0.2.3, are refused with 4008, reconnect once announcing 0.4.2 and
+"""Our Agent and Computer on the official 0.4.2 Server, started without a protocol flag:
+both announce 0.2.3, are refused with 4008, reconnect once announcing 0.4.2 and
 speak 0.4 shapes; the Agent lists the Computer's tools and gets a call answered.
 
 The official Server is its real code in a throwaway venv (``a2c_testkit.official``).

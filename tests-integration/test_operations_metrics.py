@@ -1,4 +1,4 @@
-"""Prometheus metrics of the real ``a2c-server`` and ``a2c-computer run`` (issue 17).
+"""Prometheus metrics of the real ``a2c-server`` and ``a2c-computer run``.
 
 A scripted session runs against the processes; then both ``/metrics`` endpoints are
 scraped and every counter and histogram count is checked against what the session did.

@@ -1,4 +1,4 @@
-"""Live config reload of the real ``a2c-computer run`` (issue 17).
+"""Live config reload of the real ``a2c-computer run``.
 
 One reload adds a server, changes one, removes one and renames a tool of a fourth in place
 while a call on that fourth is in flight; then a broken file is picked up by the watch.

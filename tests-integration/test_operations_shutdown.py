@@ -1,4 +1,4 @@
-"""Graceful shutdown of the real ``a2c-server`` and ``a2c-computer run`` (issue 17).
+"""Graceful shutdown of the real ``a2c-server`` and ``a2c-computer run``.
 
 Each side gets SIGTERM while two tool calls are in flight: a short one, which must finish
 within the grace period and reach the Agent, and one far longer than the grace, which

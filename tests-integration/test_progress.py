@@ -1,4 +1,4 @@
-"""Progress of long tool calls (issue 28), with real processes across two ``--redis`` nodes.
+"""Progress of long tool calls, with real processes across two ``--redis`` nodes.
 
 Two ``a2c-server`` nodes share a redis-server; the Computer (``a2c-computer run`` with the
 FastMCP ``progress`` test server over stdio) is on node B, the Agent on node A, so every

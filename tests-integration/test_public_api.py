@@ -1,7 +1,7 @@
 """The public API of the four packages, recorded: a reorganisation must not change it.
 
 Each package's ``__all__`` is the list of names its users may import. Moving modules into rooms
-(issue 39) or splitting a module keeps every name importable from the package, lazily or not;
+(subpackages) or splitting a module keeps every name importable from the package, lazily or not;
 this test holds the lists as they were before the rooms, so a name that disappears, or one
 that appears without a decision, fails here. To add a public name on purpose, add it below.
 """
@@ -179,7 +179,7 @@ PUBLIC: dict[str, frozenset[str]] = {
             "read_priority",
             "read_token_file",
             "reconnect_delays",
-            # Re-joining after a reconnect (issue 48).
+            # Re-joining after a reconnect.
             "RECLAIM_AUTH_KEY",
             "REJOIN_BUDGET",
             "join_refusal_may_pass",
@@ -381,7 +381,7 @@ PUBLIC["a2c_protocol"] |= {
 }  # fmt: skip
 PUBLIC["a2c_agent"] |= {"BlobWriteError", "BlobWriteReason", "Landed"}
 
-# Input requests during a tool call (issue 47): the typed requests and answers, the handler.
+# Input requests during a tool call: the typed requests and answers, the handler.
 _INPUT = {
     "ElicitationRequest", "ElicitationResponse", "InputCapabilities", "InputOrigin",
     "InputRefusal", "InputRequest", "InputResponse", "RootsRequest", "RootsResponse",

@@ -1,4 +1,4 @@
-"""Fuzz the real ``a2c-server`` process with malformed traffic (issue 10, "What must show").
+"""Fuzz the real ``a2c-server`` process with malformed traffic.
 
 A seeded generator sends well over 500 malformed payloads, across every event name of the
 protocol plus reserved and unknown names, over polling and over websocket, plus raw

@@ -1,4 +1,4 @@
-"""A tool whose MCP server is down (issue 24 item 7), through the real triangle.
+"""A tool whose MCP server is down, through the real triangle.
 
 An SSE MCP server lists ``search`` (aliased ``sse_search``), a stdio one ``echo`` (aliased
 ``stdio_search``). Once the SSE server is killed, a call to ``sse_search`` used to answer

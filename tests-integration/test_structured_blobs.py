@@ -1,5 +1,5 @@
-"""Images that MCP servers return twice, in ``content`` and in ``structuredContent`` (issue 24
-item 6), through the real triangle.
+"""Images that MCP servers return twice, in ``content`` and in ``structuredContent``,
+through the real triangle.
 
 The reference filesystem MCP server (npm, pinned) answers ``read_media_file`` with the same
 base64 in both places, and so does a FastMCP tool annotated to return ``ImageContent``. A

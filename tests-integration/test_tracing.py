@@ -1,4 +1,4 @@
-"""One trace from the Agent to the MCP server (issue 28), with real processes.
+"""One trace from the Agent to the MCP server, with real processes.
 
 The ``a2c-agent`` CLI on node A, two ``--redis`` Server nodes, a Computer on node B and
 the FastMCP ``progress`` server: every process exports its spans over OTLP/HTTP to a tiny

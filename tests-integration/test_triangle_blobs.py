@@ -1,4 +1,4 @@
-"""Large results through the real triangle (issue 12): blobs by handle, never a dropped link.
+"""Large results through the real triangle: blobs by handle, never a dropped link.
 
 The Server is ``a2c-server`` (1 MB message limit), the Computer ``a2c-computer run`` with the
 ``bulk`` test MCP server over stdio; the Agent is the library in-process.
@@ -218,7 +218,7 @@ async def test_cli_downloads_a_blob_and_saves_binary_items(procs: Any, tmp_path:
         assert hashlib.sha256(target.read_bytes()).hexdigest() == sha
 
         saved = tmp_path / "saved"
-        saved.mkdir()  # the CLI never creates a --save-dir (issue 24 item 5)
+        saved.mkdir()  # the CLI never creates a --save-dir
         params = json.dumps({"size": 2 * MB, "seed": 4})
         code, out, err = await run_cli(
             *base, "call", "box-1", "png", params, "--save-dir", str(saved)

@@ -1,4 +1,4 @@
-"""Dynamic flows of the whole triangle, each party its own process (issue 6).
+"""Dynamic flows of the whole triangle, each party its own process.
 
 The Server is the real ``a2c-server`` command, the Computer the real ``a2c-computer run``
 with scene MCP servers over stdio and Streamable HTTP; the Agent is the library in-process.

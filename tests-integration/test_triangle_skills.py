@@ -1,4 +1,4 @@
-"""Skills through the real triangle (issue 13): ``a2c-server``, ``a2c-computer run`` with the
+"""Skills through the real triangle: ``a2c-server``, ``a2c-computer run`` with the
 skills test MCP server (all three staging modes; the archive served over loopback HTTP) and
 a user folder, and the Agent library in-process.
 """

@@ -1,4 +1,4 @@
-"""Uploads between our roles (issue 38): ``a2c-agent put`` / ``AsyncAgent.put_blob`` through
+"""Uploads between our roles: ``a2c-agent put`` / ``AsyncAgent.put_blob`` through
 ``a2c-server`` to ``a2c-computer run --landing-dir``, every process real."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The landing dir against a real ``a2c-computer run`` (issue 49 items 2-3, issue 50 items
-6-7): planted links are never followed, a missing dir fails the start, refusals name no
+"""The landing dir against a real ``a2c-computer run``:
+planted links are never followed, a missing dir fails the start, refusals name no
 local path, the budget counts files, retention cleans up. Every process is real."""
 
 from __future__ import annotations

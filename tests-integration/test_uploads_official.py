@@ -1,4 +1,4 @@
-"""Uploads with the official SDK 0.4.2 (issue 38), its real code in a throwaway venv.
+"""Uploads with the official SDK 0.4.2, its real code in a throwaway venv.
 
 The official Agent uploads to our ``a2c-computer run --landing-dir`` through our Server
 (which serves 0.2 and 0.4 sessions side by side); the upload's shapes are the same on both
@@ -154,7 +154,7 @@ async def test_our_agent_uploads_to_the_official_0_4_2_computer(
 async def test_the_official_0_4_2_agent_uploads_to_the_official_0_4_2_computer(
     procs: Any, tmp_path: Path, official_042: Path
 ) -> None:
-    """Both ends official, our Server between them (issue 34): put_blob is relayed like every
+    """Both ends official, our Server between them: put_blob is relayed like every
     client:* request, chunk by chunk, and lands byte-identical."""
     landing = tmp_path / "landing"
     landing.mkdir()

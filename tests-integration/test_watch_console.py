@@ -1,4 +1,4 @@
-"""``a2c-agent watch --console`` (issue 50 item 18): an office followed read-only through the
+"""``a2c-agent watch --console``: an office followed read-only through the
 Server's console feed while its one Agent seat stays taken by another Agent, with real
 processes: ``a2c-server --console``, ``a2c-computer run``, the ``a2c-agent`` command."""
 

@@ -1,4 +1,4 @@
-"""Spool and staging directories of Computers on one host (issue 24 item 14).
+"""Spool and staging directories of Computers on one host.
 
 Two Computers with the same ``--name`` used to share one blob key, spool and skill staging
 directory, and every Computer name (failed starts included) left its directories behind.

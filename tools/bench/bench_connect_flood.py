@@ -1,4 +1,5 @@
-"""A tokenless connect flood against a real ``a2c-server`` with a token (issue 41.1, 41 "cheap").
+"""A tokenless connect flood against a real ``a2c-server`` with a token:
+how cheap a refused connect is, and how the honest calls fare meanwhile.
 
 An honest Agent and Computer (plain python-socketio clients holding the token) make paced
 ``client:tool_call`` round trips through the Server the whole time (the tool answers at
@@ -21,7 +22,7 @@ the flooders as the Server's peers; ``--separate`` is the control: the same floo
 second Server process, so what is left of the honest tail is CPU contention alone. Every
 3 s of a flood a new Agent connects and joins: how long a legitimate newcomer waits, and
 how often it is refused (``--newcomer-source 127.0.0.2``: from another address than the
-flood's, issue 49.1).
+flood's).
 
     uv run python tools/bench/bench_connect_flood.py [--seconds 30] [--rounds 3]
         [--flooder-nice 19] [--transports both|polling|websocket] [--separate]

@@ -1,4 +1,4 @@
-"""Time from ``kill -9`` of a Server node to the first successful call again (issue 48).
+"""Time from ``kill -9`` of a Server node to the first successful call again.
 
 Run: ``uv run python tools/bench/bench_failover.py [--kills 10]`` (needs ``redis-server``
 and ``nginx`` on PATH; both are started privately on free loopback ports).
@@ -18,8 +18,8 @@ Agent (office 1) that calls ``box``, and a scripted Computer (``peer``, office 2
 4. the victim is started again (same id and port), and the round ends when nginx has it
    back in rotation (the shipped ``fail_timeout``).
 
-The survivor of one round holds the clients in the next, so the nodes take turns. Goal
-(issue 48): median <= 10 s, max <= 20 s for both.
+The survivor of one round holds the clients in the next, so the nodes take turns. Goal:
+median <= 10 s, max <= 20 s for both.
 
 ``--server-source SRC`` runs the nodes from another build's ``a2c_server`` (``git archive
 <commit> packages/a2c-server/src | tar -x -C /tmp/base``, then ``--server-source

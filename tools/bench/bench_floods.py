@@ -1,4 +1,4 @@
-"""Victim latency in one office while a client floods the Server from another (issue 42).
+"""Victim latency in one office while a client floods the Server from another.
 
 An honest Agent keeps 4 ``client:tool_call`` in flight to an honest Computer whose tool
 answers after 0.2 s (office V). A flooder (its own process, a hand-made WebSocket client

@@ -103,7 +103,7 @@ def test_without_the_global_the_public_check_decides() -> None:
 
 def test_mcp_still_logs_the_teardown_messages_the_bridge_quiets() -> None:
     # quiet_host_departures matches mcp's messages: renamed, the filter would match nothing
-    # and a host leaving would be an ERROR with a traceback again (issue 50 item 5).
+    # and a host leaving would be an ERROR with a traceback again.
     import inspect
 
     from mcp.server import streamable_http

@@ -1,4 +1,4 @@
-"""The Computer's log: one line per tool call, MCP log notifications, quiet httpx (issue 16 #15)."""
+"""The Computer's log: one line per tool call, MCP log notifications, quiet httpx."""
 
 from __future__ import annotations
 

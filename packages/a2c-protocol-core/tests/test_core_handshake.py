@@ -86,7 +86,7 @@ def test_backoff_grows_to_a_cap_with_bounded_jitter() -> None:
         assert base * 0.75 <= value <= base * 1.25
 
 
-# -- re-joining after a reconnect (issue 48, a2c_protocol._rejoin) ---------------------
+# -- re-joining after a reconnect (a2c_protocol._rejoin) ---------------------
 
 
 @pytest.mark.parametrize(

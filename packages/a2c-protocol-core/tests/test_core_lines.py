@@ -136,7 +136,7 @@ def test_02_computer_seen_by_a_04_agent() -> None:
     ],
 )  # fmt: skip
 def test_a_02_tool_cannot_name_its_own_bundle(tool: dict[str, object], shaped: object) -> None:
-    # Issue 49 item 7: a bundle_id after the name overrode a2c-0-2 (key order decided).
+    # A bundle_id after the name overrode a2c-0-2 (key order decided).
     answer = translate_answer("client:get_tools", {"tools": [tool]}, agent="0.4", computer="0.2")
     assert answer["tools"] == [shaped]
     assert list(answer["tools"][0])[:2] == ["name", "bundle_id"]

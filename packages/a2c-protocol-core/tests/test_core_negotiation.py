@@ -1,4 +1,4 @@
-"""retry_line: which line a client reconnects with after a 4008 (issue 38)."""
+"""retry_line: which line a client reconnects with after a 4008."""
 
 from a2c_protocol import ProtocolVersionError, retry_line
 

@@ -2,7 +2,7 @@
 
 Dropping a slow consumer aborts its TCP connection through uvicorn's WebSocket protocol
 object (the ``send`` callable's owner and its ``transport``). A uvicorn release that
-reshapes that would silently bring back the slow-consumer leak of issue 40: this fails
+reshapes that would silently bring back the slow-consumer leak (a client that stops reading): this fails
 first. A real uvicorn serves a real WebSocket here.
 """
 

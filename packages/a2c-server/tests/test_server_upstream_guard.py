@@ -179,7 +179,7 @@ async def test_socketio_manager_state_has_the_shape_the_fence_walks() -> None:
         "manager.callbacks is no longer {sid: {ack_id: callback}}: forget_callback and "
         "drop_ack_id cannot withdraw a callback"
     )
-    # The stale-ack screen reads an ack's head the way Packet.decode does (issue 42).
+    # The stale-ack screen reads an ack's head the way Packet.decode does.
     assert isinstance(ack, int)
     for head in (f"3/smcp,{ack}[1]", f"3/smcp?x=1,{ack}[", f"3/smcp,{ack}"):
         assert _socketio.ack_pending(sio, "eio-1", head), head

@@ -54,7 +54,7 @@ def tracer_provider_unset(trace: ModuleType) -> bool | None:
     ``opentelemetry.trace.get_tracer_provider()`` answers the same question publicly, but
     while nothing is set it looks ``OTEL_PYTHON_TRACER_PROVIDER`` up in ``os.environ`` on
     every call (a failed lookup raises and catches a KeyError): about a third of what the
-    Agent added to a tool call (issue 36). The module global it keeps the provider in,
+    Agent added to a tool call. The module global it keeps the provider in,
     ``_TRACER_PROVIDER``, tells it for the price of an attribute read.
     """
     provider = getattr(trace, "_TRACER_PROVIDER", _MISSING)
@@ -83,7 +83,7 @@ class _HostDepartures(logging.Filter):
 
 def quiet_host_departures() -> None:
     """Stop mcp's streamable HTTP transport from logging a host's normal departure as an
-    ERROR with a traceback (issue 50 item 5); idempotent.
+    ERROR with a traceback; idempotent.
 
     When a host cancels a call and closes its session at once (what mcp's own client does),
     the notification it posted is answered 202, then written into the session the DELETE

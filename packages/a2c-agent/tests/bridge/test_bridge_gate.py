@@ -27,7 +27,7 @@ def test_loopback_hosts_pass_on_loopback(host: str) -> None:
     "host", ["localhost:evil", "localhost.evil.com:80", "evil.com", "127.0.0.1:80:1", "[::1]x", ""]
 )
 def test_other_hosts_are_refused_on_loopback(host: str) -> None:
-    # Issue 49 item 8: mcp's check matched "localhost:*" as a prefix.
+    # mcp's check matched "localhost:*" as a prefix.
     refusal = check_request(headers(host=host), loopback=True, token=None)
     assert refusal is not None and refusal.status == 421
 
@@ -43,7 +43,7 @@ def test_off_loopback_any_host_passes() -> None:
         ("http://127.0.0.1:3000", True, (), True),
         ("https://evil.example", True, (), False),
         ("null", True, (), False),
-        # Issue 49 item 8: off loopback an Origin was never looked at.
+        # Off loopback an Origin was never looked at.
         ("https://evil.example", False, (), False),
         ("http://localhost:6274", False, (), False),
         ("https://app.example.com", False, ("https://app.example.com",), True),
@@ -69,7 +69,7 @@ def test_no_origin_header_is_a_non_browser_client() -> None:
     ("value", "ok"),
     [
         ("Bearer tok", True),
-        ("bearer tok", True),  # issue 49 item 8: the scheme is case-insensitive
+        ("bearer tok", True),  # the scheme is case-insensitive
         ("BEARER  tok ", True),
         ("Bearer tok2", False),
         ("Basic tok", False),
@@ -96,7 +96,7 @@ def test_origin_flags_are_normalised_and_checked(capsys: pytest.CaptureFixture[s
 
 
 def test_the_http_token_comes_from_the_environment() -> None:
-    # Issue 49 item 8: a flag is visible in the process list; the variable is not.
+    # A flag is visible in the process list; the variable is not.
     _, args = parse_args([*BASE, "--http", "0.0.0.0:8080"], {"A2C_MCP_HTTP_TOKEN": "t0k"})
     assert args.http_token == "t0k"
     assert usage_problem(args) is None

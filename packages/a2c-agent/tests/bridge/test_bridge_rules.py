@@ -55,7 +55,7 @@ def test_pairs_that_join_to_the_same_name_both_get_a_digest() -> None:
 
 
 def test_a_computer_cannot_take_or_hide_another_computers_tool_name() -> None:
-    # Issue 49 item 4: 'büro'/'deploy' is served as b_ro__deploy_<d>; a Computer named
+    # 'büro'/'deploy' is served as b_ro__deploy_<d>; a Computer named
     # 'b_ro' with tools 'deploy_<d>' and 'deploy_<d>_<d>' used to leave it under no name.
     digest = tool_names([("büro", "deploy")])[("büro", "deploy")].rpartition("_")[2]
     crafted = [("b_ro", f"deploy_{digest}"), ("b_ro", f"deploy_{digest}_{digest}")]

@@ -1,4 +1,4 @@
-"""``a2c-agent call`` without JSON (issue 50 item 9): ``{}`` for a tool that takes no
+"""``a2c-agent call`` without JSON: ``{}`` for a tool that takes no
 arguments, the schema's own requirement for one that needs some; real CLI, real Server."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """``a2c-agent`` output files and names, as a real subprocess against the real Server and a
-scripted Computer (issue 24 items 4, 5, 11): nothing is overwritten, a bad destination is
+scripted Computer: nothing is overwritten, a bad destination is
 refused (exit 2) before any request is sent, and two runs never take each other's name."""
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ async def test_call_never_overwrites_a_saved_item(make_computer, server, tmp_pat
 async def test_without_save_dir_items_go_to_a_new_temp_dir_not_the_current_one(
     make_computer, server, tmp_path
 ):
-    """Issue 50 item 13: binary items landed in whatever directory the user stood in."""
+    """Binary items land in a new temp dir, never in whatever directory the user stood in."""
     computer = await make_computer()
     computer.tools = [scripted_tool("shot"), scripted_tool("words")]
     computer.tool_results["shot"] = image_result(PNG)

@@ -1,4 +1,4 @@
-"""The pure parts of ``a2c-agent watch --console`` (issue 50 item 18): reading the console's
+"""The pure parts of ``a2c-agent watch --console``: reading the console's
 Server-Sent Events and printing them as ``watch`` prints notifications."""
 
 from __future__ import annotations

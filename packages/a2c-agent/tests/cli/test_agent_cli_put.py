@@ -1,5 +1,5 @@
 """``a2c-agent put`` with a FILE it cannot upload: one line saying why, exit 2, no usage
-block, nothing connected (issue 50 item 8)."""
+block, nothing connected."""
 
 from __future__ import annotations
 

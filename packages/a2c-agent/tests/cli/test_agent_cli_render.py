@@ -84,8 +84,8 @@ def test_long_cells_wrap_to_the_width():
 
 
 def test_names_never_break_only_descriptions_shrink():
-    """Issue 50 item 13: a narrow terminal broke a tool name mid-word (``notes_clear`` /
-    ``_everything``), which cannot be copied back into ``a2c-agent call``."""
+    """A narrow terminal never breaks a tool name mid-word (``notes_clear`` /
+    ``_everything`` cannot be copied back into ``a2c-agent call``)."""
     name, server = "notes_clear_everything_now", "notes-server-long"
     tools = [{"name": name, "description": "Clear every note of the current user. " * 3,
               "meta": {"a2c_mcp_server": server}, "tool_meta": None}]  # fmt: skip

@@ -1,4 +1,4 @@
-"""Issue 43: ``a2c-agent call --token-file`` keeps a call that outlives its token.
+"""``a2c-agent call --token-file`` keeps a call that outlives its token.
 
 The user's case was a 60 s tool call under a 20 s token: the CLI printed ``connection
 lost (server disconnect)`` when the token expired, while a renewer had already written a

@@ -69,7 +69,7 @@ def test_empty_environment_variable_is_a_usage_error(capsys):
     env = {"A2C_SERVER_URL": "127.0.0.1:9", "A2C_OFFICE": OFFICE}
     assert main(["room"], stdout=io.StringIO(), environ=env) == 2
     assert "did you mean http://127.0.0.1:9" in capsys.readouterr().err
-    # Blank is empty too, and the flag is named as typed (issue 50 item 13).
+    # Blank is empty too, and the flag is named as typed.
     env = {"A2C_SERVER_URL": "http://127.0.0.1:9", "A2C_OFFICE": OFFICE, "A2C_TOKEN_FILE": " "}
     assert main(["room"], stdout=io.StringIO(), environ=env) == 2
     assert "A2C_TOKEN_FILE is set but empty" in capsys.readouterr().err
@@ -144,7 +144,7 @@ async def test_token_from_environment_and_refusal_is_final():
     assert code == 1 and out == ""
     assert "error 401" in err and "Authentication failed" in err
     assert "wrong" not in err and "Traceback" not in err
-    # Issue 16 item 3: one attempt, no retries, and the process ends right after the
+    # One attempt, no retries, and the process ends right after the
     # refusal (measured from the refusal, so interpreter start-up does not count).
     assert len(auth.refused_at) == 1
     assert exited_at - auth.refused_at[0] < 2.0
@@ -186,8 +186,8 @@ def test_output_flags_work_before_and_after_the_command() -> None:
 
 
 def test_call_help_says_the_default_timeout_and_the_progress_flag(capsys):
-    """Issue 40 item 4: the 60 s default was not in ``call --help``, and a long call that
-    reports progress had no flag to keep it alive."""
+    """``call --help`` states the 60 s default, and a long call that reports progress has a
+    flag to keep it alive."""
     with pytest.raises(SystemExit) as info:
         build_parser({}).parse_args(["call", "--help"])
     assert info.value.code == 0

@@ -89,7 +89,7 @@ async def test_server_forward_timeout_is_408_and_cancels_tool_calls():
 
 
 async def test_with_default_settings_the_servers_may_have_run_answer_reaches_the_caller():
-    """The timeout contract (issue 43): a silent Computer, default Server and Agent waits.
+    """The timeout contract: a silent Computer, default Server and Agent waits.
 
     The Server answers 408 "may have run" at timeout + its buffer; the Agent's default
     grace outlasts that, so the caller gets it instead of an Agent-side timeout.

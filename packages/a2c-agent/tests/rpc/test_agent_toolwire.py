@@ -1,4 +1,4 @@
-"""The tool call's own wire path (issue 36): the request built by hand and the answer's fast
+"""The tool call's own wire path: the request built by hand and the answer's fast
 decode give exactly what the converter gives, errors included; the answer's timer."""
 
 from __future__ import annotations

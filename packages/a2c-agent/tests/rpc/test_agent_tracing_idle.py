@@ -1,4 +1,4 @@
-"""The tool-call span is skipped only when nothing would record or carry it (issue 36)."""
+"""The tool-call span is skipped only when nothing would record or carry it."""
 
 from __future__ import annotations
 

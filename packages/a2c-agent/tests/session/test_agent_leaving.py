@@ -1,4 +1,4 @@
-"""Leaving cancels what is in flight (issue 24 item 1, rules D1-D3 of ``_inflight``).
+"""Leaving cancels what is in flight (rules D1-D3 of ``_inflight``).
 
 The cancel must come from the Agent (no ``a2c_cancel_reason`` key: the Server adds
 ``agent_gone`` only to the cancels it sends for an Agent that left without them).

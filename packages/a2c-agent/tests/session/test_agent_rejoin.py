@@ -1,4 +1,4 @@
-"""Back into the office after a reconnect (issue 48): no silent half-state.
+"""Back into the office after a reconnect: no silent half-state.
 
 The agent stays RECONNECTING until it is in its office again; a held name or seat is
 waited out (its reason on every refused request), anything else ends the agent.

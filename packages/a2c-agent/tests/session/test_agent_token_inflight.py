@@ -1,4 +1,4 @@
-"""Issue 43: a tool call outlives the token of the Agent that made it.
+"""A tool call outlives the token of the Agent that made it.
 
 The Agent's token expires while its call runs. The Server keeps the session until the call
 has ended (refusing the session's new requests at once with a 401), the answer arrives,

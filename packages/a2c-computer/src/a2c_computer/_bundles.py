@@ -1,4 +1,4 @@
-"""Our MCP servers as 0.4 bundles: one bundle_id per configured server (issue 38 item 4). No I/O.
+"""Our MCP servers as 0.4 bundles: one bundle_id per configured server. No I/O.
 
 Rules:
 

@@ -195,7 +195,7 @@ async def test_run_with_a_refused_token_exits_at_once_with_the_servers_reason(
 async def test_check_prints_each_clash_once_with_the_fix_and_no_empty_tool_lists(
     servers: Any, tmp_path: Path
 ) -> None:
-    """Issue 16 item 7: three copies of one server lost every tool, silently."""
+    """Copies of one server are reported once with the fix; none loses its tools silently."""
     config = write_config(
         tmp_path,
         {name: servers.desk(name, "--profile", "conformant") for name in ("a", "b", "c")},
@@ -210,7 +210,7 @@ async def test_check_prints_each_clash_once_with_the_fix_and_no_empty_tool_lists
 
 
 async def test_check_never_calls_unchecked_servers_conformant(tmp_path: Path) -> None:
-    """Issue 16 item 16: every server failed, yet it said 'windows: v0.2 conformant'."""
+    """No 'windows: v0.2 conformant' when every server failed: nothing was checked."""
     broken = {"type": "stdio", "name": "broken", "server_parameters": {"command": "/nonexistent/x"}}
     config = write_config(tmp_path, {"broken": broken})
     code, out, _ = await cli("check", "--config", str(config), "--timeout", "5")
@@ -237,9 +237,9 @@ os.waitpid(pid, 0)
 async def test_run_in_the_background_with_confirm_ask_keeps_serving_and_fails_closed(
     servers: Any, tmp_path: Path
 ) -> None:
-    """Issue 16 item 2: a terminal read from the background stopped the whole Computer.
+    """A Computer in the background never reads the terminal (that would stop it).
 
-    Issue 24 item 3: nobody can confirm, so the call is refused (4005) with the way to
+    Nobody can confirm, so the call is refused (4005) with the way to
     allow it, never run unconfirmed; the Computer keeps serving.
     """
     import os
@@ -303,7 +303,7 @@ async def test_run_in_the_background_with_confirm_ask_keeps_serving_and_fails_cl
 async def test_check_without_a_terminal_names_the_tools_confirm_ask_would_refuse(
     servers: Any, tmp_path: Path
 ) -> None:
-    """Issue 24 item 3: said once, with the way to allow them."""
+    """The tools ``--confirm ask`` would refuse are named once, with the way to allow them."""
     entry = servers.desk("desk", tool_meta={"add": {"auto_apply": True}}, default_tool_meta=None)
     config = write_config(tmp_path, {"desk": entry})
     _, out, _ = await cli("check", "--config", str(config))  # exit 1: the scene's lint

@@ -1,4 +1,4 @@
-"""a2c-computer's flags and environment variables (issue 16, items 2, 5, 10, 11)."""
+"""a2c-computer's flags and environment variables."""
 
 from __future__ import annotations
 
@@ -40,9 +40,9 @@ def test_environment_fills_what_flags_leave_unset_and_flags_win() -> None:
     flags = parse([*BASE, "--token", "flag", "--office", "o-flag"], env)
     assert (flags["token"], flags["office"]) == ("flag", "o-flag")
     assert parse(BASE, {"A2C_OFFICE_ID": "o-legacy"})["office"] == "o-legacy"
-    # A flag wins: the empty variable is not read (issue 50 item 13, one rule for 3 CLIs).
+    # A flag wins: the empty variable is not read (one rule for 3 CLIs).
     assert parse([*BASE, "--token", "t"], {"A2C_TOKEN": ""})["token"] == "t"
-    # How long an input request waits for the Agent (issue 47): 300 s unless told.
+    # How long an input request waits for the Agent: 300 s unless told.
     assert args["input_timeout"] == 300.0
     assert parse(BASE, {"A2C_INPUT_TIMEOUT": "20"})["input_timeout"] == 20.0
     assert parse([*BASE, "--input-timeout", "5"], {"A2C_INPUT_TIMEOUT": "20"})["input_timeout"] == 5

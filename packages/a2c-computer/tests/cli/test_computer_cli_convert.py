@@ -1,4 +1,4 @@
-"""mcpServers files and CLI papercuts (issue 24 items 12, 13): ``config convert``, "did you
+"""mcpServers files and CLI papercuts: ``config convert``, "did you
 mean" in mcpServers entries, the clash fix that fits the file, flags after the command, an
 unknown option named as such, no ``ssl:default`` in "cannot connect"."""
 

@@ -1,5 +1,5 @@
-"""0.4 bundles on our Computer: one bundle_id per MCP server, explicit or derived (issue 38
-item 4), checked at load, and what 0.2 and 0.4 sessions show of it (pure parts)."""
+"""0.4 bundles on our Computer: one bundle_id per MCP server, explicit or derived,
+checked at load, and what 0.2 and 0.4 sessions show of it (pure parts)."""
 
 from __future__ import annotations
 

@@ -284,7 +284,7 @@ async def test_a_server_whose_secret_is_missing_fails_with_a_clear_status(server
 
 
 def test_an_mcp_servers_document_is_converted_as_documented() -> None:
-    """Issue 16 item 8: the shape other MCP hosts use got only 'unknown key'."""
+    """The shape other MCP hosts use is converted, not refused with 'unknown key'."""
     from a2c_protocol import SseServerConfig, StdioServerConfig, StreamableServerConfig
 
     config = load_config(

@@ -1,4 +1,4 @@
-"""``a2c-computer landed list | clean`` and the landing flags of ``run`` (issue 50 item 7)."""
+"""``a2c-computer landed list | clean`` and the landing flags of ``run``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Links planted in the landing dir are never followed (issue 49 item 2), and the dir's
+"""Links planted in the landing dir are never followed, and the dir's
 housekeeping: orphaned partial files and retention."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A lone surrogate in tool arguments fails its own call only (issue 10, item 3).
+"""A lone surrogate in tool arguments fails its own call only.
 
 ``{"text": "\\udcff"}`` is valid JSON, but the MCP stdio writer cannot encode it; before the
 fix its failure tore the session down and every unrelated call in flight failed with it.

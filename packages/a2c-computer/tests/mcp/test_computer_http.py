@@ -158,7 +158,7 @@ async def test_a_lost_http_server_is_4003_then_reconnected(wait: Any) -> None:
 
 async def test_idle_sse_session_stays_up_quietly(caplog: Any) -> None:
     """An SSE stream with no traffic hits its read timeout; keep-alive pings prevent that
-    (issue 16 #14: it was torn down with an ERROR traceback and a "process exited?" message).
+    (it was torn down with an ERROR traceback and a "process exited?" message).
     """
     import asyncio
     import logging
@@ -200,7 +200,7 @@ async def test_a_lost_url_server_is_not_called_a_process(wait: Any) -> None:
 async def test_tools_of_a_lost_http_server_are_withdrawn_until_it_is_back(
     wait: Any, recorder: Any
 ) -> None:
-    """Issue 16 item 9: the session ends with an error, not a clean close; same withdrawal."""
+    """The session ends with an error, not a clean close; same withdrawal."""
     from a2c_protocol import Event
 
     async with serve_http() as url:

@@ -136,7 +136,7 @@ def test_tool_meta_carries_annotations_and_server_meta_as_simple_values() -> Non
 
 
 def test_tool_prefix_renames_every_unaliased_tool_and_the_owner_is_in_meta() -> None:
-    """Issue 16 item 7: copies of one server side by side; the Agent can show the owner."""
+    """Copies of one server side by side; the Agent can show the owner."""
     from a2c_computer._registry import OWNER_META_KEY, clash_advice
     from a2c_protocol import config_from_json
 

@@ -462,7 +462,7 @@ def test_logout_without_a_revocation_endpoint_revokes_nothing() -> None:
 async def test_logout_without_revocation_leaves_a_running_computer_signed_in(
     rig: Rig, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Issue 43: what docs/computer.md says when the authorization server offers no
+    """What docs/computer.md says when the authorization server offers no
     revocation. The stored sign-in is deleted and the command says so; a running Computer
     keeps calling with the tokens it holds (it does not watch the store) until it
     restarts; a Computer started afterwards needs a new sign-in."""

@@ -1,4 +1,4 @@
-"""The sign-in's loopback listener settles only on its own redirect (issue 35, item 9).
+"""The sign-in's loopback listener settles only on its own redirect.
 
 A real listener and real HTTP requests: any local process or page can reach the port, so
 a redirect whose ``state`` is not the one sent to the browser must not end the sign-in.

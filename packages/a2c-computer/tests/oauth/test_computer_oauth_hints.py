@@ -1,4 +1,4 @@
-"""Suggested commands quote what an MCP server sent (issue 35, item 10)."""
+"""Suggested commands quote what an MCP server sent."""
 
 from __future__ import annotations
 

@@ -300,7 +300,7 @@ async def test_cancel_through_the_server_reaches_the_mcp_server(
 async def test_an_agent_leave_notice_cancels_that_agents_calls(
     servers: Any, tmp_path: Path, wait: Any
 ) -> None:
-    """Issue 24 item 1, rule C3: what a Server node that died with the Agent cannot do."""
+    """Rule C3: what a Server node that died with the Agent cannot do."""
     marker = tmp_path / "marker"
     async with office(servers) as (srv, computer, agent):
         call = asyncio.ensure_future(

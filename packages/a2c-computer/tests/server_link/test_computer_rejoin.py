@@ -1,5 +1,5 @@
-"""Re-joining while the name is held (issue 48), and a taken name on the first join
-(issue 50 item 12), against the real a2c-server in-process."""
+"""Re-joining while the name is held, and a taken name on the first join,
+against the real a2c-server in-process."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The Server is checked while the MCP servers start (issue 50 item 11): a wrong token or URL
+"""The Server is checked while the MCP servers start: a wrong token or URL
 fails at once, not after the slowest MCP server (an ``npx`` one can take a minute) came
 up; the MCP servers already started are stopped. The real ``a2c-computer run`` against the
 real Server, with an MCP server that never finishes starting."""

@@ -1,4 +1,4 @@
-"""Skills papercuts (issue 24 item 13), through a real Computer and a real skills MCP server:
+"""Skills papercuts, through a real Computer and a real skills MCP server:
 a user skill's frontmatter ``version`` reaches its ref, and a normal stop does not log that
 an MCP server "is down" (a server that really dies still does)."""
 

@@ -1,5 +1,5 @@
 """``--allow-agent``: a Computer answers only the Agents it names, whatever the Server does
-(issue 26 item 8: defense in depth)."""
+(defense in depth)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Only the Agent that made a call (or the Server on its behalf) cancels it (issue 35 item 11,
-rule C4 in ``_link_calls.py``): a real Server, a real Computer, raw clients for the others."""
+"""Only the Agent that made a call (or the Server on its behalf) cancels it (rule
+C4 in ``_link_calls.py``): a real Server, a real Computer, raw clients for the others."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A cancel or the call's timeout settles an open confirmation (issue 16, item 1).
+"""A cancel or the call's timeout settles an open confirmation.
 
 A late "yes" to a withdrawn question must never run the tool. The side effect checked is
 ``add_window`` adding a window: after the late answer, one more (auto-applied) call goes
@@ -84,7 +84,7 @@ async def test_the_console_prompt_never_reads_without_a_foreground_terminal() ->
 
 
 async def test_nobody_to_ask_refuses_4005_with_the_way_to_allow(servers: Any) -> None:
-    """Issue 24 item 3: ``--confirm ask`` without a terminal fails closed."""
+    """``--confirm ask`` without a terminal fails closed."""
     from a2c_computer._toolcalls._confirm import ConsoleConfirmer
 
     def must_not_read(question: str) -> str:

@@ -297,7 +297,7 @@ async def test_vrl_adds_its_transformation_and_leaves_the_result_untouched(
 async def test_errors_of_an_aliased_tool_name_the_alias_and_keep_the_mcp_name(
     servers: Any,
 ) -> None:
-    """Issue 16 item 6: the Agent called 'snail'; 'slow' means nothing to it."""
+    """Errors name the alias the Agent called ('snail'); 'slow' would mean nothing to it."""
     config = {"servers": {"desk": servers.desk(tool_meta={"slow": {"alias": "snail"}})}}
     async with Computer(config, name="box") as computer:
         result = await computer.call_tool("snail", {"seconds": 30}, timeout=0.2)

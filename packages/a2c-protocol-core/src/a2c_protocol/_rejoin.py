@@ -1,4 +1,4 @@
-"""Getting back into the office after a reconnect (issue 48): the rules both clients follow.
+"""Getting back into the office after a reconnect: the rules both clients follow.
 
 A client whose Server node died reconnects through the balancer to another node in about a
 second, while its old session may still hold its name (and, for an Agent, the office's

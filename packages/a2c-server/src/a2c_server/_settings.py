@@ -164,7 +164,7 @@ class ServerSettings:
     ``handshake_pace``: while more than 20 connects a second are refused, new Engine.IO
     handshakes start at most this many a second, the turns going round the client
     addresses (the others wait, or get 503 past their address's share of 5 s); 0 turns
-    it off (issue 41: a tokenless flood otherwise takes the whole event loop).
+    it off (a tokenless flood otherwise takes the whole event loop).
     ``notice_interval``: the ``server:update_*`` notices of one sender are relayed at most
     once per this many seconds per kind (the first at once, the last held one at the
     interval's end); 0 relays every one.

@@ -1,4 +1,4 @@
-"""Security suite (issue 10): what a hostile client must not be able to do to the Server.
+"""Security suite: what a hostile client must not be able to do to the Server.
 
 Every reproduction runs over both transports (polling only, websocket only) against a real
 server with real python-socketio clients.

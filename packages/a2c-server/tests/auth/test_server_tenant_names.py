@@ -4,7 +4,7 @@ Two tenants on one Server with JWT grants (``a-*`` and ``b-*``, no ``name`` in e
 "any free name"), on one memory node and on two Redis nodes (clients alternate). Every
 answer tenant A can get (a join under the name, a call to it, a listing of B's office) is
 the same whether B's Computer is online or not, and B's Computer reconnecting under its
-name is never refused because A holds the same name in its own office (issue 35).
+name is never refused because A holds the same name in its own office.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``GET /metrics`` of Redis nodes (issue 24 item 10): registry reachability, pub/sub
+"""``GET /metrics`` of Redis nodes: registry reachability, pub/sub
 traffic and losses, and the 503 refusal while Redis is down, on a real scrape of two
 in-process nodes sharing a private redis-server."""
 

@@ -504,7 +504,7 @@ async def test_a_call_to_a_node_nobody_hears_is_answered_503_at_once_and_not_sen
             spy = await stack.enter_async_context(Spy(redis.url, [shared]))
             answer = await alice.call(Event.TOOL_CALL, {**CALL, "timeout": 1})
             # Nobody subscribes to the ghost's node channel: published, the call would wait
-            # out its timeout unheard (issue 40). Not sent: trying again is safe.
+            # out its timeout unheard. Not sent: trying again is safe.
             assert isinstance(answer, dict) and answer["code"] == 503, answer
             assert answer["details"] == {"reason": "registry_unavailable", "delivered": False}
             rooms = [m.get("room") for c, m in spy.seen if m.get("method") == "emit"]

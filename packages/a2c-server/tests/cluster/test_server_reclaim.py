@@ -1,4 +1,4 @@
-"""Taking a name back after a reconnect, on two real nodes sharing Redis (issue 48).
+"""Taking a name back after a reconnect, on two real nodes sharing Redis.
 
 A client that lost its node reconnects to another one while its old session still holds
 its name: with the same ``auth.a2c_reclaim`` it gets the name back at once, the old session

@@ -1,5 +1,5 @@
-"""The console stream's options for a follower (``a2c-agent watch --console``, issue 50 item
-18): ``history=False`` replays nothing from before, ``calls=True`` adds one ``call`` event
+"""The console stream's options for a follower (``a2c-agent watch --console``):
+``history=False`` replays nothing from before, ``calls=True`` adds one ``call`` event
 per finished call of the office (names only). The feed itself, on a real event loop."""
 
 from __future__ import annotations

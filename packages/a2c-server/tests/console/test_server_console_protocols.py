@@ -1,4 +1,4 @@
-"""The console shows each session's protocol version (issue 34: 0.2 and 0.4 share offices)."""
+"""The console shows each session's protocol version (0.2 and 0.4 share offices)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 35 item 4: a tokenless loopback Server refuses a rebinding ``Host`` (421)."""
+"""A tokenless loopback Server refuses a rebinding ``Host`` (421)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def test_host_name_drops_the_port() -> None:
      "[::1]:", "[::1]:80x", "localhost:123456", "localhost:８０"],
 )  # fmt: skip
 def test_host_name_keeps_a_header_whose_port_is_not_a_port(header: str) -> None:
-    # Issue 49 item 8: the name was whatever preceded the last colon, so these passed
+    # The name was whatever preceded the last colon, so these passed
     # as loopback names; whole, they match no allowed name.
     assert host_name(header) == header.lower()
 

@@ -1,4 +1,4 @@
-"""The HTTP edge below Socket.IO (issue 30): the pure parts, and guards on the
+"""The HTTP edge below Socket.IO: the pure parts, and guards on the
 python-engineio and uvicorn internals the Server relies on there.
 
 Process-level tests are in ``tests-integration/test_http_edge.py`` and

@@ -1,4 +1,4 @@
-"""One busy address must not lock out its neighbours (issue 41.2), on a real uvicorn.
+"""One busy address must not lock out its neighbours, on a real uvicorn.
 
 Offices behind one NAT or reverse proxy share an address. Abandoned Engine.IO handshakes
 from it (opened, never admitted) used to fill its quota of unadmitted sessions, and every

@@ -1,4 +1,4 @@
-"""The per-connection inbound budget's rule (issue 35 item 5, issue 42), with an injected clock."""
+"""The per-connection inbound budget's rule, with an injected clock."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Cheap refusals (issue 41): a connect the auth object alone refuses builds no session.
+"""Cheap refusals: a connect the auth object alone refuses builds no session.
 
 A missing or wrong shared token is refused before python-socketio builds a Socket.IO
 session and runs the connect handler (the namespace's admission never runs for it); the

@@ -1,4 +1,4 @@
-"""Handshakes the version gate refuses are logged folded, as other refusals (issue 41).
+"""Handshakes the version gate refuses are logged folded, as other refusals.
 
 A flood of Engine.IO handshakes without an ``a2c_version`` (or with a bad one) is refused
 by the gate before any Engine.IO session exists; one WARNING each would fill the disk as

@@ -1,4 +1,4 @@
-"""A late answer to a call the Server timed out costs its Computer nothing (issue 49 item 8).
+"""A late answer to a call the Server timed out costs its Computer nothing.
 
 A stale ack (an id nobody waits for) costs its session 50 packets of the inbound budget:
 forged and flooded acks are cut. But an ack arriving after the Server itself gave up on

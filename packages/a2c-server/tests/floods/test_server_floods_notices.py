@@ -1,4 +1,4 @@
-"""The notice coalescing rule (issue 42): the last notice within an interval wins."""
+"""The notice coalescing rule: the last notice within an interval wins."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The pacing rule for new handshakes under a flood of refused connects (issues 41, 49.1)."""
+"""The pacing rule for new handshakes under a flood of refused connects."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ def test_refusals_over_the_trigger_pace_new_handshakes_one_per_period() -> None:
 
 
 def test_turns_go_round_the_addresses_so_a_flood_cannot_starve_another_address() -> None:
-    # Issue 49.1: 600 handshakes in flight from one address, an honest one from another.
+    # 600 handshakes in flight from one address, an honest one from another.
     pacer = flooded(rate=100, max_wait=5.0, max_held=1000)
     pacer.admit("127.0.0.1", 100.0)
     tickets(pacer, "127.0.0.1", 600, 100.0)

@@ -1,4 +1,4 @@
-"""Rule A1 (issue 24): an Agent that goes away takes its tool calls with it.
+"""Rule A1: an Agent that goes away takes its tool calls with it.
 
 When the Agent leaves its office or disconnects with ``client:tool_call`` requests in
 flight, the Server sends each Computer running one ``notify:tool_call_cancel`` with the
@@ -92,7 +92,7 @@ async def test_a_call_its_agent_cancelled_is_not_cancelled_again(server: Running
 async def test_an_answered_call_is_not_cancelled_when_its_agent_leaves(
     server: RunningServer,
 ) -> None:
-    """Issue 35 item 12: a call stops being tracked once answered (mutation-checked)."""
+    """A call stops being tracked once answered (mutation-checked)."""
     async with AsyncExitStack() as stack:
         alice, c1 = await _office(stack, server)
         held = c1.sio.handlers["/smcp"][Event.TOOL_CALL.value]

@@ -1,4 +1,4 @@
-"""The 404 for a Computer not in the caller's office (issue 50 item 10): what the caller
+"""The 404 for a Computer not in the caller's office: what the caller
 may see (its own office's Computers, a near name, an office its join created), never
 another office's names. Pure rules, then a real Server with raw clients."""
 

@@ -98,7 +98,7 @@ async def test_progress_restarts_the_wait_but_never_past_max_tool_timeout() -> N
         assert isinstance(answer, dict) and answer["code"] == 408, answer
         # Alive well past timeout + buffer (1.2 s), ended at --max-tool-timeout + buffer.
         assert 3.0 <= elapsed < 10, elapsed
-        # The message names the cap that ended it and the time waited (issue 50 item 14).
+        # The message names the cap that ended it and the time waited.
         message = answer["message"]
         assert message.startswith(
             "Computer 'box' did not answer within this Server's cap for calls that report "
@@ -132,7 +132,7 @@ async def test_a_progress_call_that_goes_quiet_times_out_naming_its_last_report(
 
 
 async def test_an_older_report_than_one_sent_is_dropped() -> None:
-    """Issue 35 item 12: the stale-report rule, mutation-checked (MCP progress only grows)."""
+    """The stale-report rule, mutation-checked (MCP progress only grows)."""
     async with running_server() as server, contextlib.AsyncExitStack() as stack:
         agent = await stack.enter_async_context(connect_raw(server, "agent"))
         assert await agent.join("agent", "ag", "o1") == (True, None)

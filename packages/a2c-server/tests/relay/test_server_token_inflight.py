@@ -1,4 +1,4 @@
-"""Issue 43: the token of a Computer expires while it runs a tool call.
+"""The token of a Computer expires while it runs a tool call.
 
 The Server keeps the Computer until the call has ended: the answer reaches the Agent, new
 requests to that Computer are refused meanwhile (nothing sent, "retry"), then the Server

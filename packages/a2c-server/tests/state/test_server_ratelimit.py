@@ -1,4 +1,4 @@
-"""Rate limits per identity (issue 26 item 5): a token bucket per session and a cap on the
+"""Rate limits per identity: a token bucket per session and a cap on the
 sessions one subject holds; a client over its limit gets 429 and costs others nothing."""
 
 from __future__ import annotations

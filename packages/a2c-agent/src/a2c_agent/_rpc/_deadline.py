@@ -3,7 +3,7 @@
 Every acked request arms one timer (``loop.call_at``) that sets :class:`AckTimeoutError`
 on the answer's future when it fires, and cancels it once the answer is in. An
 ``asyncio.timeout`` block did the same job at about twice the CPU (a scope object, task
-cancellation and its undoing; issue 36), on every tool call.
+cancellation and its undoing), on every tool call.
 
 A call with the progress extension's ``timeout_resets_on_progress`` needs a deadline it
 can push back: :class:`Deadline` wraps the timer for that path only, with the three

@@ -1,6 +1,6 @@
 """The Agent's tool calls in flight, and leaving without abandoning them.
 
-Rules (issue 24):
+Rules:
 
 * D1 every ``call_tool`` is registered from the moment it is sent until it ends;
 * D2 each call is cancelled (``server:tool_call_cancel``) at most once, whoever notices

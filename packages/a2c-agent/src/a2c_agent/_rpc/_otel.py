@@ -64,7 +64,7 @@ def tracing_idle() -> bool:
     That is the case without the extra, or with no tracer provider installed (the API's
     proxy or no-op provider) and no valid span current (a no-op tracer would otherwise
     hand the current span's context on). Creating the span anyway cost about 5 % of a
-    call's CPU (issue 36).
+    call's CPU.
 
     While no provider is set, the API's own check reads the environment on every call;
     the fence tells "none set" cheaply instead. A provider named by

@@ -1,7 +1,7 @@
 """One tool call on the wire: the ``client:tool_call`` request out, its answer in.
 
 Both run on every call, so both skip the general (cattrs) converter where the shape is
-plain (issue 36: together they were about a third of the Agent's own CPU per call):
+plain (together they were about a third of the Agent's own CPU per call):
 
 * the request is built as the JSON object ``to_wire(ToolCallReq(...))`` would give, key for
   key (the extension keys only when set);

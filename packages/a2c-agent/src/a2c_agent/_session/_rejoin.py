@@ -1,4 +1,4 @@
-"""Back into the office after a reconnect (issue 48): re-join, wait out a held name, or end.
+"""Back into the office after a reconnect: re-join, wait out a held name, or end.
 
 Rules (``a2c_protocol._rejoin`` RJ1-RJ3 for the parts both clients share):
 

@@ -1,6 +1,6 @@
 """Which tool calls a Server link is running, and how they end when they cannot be answered.
 
-Rules (issue 24):
+Rules:
 
 * C1 a ``notify:tool_call_cancel`` cancels with reason ``agent_requested``, unless it
   carries our Server's extension key ``a2c_cancel_reason: "agent_gone"`` (the Server

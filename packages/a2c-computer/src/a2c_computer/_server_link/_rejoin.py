@@ -3,7 +3,7 @@
 :class:`Reconnecting` is the link's recovery half (a mixin of
 :class:`~a2c_computer._server_link._link.ComputerLink`): reconnect with back-off and re-join;
 which refusals are waited out and which end the link is :mod:`._decisions`'s. While the
-Computer's name is held (issue 48), :class:`HeldName` keeps the log lines of the wait
+Computer's name is held, :class:`HeldName` keeps the log lines of the wait
 around the core's ``HeldWait`` (its start, delays and budget).
 """
 

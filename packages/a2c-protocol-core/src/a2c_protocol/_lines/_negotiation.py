@@ -1,4 +1,4 @@
-"""Which protocol line a client retries with after a 4008 refusal (issue 38). No I/O.
+"""Which protocol line a client retries with after a 4008 refusal. No I/O.
 
 Rules: a client announces the 0.2 line first (:data:`~a2c_protocol.PROTOCOL_VERSION`). When
 the Server refuses it with 4008 and the refusal says the Server accepts the version we

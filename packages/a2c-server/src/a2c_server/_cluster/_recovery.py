@@ -1,4 +1,4 @@
-"""Multi-node: no routing on a registry that is still recovering (issue 40, item 2).
+"""Multi-node: no routing on a registry that is still recovering.
 
 After Redis restarts empty, each node puts its own sessions back on its next heartbeat,
 so for a few seconds a Computer that never left is missing from the registry; and a

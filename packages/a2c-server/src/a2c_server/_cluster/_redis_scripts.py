@@ -17,7 +17,7 @@ __all__ = ["HEARTBEAT", "LUA_COMMON", "MEMBERS", "NAMED", "PUT", "REAP_DEAD", "R
 LUA_COMMON: Final = """
 local p = KEYS[1]
 local function unindex(m)
-  -- The Server-wide name key of older nodes (before issue 35): dropped with the record.
+  -- The Server-wide name key of nodes from before names were per office: dropped with it.
   if m.name ~= '' and redis.call('GET', p..':name:'..m.name) == m.sid then
     redis.call('DEL', p..':name:'..m.name)
   end

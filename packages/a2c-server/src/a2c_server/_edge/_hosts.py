@@ -32,7 +32,7 @@ def host_name(header: str) -> str:
 
     Only a port of one to five ASCII digits is taken off; anything else after the name
     (``localhost:evil``, ``localhost:``) leaves the header whole, so it matches no name
-    (a prefix match let ``localhost:evil`` through, issue 49 item 8).
+    (a prefix match let ``localhost:evil`` through).
     """
     host = header.strip().lower()
     if host.startswith("["):  # [v6]:port

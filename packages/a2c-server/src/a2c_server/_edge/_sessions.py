@@ -1,6 +1,6 @@
 """Engine.IO sessions under the Socket.IO server: admission in time and a bounded queue.
 
-Rules (issues 40-42):
+Rules:
 
 * an Engine.IO session must be admitted to a namespace within ``admission_timeout``
   seconds, else it is closed;
@@ -51,7 +51,7 @@ class SessionGuard(ServerShim):
         self.output_budget.after_drop = HeapTrimmer().schedule
         #: connection refusals, logged once per cause and address per interval
         self.refusals = RefusalLog(logging.getLogger("a2c_server.namespace"))
-        #: new handshakes paced while connects are refused in numbers (issue 41)
+        #: new handshakes paced while connects are refused in numbers
         self.handshake_pacer = HandshakePacer(limits.handshake_pace)
 
     # --------------------------------------------------------- outgoing queue

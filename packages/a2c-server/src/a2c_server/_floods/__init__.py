@@ -1,4 +1,4 @@
-"""Floods: what one connection may cost the others (issues 40, 41, 42).
+"""Floods: what one connection may cost the others.
 
 * :mod:`._outbox`: the per-process budget for queued output bytes.
 * :mod:`._trim`: the freed heap handed back to the OS after drops (glibc).

@@ -6,7 +6,7 @@ generation fills and its full pass runs every few seconds. A full pass walks eve
 tracked object, including the ~100,000 that the imported modules and the app hold for the
 life of the process: measured on ``a2c-server`` under a tokenless connect flood, full
 passes of 95-110 ms, which every honest call caught in one waited out (p99 x8-x20 of
-baseline, issue 41). ``gc.freeze()`` after start-up moves those objects where the
+baseline). ``gc.freeze()`` after start-up moves those objects where the
 collector no longer walks them, and a full pass only sees what was made since.
 
 The ``a2c-server`` command calls it once, when the app and uvicorn's protocol modules

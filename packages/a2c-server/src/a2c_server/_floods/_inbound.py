@@ -2,8 +2,8 @@
 
 The request limiter (``--max-requests-per-second``, off by default) sees only requests, and
 only after python-socketio decoded them; acknowledgements, ``server:tool_call_progress``,
-``notify:*`` and unknown events were not covered, and each cost its full decode (issue 42,
-issue 35 item 5). :class:`InboundBudget` is a token bucket per Engine.IO session, taken
+``notify:*`` and unknown events were not covered, and each cost its full decode.
+:class:`InboundBudget` is a token bucket per Engine.IO session, taken
 once per Socket.IO packet (an event *or* an ack, whatever its name) from the raw text,
 before python-socketio decodes it; cancels (``server:tool_call_cancel``) draw on a bucket
 of their own so a flood of other events never stops an Agent from cancelling. On by
@@ -48,7 +48,7 @@ _CANCEL_BURST: Final = 1000.0
 #: What a packet the Server refused after reading it (a forged ack, a spoofed or unknown
 #: event, a progress report for nobody) costs its session's budget, in packets: honest
 #: clients are refused rarely, a flooder of such packets is over budget at a fiftieth of
-#: the rate, below what the Server can read, so it is cut (issue 42).
+#: the rate, below what the Server can read, so it is cut.
 REFUSED_COST: Final = 50.0
 #: What a ``server:update_*`` notice coalesced away (never relayed) costs.
 COALESCED_COST: Final = 10.0

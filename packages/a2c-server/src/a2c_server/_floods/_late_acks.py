@@ -1,4 +1,4 @@
-"""Ack ids the Server stopped waiting for, so their late answers cost nothing (issue 49).
+"""Ack ids the Server stopped waiting for, so their late answers cost nothing.
 
 An acknowledgement whose id no call waits for is refused from its head and costs its
 session :data:`~a2c_server._floods._inbound.REFUSED_COST` packets of its inbound budget:

@@ -3,7 +3,7 @@
 A Computer announces a change of its tools, desktop, config or skills with
 ``server:update_*``; the Server relays each as ``notify:update_*`` to the rest of the
 office, and every member answers a tool-list notice by asking for the list again. Relayed
-one for one, a Computer sending thousands a second stalls its whole office (issue 42).
+one for one, a Computer sending thousands a second stalls its whole office.
 :class:`NoticeCoalescer` is the rule, with the clock passed in: per sender and notice
 kind, the first notice after a quiet interval goes out at once (an honest Computer's
 notice is not delayed), later ones within the interval are held, each replacing the one

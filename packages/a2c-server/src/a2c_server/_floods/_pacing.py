@@ -3,14 +3,14 @@
 A tokenless connect flood is refused (401) at ~1.5 ms of Server CPU each, two thirds of
 it python-engineio's handshake before the CONNECT packet that carries the token. Closed-
 loop flooders send the next attempt as soon as one is answered, so on a quiet machine
-they take the whole event loop (issue 41: 100 % CPU at ~620 refusals/s, honest p99 x11-
+they take the whole event loop (100 % CPU at ~620 refusals/s, honest p99 x11-
 x21). While more than ``trigger`` connects a second are refused, :class:`HandshakePacer`
 lets new Engine.IO handshakes start at most ``rate`` a second; the others wait (no CPU).
 Requests of sessions that already have an Engine.IO id, and so every admitted client's
 traffic, never wait; without refusals nothing is paced (a reconnect storm of valid clients
 after a restart starts at full speed).
 
-The wait is shared per client address (issue 49.1): each address has its own queue and
+The wait is shared per client address: each address has its own queue and
 the turns go round the addresses, one handshake each. With one queue for everybody, 600
 tokenless handshakes in flight from one address filled it 5 s deep and an honest client
 from another address was answered 503 (11 of 12 tries) or waited 5 s; served in turn, it

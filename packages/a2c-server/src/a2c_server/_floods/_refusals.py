@@ -1,7 +1,7 @@
 """Refusals logged once per cause and peer address per interval, counted in ``/metrics``.
 
 An unauthenticated client can be refused hundreds of times a second (no token, a bad
-token, a bad role); one WARNING each filled the disk (13.9 MB in 31 s, issue 41). Here the
+token, a bad role); one WARNING each filled the disk (13.9 MB in 31 s). Here the
 first refusal of a cause from an address is logged at once, later ones of the same cause
 and address at most once per ``interval`` with ``suppressed=N`` (how many were left out);
 the audit trail gets the same aggregated line. Every refusal is counted

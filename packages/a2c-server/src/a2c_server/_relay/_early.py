@@ -1,4 +1,4 @@
-"""Cheap refusals: a CONNECT whose auth object alone shows it is refused (issue 41).
+"""Cheap refusals: a CONNECT whose auth object alone shows it is refused.
 
 A client without the token, or with a wrong shared token, is refused before
 python-socketio builds a Socket.IO session for it (a sid, its rooms, a task running the

@@ -1,6 +1,6 @@
 """The tool calls this node is relaying, per Agent, so the Server can cancel them for it.
 
-Rule A1 (ours, issue 24): when an Agent leaves its office or disconnects (a crash
+Rule A1 (ours): when an Agent leaves its office or disconnects (a crash
 included) while ``client:tool_call`` requests of its are still waiting for their
 Computers, the Server sends each of those Computers ``notify:tool_call_cancel`` for the
 call, with the extra key ``a2c_cancel_reason: "agent_gone"`` (older peers ignore unknown

@@ -107,7 +107,7 @@ class NamespaceCore:
             self._calls.busy, settings.max_tool_timeout + settings.tool_call_buffer
         )
         self._progress = ProgressRoutes(sio, self._store)
-        # server:update_* relayed at most once per interval per sender (issue 42).
+        # server:update_* relayed at most once per interval per sender.
         self._notices = CoalescedNotices(
             settings.notice_interval, self._notice, lambda s: self._penalize(s, COALESCED_COST)
         )

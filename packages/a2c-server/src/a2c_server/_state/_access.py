@@ -43,7 +43,7 @@ def counted_as(identity: Identity, peer: str | None) -> str:
     a subject that names no one (a shared token, allow-all) its subject per client address.
 
     With one ``token-client`` for everybody, every official-SDK client of every office
-    (they connect without a role) shared one cap (issue 49 item 6); per address, a host
+    (they connect without a role) shared one cap; per address, a host
     holds at most the cap of each kind, and other hosts are not counted with it.
     """
     if not identity.per_address:

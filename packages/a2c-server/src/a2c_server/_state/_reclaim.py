@@ -1,4 +1,4 @@
-"""Taking a name back after a reconnect (issue 48): whose hold a joining session may take over.
+"""Taking a name back after a reconnect: whose hold a joining session may take over.
 
 A client that loses its node (``kill -9``, a machine gone) reconnects through the balancer
 to another node within a second, but its old session still holds its name (and, for an

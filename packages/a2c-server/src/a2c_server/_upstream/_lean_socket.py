@@ -140,7 +140,7 @@ class LeanSocket(LeanWriter, AsyncSocket):  # type: ignore[misc]
                 taken += 1
                 if taken % _FAIR_SHARE == 0:
                     # A backlog is read without a pause (the ASGI queue answers at once):
-                    # let the other connections' frames in between (issue 42).
+                    # let the other connections' frames in between.
                     await asyncio.sleep(0)
                 try:
                     data = await self._frame(ws)
