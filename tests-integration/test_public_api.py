@@ -392,6 +392,8 @@ PUBLIC["a2c_agent"] |= _INPUT | {
     "DEFAULT_MAX_INPUT_ROUNDS", "FormField", "InputHandler", "InputRoundsExceededError",
     "decline_input", "form_fields", "parse_field",
 }  # fmt: skip
+# A Computer's input requests over the Agent's bounds, and a handler past the round's expiry.
+PUBLIC["a2c_agent"] |= {"InputRequestsExceededError", "InputTimeoutError"}
 
 
 @pytest.mark.parametrize("package", sorted(PUBLIC))
