@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from a2c_computer import Computer
 from a2c_testkit.asking_agent import ALL, Caller, asking_office, only, text
+from a2c_testkit.mcp_servers import stdio_server_config
 from a2c_testkit.mcp_servers.http_server import serve_module_http
 from a2c_testkit.server import RawClient
 
@@ -71,3 +73,136 @@ async def test_a_refused_question_over_http_is_reported_as_that_refusal(
             assert "auth_hint" not in answer["meta"]
             assert "needs authorization" not in text(answer)
             assert said in text(answer), answer
+
+
+# ------------------------------------------------------------------ the bounds
+
+
+def pushy(**fields: Any) -> dict[str, Any]:
+    return stdio_server_config("pushy", "pushy", default_tool_meta=AUTO, **fields)
+
+
+def declines(answer: Any) -> dict[str, Any]:
+    return {key: {"action": "decline"} for key in answer["inputRequests"]}
+
+
+async def reported(report: Path, lines: int, wait: Any) -> list[str]:
+    """The MCP server's own account of the answers it got, once it has ``lines`` of them."""
+
+    def read() -> list[str]:
+        return report.read_text().splitlines() if report.exists() else []
+
+    await wait(lambda: len(read()) >= lines, 60, f"{lines} answers reported by the MCP server")
+    return read()
+
+
+async def test_a_round_of_more_than_16_requests_is_refused_and_ends_the_call(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, wait: Any
+) -> None:
+    """The handshake era: 17 forms asked at once. The Agent is never put a round of more
+    than 16, every request gets an error naming the bound, and the call ends with it."""
+    caplog.set_level("INFO", logger="a2c_computer")
+    report = tmp_path / "report.txt"
+    async with asking_office({"pushy": pushy()}) as (box, alice):
+        caller = Caller(alice, "flood", {"count": 17, "report": str(report)})
+        answer = await caller.call()
+        if answer.get("resultType") == "input_required":  # a first part went out
+            assert len(answer["inputRequests"]) <= 16
+            await wait(lambda: "asked too much" in caplog.text, 60, "the bound's log line")
+            answer = await caller.answer(declines(answer))
+        assert answer["isError"] is True, answer
+        assert "at most 16 are taken per round (max_input_requests_per_round)" in text(answer)
+        lines = await reported(report, 17, wait)
+        assert all(line.startswith("refused:") and "at most 16" in line for line in lines), lines
+        assert "MCP server pushy asked too much during tool flood (Agent alice)" in caplog.text
+        await wait(lambda: not box._asks.running, 30, "the server freed")
+        # The server is free again: a call that asks within the bounds goes through.
+        small = Caller(alice, "flood", {"count": 2})
+        answer = await small.call()
+        while answer.get("resultType") == "input_required":
+            answer = await small.answer(declines(answer))
+        assert text(answer) == "flood:decline,decline"
+
+
+async def test_a_call_of_more_than_64_requests_in_all_is_refused(tmp_path: Path, wait: Any) -> None:
+    report = tmp_path / "report.txt"
+    async with asking_office({"pushy": pushy()}) as (_, alice):
+        caller = Caller(alice, "flood", {"count": 16, "rounds": 5, "report": str(report)})
+        answer = await caller.call()
+        rounds = 0
+        while answer.get("resultType") == "input_required":
+            rounds += 1
+            assert rounds <= 64, "the call was never stopped"
+            answer = await caller.answer(declines(answer))
+        assert answer["isError"] is True, answer
+        assert "asked 65 input requests in all; at most 64" in text(answer), answer
+        lines = await reported(report, 65, wait)
+        assert lines[:64] == ["answered: decline"] * 64
+        assert "at most 64 are taken per call" in lines[64]
+
+
+@pytest.mark.parametrize(("count", "computer", "said"), [
+    (17, {}, "one round carries 17 input requests; at most 16"),
+    (11, {"max_input_requests_per_call": 10}, "asked 11 input requests in all; at most 10"),
+    (5, {"max_input_requests_per_round": 4}, "one round carries 5 input requests; at most 4"),
+])  # fmt: skip
+async def test_a_2026_round_past_a_bound_ends_the_call_unasked(
+    count: int, computer: dict[str, Any], said: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level("INFO", logger="a2c_computer")
+    async with asking_office({"pushy": pushy(mcp_era="modern")}, **computer) as (box, alice):
+        answer = await Caller(alice, "modern_flood", {"count": count}).call()
+        assert "resultType" not in answer, "a round past the bound reached the Agent"
+        assert answer["isError"] is True and said in text(answer), answer
+        assert said in caplog.text
+        assert not box._asks.running
+        ok = await Caller(alice, "modern_flood", {"count": 4}).call()
+        assert len(ok["inputRequests"]) == 4
+
+
+@pytest.mark.parametrize("cap", [0, -1, True, 2.5])
+def test_a_bound_that_is_not_a_positive_integer_is_a_config_error(cap: Any) -> None:
+    from a2c_computer import ConfigError
+
+    with pytest.raises(ConfigError, match="max_input_requests_per_round"):
+        Computer({"servers": {}}, name="x", max_input_requests_per_round=cap)
+
+
+# ------------------------------------------------------------- web links only
+
+HOSTILE_URLS = [
+    ("javascript:alert(document.cookie)", "URL scheme 'javascript:' is refused"),
+    ("file:///etc/passwd", "URL scheme 'file:' is refused"),
+    ("data:text/html,<script>x</script>", "URL scheme 'data:' is refused"),
+    ("http://wiki.example.test/connect", "'http:' is taken only for a loopback host"),
+]
+
+
+@pytest.mark.parametrize(("url", "said"), HOSTILE_URLS)
+async def test_a_url_that_is_not_a_web_link_is_refused_to_the_mcp_server(
+    url: str, said: str
+) -> None:
+    async with asking_office({"pushy": pushy()}) as (_, alice):
+        answer = await Caller(alice, "link", {"url": url}).call()
+        assert "resultType" not in answer, "the link reached the Agent"
+        got = text(answer)  # the MCP server's own words: the error it was sent
+        assert got.startswith("link failed: elicitation/create refused by the A2C Computer")
+        assert said in got, got
+
+
+@pytest.mark.parametrize(("url", "said"), HOSTILE_URLS[:2])
+async def test_a_2026_url_that_is_not_a_web_link_ends_the_call_unasked(url: str, said: str) -> None:
+    async with asking_office({"pushy": pushy(mcp_era="modern")}) as (_, alice):
+        answer = await Caller(alice, "modern_link", {"url": url}).call()
+        assert "resultType" not in answer, "the link reached the Agent"
+        assert answer["isError"] is True and said in text(answer), answer
+
+
+@pytest.mark.parametrize("url", ["https://id.example.test/sign-in", "http://127.0.0.1:8765/cb"])
+async def test_a_web_link_reaches_the_agent(url: str) -> None:
+    async with asking_office({"pushy": pushy()}) as (_, alice):
+        caller = Caller(alice, "link", {"url": url})
+        answer = await caller.call()
+        key, request = only(answer)
+        assert request["params"]["url"] == url
+        assert text(await caller.answer({key: {"action": "accept"}})) == "link:accept"

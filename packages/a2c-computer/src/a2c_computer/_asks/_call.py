@@ -34,8 +34,9 @@ __all__ = ["AskingCall", "Outcome", "Resume", "Runner"]
 Resume: TypeAlias = tuple[JsonObject, str | None] | None
 #: Starts the MCP ``tools/call`` (again, with ``Resume``).
 Runner: TypeAlias = Callable[[Resume], Awaitable[CallToolResult | McpInputRequired]]
-#: What a round ends with: the result, a 2026-07-28 ask, or handshake requests by key.
-Outcome: TypeAlias = CallToolResult | McpInputRequired | dict[str, JsonObject]
+#: What a round ends with: the result, a 2026-07-28 ask, handshake requests by key, or
+#: why the call was ended meanwhile (a ``str``: a bound passed, the Agent gave up).
+Outcome: TypeAlias = CallToolResult | McpInputRequired | dict[str, JsonObject] | str
 
 _SHORT: Final = {ELICIT: "elicit", SAMPLE: "sample"}
 
@@ -65,6 +66,8 @@ class AskingCall:
         self._scope: asyncio.Timeout | None = None
         self._round_timeout = 0.0
         self._numbers = itertools.count(1)
+        #: Requests the MCP server asked during the whole call (every round, both eras).
+        self.asked_total = 0
 
     # ------------------------------------------------------------ the MCP side
 
@@ -73,10 +76,16 @@ class AskingCall:
         self.task = asyncio.ensure_future(self.runner(resume))
         self.task.add_done_callback(lambda _: self._changed.set())
 
+    @property
+    def waiting(self) -> int:
+        """Handshake-era requests the MCP server waits on now (one round's worth)."""
+        return len(self._queued) + len(self._sent)
+
     async def ask(self, request: JsonObject) -> HandshakeAnswer:
         """A handshake-era request of the MCP server: wait for the Agent's answer."""
         if self.ended is not None:
             return types.ErrorData(code=types.INVALID_REQUEST, message=self.ended)
+        self.asked_total += 1
         key = f"{_SHORT.get(str(request.get('method')), 'ask')}-{next(self._numbers)}"
         future: asyncio.Future[HandshakeAnswer] = asyncio.get_running_loop().create_future()
         self._queued.append(_Ask(key, request, future))
@@ -103,6 +112,8 @@ class AskingCall:
             async with asyncio.timeout(timeout) as scope:
                 self._scope = scope
                 while True:
+                    if self.ended is not None:
+                        return self.ended
                     if self._queued:
                         await asyncio.sleep(0)  # requests made together go out together
                         batch, self._queued = self._queued, []
@@ -133,3 +144,4 @@ class AskingCall:
         self._queued.clear()
         if self.task is not None and not self.task.done():
             self.task.cancel()
+        self._changed.set()  # a round waiting on this call hears why it ended

@@ -15,7 +15,12 @@ Rules (docs/compatibility.md, *input requests*; the state binding and expiry are
   ``ttl`` seconds; on expiry, or when the Agent leaves, the MCP call is cancelled and its
   waiting requests refused, with one INFO line naming the call;
 * a retry is checked (:meth:`PendingInputs.peek`, then the answers): a refused retry is a
-  flat 400 whose ``details.reason`` says why, and a state whose answers were refused stays.
+  flat 400 whose ``details.reason`` says why, and a state whose answers were refused stays;
+* bounds (the core's :mod:`a2c_protocol._input._limits`), whoever the MCP server is: a
+  round carries at most ``per_round`` requests (in the handshake era: requests the server
+  waits on at once), a call at most ``per_call`` in all, and a URL-mode request a web link
+  only. Past a count bound the requests are refused to the MCP server, the call ends with
+  an error naming the bound (a retry of its state too), and one WARNING line names it.
 """
 
 from __future__ import annotations
@@ -41,13 +46,17 @@ from a2c_protocol import (
     timeout_result,
 )
 from a2c_protocol._input import (
+    DEFAULT_MAX_REQUESTS_PER_CALL,
+    DEFAULT_MAX_REQUESTS_PER_ROUND,
     ELICIT,
     LIST_ROOTS,
     SAMPLE,
     PendingInputs,
     StateRefusal,
+    call_refusal,
     input_request_of,
     input_required_answer,
+    round_refusal,
 )
 
 from ._answers import (
@@ -84,9 +93,17 @@ class _Pending:
 class InputRelay:
     """Pending input requests of this Computer and the calls running on each MCP server."""
 
-    def __init__(self, ttl: float, roots_of: Callable[[str], list[str] | None]) -> None:
+    def __init__(
+        self,
+        ttl: float,
+        roots_of: Callable[[str], list[str] | None],
+        *,
+        per_round: int = DEFAULT_MAX_REQUESTS_PER_ROUND,
+        per_call: int = DEFAULT_MAX_REQUESTS_PER_CALL,
+    ) -> None:
         self._table: PendingInputs[_Pending] = PendingInputs(ttl)
         self._roots_of = roots_of
+        self.per_round, self.per_call = per_round, per_call
         #: MCP server → its tool calls running now (None: a call that takes no input).
         self.running: dict[str, list[AskingCall | None]] = {}
         #: The servers with configured roots (in 2026-07-28 their plain calls come here too).
@@ -142,9 +159,18 @@ class InputRelay:
         elif call is None:
             refusal = _NO_INPUT
         else:
-            refusal = _not_taken(call, request) or refused_unasked(request)
+            refusal = refused_unasked(request) or _not_taken(call, request)
         if refusal is None and call is not None:
-            return await call.ask(request)
+            over = round_refusal(call.waiting + 1, self.per_round) or call_refusal(
+                call.asked_total + 1, self.per_call
+            )
+            if over is None:
+                return await call.ask(request)
+            self._over(call, over)
+            return types.ErrorData(
+                code=types.INVALID_REQUEST,
+                message=f"{request['method']} refused by the A2C Computer: {over}",
+            )
         logger.info("MCP server %s asked for %s: refused, %s", server, request["method"], refusal)
         return types.ErrorData(
             code=types.INVALID_REQUEST,
@@ -188,6 +214,8 @@ class InputRelay:
             return _refused("input_responses_invalid", answers)
         self._table.take(ask.state)
         call = pending.call
+        if call.ended is not None:  # a bound passed, or its server went, after the state
+            return _failed(call, call.ended)
         if not pending.modern:
             call.answer({k: handshake_answer(pending.asked[k], r) for k, r in answers.items()})
         else:
@@ -208,6 +236,9 @@ class InputRelay:
         try:
             while True:
                 outcome = await call.next(timeout, forward)
+                if isinstance(outcome, str):
+                    self._finish(call, None)
+                    return _failed(call, outcome)
                 if isinstance(outcome, CallToolResult):
                     self._finish(call, None)
                     return outcome
@@ -241,6 +272,12 @@ class InputRelay:
     ) -> tuple[dict[str, JsonObject], dict[str, JsonObject], str | None] | str:
         """A 2026-07-28 ``input_required``: (to the Agent, answered here, state), or why not."""
         requests, state = raw.get("inputRequests") or {}, raw.get("requestState")
+        count = len(requests) if isinstance(requests, dict) else 0
+        call.asked_total += count
+        over = round_refusal(count, self.per_round) or call_refusal(call.asked_total, self.per_call)
+        if over is not None:
+            self._over(call, over)
+            return over
         to_agent: dict[str, JsonObject] = {}
         local: dict[str, JsonObject] = {}
         for key, request in requests.items() if isinstance(requests, dict) else ():
@@ -248,7 +285,9 @@ class InputRelay:
                 listed = self._roots_of(call.server)
                 local[str(key)] = {"roots": roots_json(listed or [])}
                 continue
-            refusal = _not_taken(call, request) or refused_unasked(request)
+            refusal = (refused_unasked(request) if isinstance(request, dict) else None) or (
+                _not_taken(call, request)
+            )
             if refusal is not None:
                 return f"the tool asked for input the call cannot give: {refusal}"
             to_agent[str(key)] = request
@@ -266,6 +305,12 @@ class InputRelay:
             pending.asked, state, mcp_server=pending.call.server, expires_in=self.ttl
         )
         return InputAnswer(wire, "input required")
+
+    def _over(self, call: AskingCall, why: str) -> None:
+        """A bound passed: every request of ``call`` is refused, the call ends."""
+        logger.warning("MCP server %s asked too much during tool %s (Agent %s): %s; the call "
+                       "is ended", call.server, call.tool, call.agent, why)  # fmt: skip
+        self._finish(call, why)
 
     def _finish(self, call: AskingCall, reason: str | None) -> None:
         if reason is not None:

@@ -9,7 +9,8 @@ so a test sees what reached the MCP server.
 Server-initiated requests (the handshake era):
 
 * ``flood {count, rounds, report}``: ``rounds`` times, ``count`` forms asked at once
-  (``ctx.elicit`` from concurrent tasks) -> ``flood:<answers>``;
+  (``ctx.elicit`` from concurrent tasks, each shielded from the call's cancellation so
+  that every answer it was sent is reported) -> ``flood:<answers>``;
 * ``link {url, report}``: ``ctx.elicit_url`` with that URL -> ``link:<action>``;
 * ``blunt``: ``ctx.elicit`` a form without catching its failure (an ``MCPError`` from the
   client passes through ``MCPServer`` as the call's JSON-RPC error, as most authors' tools
@@ -99,12 +100,14 @@ def build_server() -> MCPServer:
         said: list[str] = []
 
         async def one(i: int) -> None:
-            try:
-                result = await ctx.elicit(f"Question {i}?", Name)
-            except Exception as exc:
-                _report(report, f"refused: {exc}")
-                said.append("refused")
-                return
+            # Shielded: a cancelled call still hears, and reports, every answer it was sent.
+            with anyio.CancelScope(shield=True):
+                try:
+                    result = await ctx.elicit(f"Question {i}?", Name)
+                except Exception as exc:
+                    _report(report, f"refused: {exc}")
+                    said.append("refused")
+                    return
             _report(report, f"answered: {result.action}")
             said.append(result.action)
 
