@@ -206,3 +206,81 @@ async def test_a_web_link_reaches_the_agent(url: str) -> None:
         key, request = only(answer)
         assert request["params"]["url"] == url
         assert text(await caller.answer({key: {"action": "accept"}})) == "link:accept"
+
+
+# ------------------------------------------------- an abandoned question frees its server
+
+
+def asking(**fields: Any) -> dict[str, Any]:
+    return stdio_server_config("asking", "asking", default_tool_meta=AUTO, **fields)
+
+
+@pytest.mark.parametrize(("era", "answer"), [
+    (None, {"action": "cancel"}),
+    (None, {"a2c_error": {"code": -1, "message": "elicitation/create cancelled"}}),
+    ("modern", {"action": "cancel"}),
+])  # fmt: skip
+async def test_a_tool_that_asks_again_after_its_agent_gave_up_ends_at_once(
+    era: str | None, answer: dict[str, Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Our SDK gives a round up by answering every request with a cancel (or a refusal)
+    when its handler fails or its call is cancelled. A tool that asks again then is not
+    parked for the Computer's input timeout: the call ends at once and the server is free
+    for the next call, which asks and is answered."""
+    caplog.set_level("INFO", logger="a2c_computer")
+    fields = {"mcp_era": era} if era else {}
+    async with asking_office({"asking": asking(), "pushy": pushy(**fields)}) as (box, alice):
+        name = "twice" if era is None else "modern_twice"
+        caller = Caller(alice, name)
+        key, _ = only(await caller.call())
+        gone = await caller.answer({key: answer}, req_id=f"{name}-1.x")
+        assert gone["isError"] is True, gone
+        assert not box._asks.running, "the server is still held"
+        if "action" in answer:  # a refusal is an error to a handshake-era tool: it fails
+            assert "gave this call's questions up" in text(gone)
+            assert "asked again after its Agent gave its questions up" in caplog.text
+        nxt = Caller(alice, "greet")
+        k, _ = only(await nxt.call())
+        done = await nxt.answer({k: {"action": "accept", "content": {"name": "N"}}})
+        assert text(done) == "hello N"
+
+
+async def test_the_sdk_whose_handler_raises_frees_the_server_at_once() -> None:
+    """Our Agent SDK, a real one: its handler fails on a tool that asks twice; the next
+    call of the same server asks and is answered, not refused for the input timeout."""
+    from a2c_agent import AsyncAgent
+    from a2c_protocol import ElicitationResponse, InputRequest
+    from a2c_testkit.server import running_server
+
+    async def fails(request: InputRequest) -> Any:
+        raise RuntimeError("the handler fails")
+
+    async def answers(request: InputRequest) -> Any:
+        return ElicitationResponse.accept({"name": "S"})
+
+    entry = asking()
+    async with (
+        running_server() as srv,
+        Computer({"servers": {"asking": entry}}, name="box", server_url=srv.url,
+                 office_id="o1", socketio_path=srv.socketio_path) as box,
+        AsyncAgent(srv.url, name="alice", socketio_path=srv.socketio_path) as agent,
+    ):  # fmt: skip
+        assert box.link is not None
+        await box.link.wait_joined()
+        await agent.join_office("o1")
+        with pytest.raises(RuntimeError, match="the handler fails"):
+            await agent.call_tool("box", "twice", {}, on_input=fails)
+        assert not box._asks.running, "the abandoned call still holds the server"
+        result = await agent.call_tool("box", "greet", {}, on_input=answers)
+        assert result.content[0]["text"] == "hello S"  # type: ignore[index]
+
+
+async def test_a_request_while_two_calls_run_names_the_call_that_holds_the_server() -> None:
+    async with asking_office({"asking": asking()}) as (_, alice):
+        first = Caller(alice, "greet")
+        only(await first.call())  # parked: waits for alice's answer
+        said = text(await Caller(alice, "sign_in").call())
+        assert "2 tool calls are running on this MCP server" in said, said
+        assert "call greet-1 of tool greet (Agent alice), waiting for its Agent's answer " \
+               "until " in said and " UTC" in said  # fmt: skip
+        assert "call sign_in-1 of tool sign_in (Agent alice), running" in said

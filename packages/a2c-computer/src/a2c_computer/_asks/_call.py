@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import time
 from collections.abc import Awaitable, Callable
 from typing import Final, TypeAlias
 
@@ -52,10 +53,17 @@ class AskingCall:
     """A declared call's MCP tool call and its waiting requests (see the module doc)."""
 
     def __init__(
-        self, takes: InputCapabilities, *, server: str, tool: str, agent: str, runner: Runner
+        self,
+        takes: InputCapabilities,
+        *,
+        server: str,
+        tool: str,
+        agent: str,
+        runner: Runner,
+        req_id: str = "-",
     ) -> None:
         self.takes = takes
-        self.server, self.tool, self.agent = server, tool, agent
+        self.server, self.tool, self.agent, self.req_id = server, tool, agent, req_id
         self.runner = runner
         self.task: asyncio.Task[CallToolResult | McpInputRequired] | None = None
         self.ended: str | None = None
@@ -68,6 +76,10 @@ class AskingCall:
         self._numbers = itertools.count(1)
         #: Requests the MCP server asked during the whole call (every round, both eras).
         self.asked_total = 0
+        #: Wall-clock time its Agent's answer is waited for until (None: not waiting).
+        self.waiting_until: float | None = None
+        #: The Agent cancelled or refused every request of the last round it answered.
+        self.given_up = False
 
     # ------------------------------------------------------------ the MCP side
 
@@ -101,6 +113,14 @@ class AskingCall:
         forward = self._forward
         if forward is not None:
             await forward(progress, total, message)
+
+    def describe(self) -> str:
+        """Which call this is, and what holds it, for a refusal naming it."""
+        who = f"call {self.req_id} of tool {self.tool} (Agent {self.agent})"
+        if self.waiting_until is None:
+            return f"{who}, running"
+        until = time.strftime("%H:%M:%S", time.gmtime(self.waiting_until))
+        return f"{who}, waiting for its Agent's answer until {until} UTC"
 
     # ----------------------------------------------------------- the Agent side
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
+import time
 from collections.abc import Callable
 from typing import Final, cast
 
@@ -40,7 +41,10 @@ from a2c_computer._toolcalls._extensions import InputAnswer, InputAsk, ProgressF
 from a2c_computer._toolcalls._invoke import McpInputRequired
 from a2c_protocol import (
     CallToolResult,
+    ElicitationResponse,
     ErrorCode,
+    InputRefusal,
+    InputResponse,
     InvalidPayloadError,
     JsonObject,
     timeout_result,
@@ -77,6 +81,10 @@ logger = logging.getLogger("a2c_computer")
 #: Seconds a request waits for the Agent's answer (``--input-timeout``).
 DEFAULT_INPUT_TIMEOUT: Final = 300.0
 _NO_INPUT: Final = "the Agent's call takes no input (A2C extension a2c_input)"
+_GIVEN_UP: Final = (
+    "the Agent gave this call's questions up (it cancelled or refused every request of the "
+    "last round) and the tool asked again"
+)
 #: 2026-07-28 rounds the Computer answers alone (roots) before giving up on a tool.
 _LOCAL_ROUNDS: Final = 10
 
@@ -104,8 +112,8 @@ class InputRelay:
         self._table: PendingInputs[_Pending] = PendingInputs(ttl)
         self._roots_of = roots_of
         self.per_round, self.per_call = per_round, per_call
-        #: MCP server → its tool calls running now (None: a call that takes no input).
-        self.running: dict[str, list[AskingCall | None]] = {}
+        #: MCP server → its tool calls running now (a ``req_id``: a call that takes no input).
+        self.running: dict[str, list[AskingCall | str]] = {}
         #: The servers with configured roots (in 2026-07-28 their plain calls come here too).
         self.rooted: frozenset[str] = frozenset()
         self._timer: asyncio.TimerHandle | None = None
@@ -154,16 +162,17 @@ class InputRelay:
         if not calls:
             refusal = "no tool call is running on this MCP server"
         elif len(calls) > 1:
-            refusal = (f"{len(calls)} tool calls are running on this MCP server and the "
-                       "Computer cannot tell which one asks")  # fmt: skip
-        elif call is None:
+            refusal = _which_asks(calls)
+        elif not isinstance(call, AskingCall):
             refusal = _NO_INPUT
         else:
             refusal = refused_unasked(request) or _not_taken(call, request)
-        if refusal is None and call is not None:
+        if refusal is None and isinstance(call, AskingCall):
             over = round_refusal(call.waiting + 1, self.per_round) or call_refusal(
                 call.asked_total + 1, self.per_call
             )
+            if over is None and call.given_up:
+                over = _GIVEN_UP
             if over is None:
                 return await call.ask(request)
             self._over(call, over)
@@ -177,11 +186,11 @@ class InputRelay:
             message=f"{request['method']} refused by the A2C Computer: {refusal}",
         )
 
-    def enter(self, server: str, call: AskingCall | None) -> None:
+    def enter(self, server: str, call: AskingCall | str) -> None:
         """A tool call starts on ``server`` (the handshake era asks it, see above)."""
         self.running.setdefault(server, []).append(call)
 
-    def leave(self, server: str, call: AskingCall | None) -> None:
+    def leave(self, server: str, call: AskingCall | str) -> None:
         calls = self.running.get(server)
         if calls is not None:
             calls.remove(call)
@@ -216,6 +225,11 @@ class InputRelay:
         call = pending.call
         if call.ended is not None:  # a bound passed, or its server went, after the state
             return _failed(call, call.ended)
+        call.waiting_until = None
+        # Every request cancelled or refused: the Agent's side gave the questions up (our
+        # SDK's answer when its handler fails or its call is cancelled). The tool hears
+        # it; should it ask again, the call ends rather than wait for nobody.
+        call.given_up = all(_gives_up(r) for r in answers.values())
         if not pending.modern:
             call.answer({k: handshake_answer(pending.asked[k], r) for k, r in answers.items()})
         else:
@@ -249,6 +263,9 @@ class InputRelay:
                     self._finish(call, split)
                     return _failed(call, split)
                 to_agent, local, state = split
+                if to_agent and call.given_up:
+                    self._over(call, _GIVEN_UP)
+                    return _failed(call, _GIVEN_UP)
                 if to_agent:
                     return self._open(ask, _Pending(call, to_agent, state, local, modern=True))
                 local_rounds += 1
@@ -300,6 +317,7 @@ class InputRelay:
         loop = asyncio.get_running_loop()
         state = secrets.token_urlsafe(24)
         self._table.open(state, ask.binding, pending, loop.time())
+        pending.call.waiting_until = time.time() + self.ttl
         self._schedule()
         wire = input_required_answer(
             pending.asked, state, mcp_server=pending.call.server, expires_in=self.ttl
@@ -307,9 +325,13 @@ class InputRelay:
         return InputAnswer(wire, "input required")
 
     def _over(self, call: AskingCall, why: str) -> None:
-        """A bound passed: every request of ``call`` is refused, the call ends."""
-        logger.warning("MCP server %s asked too much during tool %s (Agent %s): %s; the call "
-                       "is ended", call.server, call.tool, call.agent, why)  # fmt: skip
+        """A bound passed, or the Agent gave up: ``call``'s requests are refused, it ends."""
+        if why is _GIVEN_UP:
+            logger.info("tool %s (Agent %s) asked again after its Agent gave its questions "
+                        "up: the call is ended", call.tool, call.agent)  # fmt: skip
+        else:
+            logger.warning("MCP server %s asked too much during tool %s (Agent %s): %s; the "
+                           "call is ended", call.server, call.tool, call.agent, why)  # fmt: skip
         self._finish(call, why)
 
     def _finish(self, call: AskingCall, reason: str | None) -> None:
@@ -357,6 +379,21 @@ class InputRelay:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+
+
+def _gives_up(response: InputResponse) -> bool:
+    return isinstance(response, InputRefusal) or (
+        isinstance(response, ElicitationResponse) and response.action == "cancel"
+    )
+
+
+def _which_asks(calls: list[AskingCall | str]) -> str:
+    """The refusal while several calls run: which ones, and what holds each."""
+    named = [c.describe() if isinstance(c, AskingCall) else f"call {c}, which takes no input"
+             for c in calls[:4]]  # fmt: skip
+    more = f"; and {len(calls) - 4} more" if len(calls) > 4 else ""
+    return (f"{len(calls)} tool calls are running on this MCP server and the Computer cannot "
+            f"tell which one asks: " + "; ".join(named) + more)  # fmt: skip
 
 
 def _not_taken(call: AskingCall, request: object) -> str | None:

@@ -20,7 +20,9 @@ Raw 2026-07-28 answers (``input_required`` from a middleware, any era):
 
 * ``modern_flood {count}``: an ``input_required`` result carrying ``count`` forms, then
   ``modern_flood:<answered>`` once the retry brings ``inputResponses``;
-* ``modern_link {url}``: an ``input_required`` result with one URL-mode request.
+* ``modern_link {url}``: an ``input_required`` result with one URL-mode request;
+* ``modern_twice``: a form, then (``requestState`` ``second``) another form, then
+  ``modern_twice:<first action>,<second action>``.
 
 And ``pause {seconds}`` -> ``paused`` (asks nothing).
 """
@@ -66,12 +68,25 @@ def _text(value: str) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": value}], "isError": False}
 
 
+_RAW = ("modern_flood", "modern_link", "modern_twice")
+
+
 async def _modern_raw(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
     params = dict(ctx.params or {})
-    if ctx.method != "tools/call" or params.get("name") not in ("modern_flood", "modern_link"):
+    if ctx.method != "tools/call" or params.get("name") not in _RAW:
         return await call_next(ctx)
     args = params.get("arguments") or {}
     responses = params.get("inputResponses")
+    if params["name"] == "modern_twice":
+        if responses is None:
+            return {"resultType": "input_required", "inputRequests": {"first": _form(1)},
+                    "requestState": "first"}  # fmt: skip
+        answered: dict[str, Any] = next(iter(responses.values()), {})
+        action = answered.get("action")
+        if params.get("requestState") == "first":
+            return {"resultType": "input_required", "inputRequests": {"second": _form(2)},
+                    "requestState": f"second:{action}"}  # fmt: skip
+        return _text(f"modern_twice:{str(params.get('requestState'))[7:]},{action}")
     if params["name"] == "modern_flood":
         if responses is not None:
             return _text(f"modern_flood:{len(responses)}")
@@ -136,6 +151,11 @@ def build_server() -> MCPServer:
 
     @server.tool()
     async def modern_flood(count: int) -> str:
+        """Answered by the raw middleware."""
+        raise RuntimeError("answered by the raw middleware")
+
+    @server.tool()
+    async def modern_twice() -> str:
         """Answered by the raw middleware."""
         raise RuntimeError("answered by the raw middleware")
 
