@@ -137,7 +137,7 @@ async def test_sampling_with_tools_is_not_put_to_an_agent_that_did_not_declare_i
         caller = Caller(alice, "ask_model_tools", {"question": "?"}, takes={"sampling": {}})
         said = text(await caller.call())
         assert said.startswith("ask_model_tools failed:")
-        assert "does not take sampling with tools" in said
+        assert "takes no sampling with tools" in said
 
 
 async def test_two_rounds_in_one_call() -> None:
@@ -198,8 +198,8 @@ async def test_a_root_that_is_not_absolute_is_a_config_error() -> None:
 
 @pytest.mark.parametrize(("era", "tool", "said"), [
     (None, "greet", "greet failed: elicitation/create refused by the A2C Computer: the "
-                    "Agent's call takes no input (A2C extension a2c_input)"),
-    ("modern", "resolved_greet", "the Agent's call takes no input"),
+                    "caller of this tool takes no questions during the call"),
+    ("modern", "resolved_greet", "its caller takes no questions"),
 ])  # fmt: skip
 async def test_a_call_that_did_not_declare_gets_todays_refusal(
     era: str | None, tool: str, said: str

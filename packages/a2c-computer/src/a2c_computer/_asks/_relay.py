@@ -80,7 +80,11 @@ logger = logging.getLogger("a2c_computer")
 
 #: Seconds a request waits for the Agent's answer (``--input-timeout``).
 DEFAULT_INPUT_TIMEOUT: Final = 300.0
-_NO_INPUT: Final = "the Agent's call takes no input (A2C extension a2c_input)"
+#: Read by an MCP host's user as much as by an MCP server: plain words, and the way out.
+_NO_INPUT: Final = (
+    "the caller of this tool takes no questions during the call (an Agent without an input "
+    "handler, or an MCP host without elicitation or sampling support)"
+)
 _GIVEN_UP: Final = (
     "the Agent gave this call's questions up (it cancelled or refused every request of the "
     "last round) and the tool asked again"
@@ -409,7 +413,7 @@ def _not_taken(call: AskingCall, request: object) -> str | None:
     kind = {ELICIT: f"{getattr(typed, 'mode', 'form')} elicitation",
             SAMPLE: "sampling with tools" if call.takes.sampling
             else "sampling"}.get(typed.method, typed.method)  # fmt: skip
-    return f"the Agent's call does not take {kind}"
+    return f"the caller takes no {kind} during this call"
 
 
 def _refused(reason: str, message: str) -> InputAnswer:
