@@ -36,16 +36,10 @@ import attrs
 from mcp import types
 
 from a2c_computer._mcp import InputCallbacks
-from a2c_computer._toolcalls._confirm import error_result
 from a2c_computer._toolcalls._extensions import InputAnswer, InputAsk, ProgressFn
 from a2c_computer._toolcalls._invoke import McpInputRequired
 from a2c_protocol import (
     CallToolResult,
-    ElicitationResponse,
-    ErrorCode,
-    InputRefusal,
-    InputResponse,
-    InvalidPayloadError,
     JsonObject,
     timeout_result,
 )
@@ -58,7 +52,6 @@ from a2c_protocol._input import (
     PendingInputs,
     StateRefusal,
     call_refusal,
-    input_request_of,
     input_required_answer,
     round_refusal,
 )
@@ -72,6 +65,7 @@ from ._answers import (
     request_of,
 )
 from ._call import AskingCall
+from ._refusals import GIVEN_UP, NO_INPUT, failed, gives_up, not_taken, refused, which_asks
 from ._roots import roots_json
 
 __all__ = ["DEFAULT_INPUT_TIMEOUT", "InputRelay"]
@@ -80,15 +74,6 @@ logger = logging.getLogger("a2c_computer")
 
 #: Seconds a request waits for the Agent's answer (``--input-timeout``).
 DEFAULT_INPUT_TIMEOUT: Final = 300.0
-#: Read by an MCP host's user as much as by an MCP server: plain words, and the way out.
-_NO_INPUT: Final = (
-    "the caller of this tool takes no questions during the call (an Agent without an input "
-    "handler, or an MCP host without elicitation or sampling support)"
-)
-_GIVEN_UP: Final = (
-    "the Agent gave this call's questions up (it cancelled or refused every request of the "
-    "last round) and the tool asked again"
-)
 #: 2026-07-28 rounds the Computer answers alone (roots) before giving up on a tool.
 _LOCAL_ROUNDS: Final = 10
 
@@ -166,17 +151,17 @@ class InputRelay:
         if not calls:
             refusal = "no tool call is running on this MCP server"
         elif len(calls) > 1:
-            refusal = _which_asks(calls)
+            refusal = which_asks(calls)
         elif not isinstance(call, AskingCall):
-            refusal = _NO_INPUT
+            refusal = NO_INPUT
         else:
-            refusal = refused_unasked(request) or _not_taken(call, request)
+            refusal = refused_unasked(request) or not_taken(call, request)
         if refusal is None and isinstance(call, AskingCall):
             over = round_refusal(call.waiting + 1, self.per_round) or call_refusal(
                 call.asked_total + 1, self.per_call
             )
             if over is None and call.given_up:
-                over = _GIVEN_UP
+                over = GIVEN_UP
             if over is None:
                 return await call.ask(request)
             self._over(call, over)
@@ -221,19 +206,19 @@ class InputRelay:
         self._sweep(now)
         pending = self._table.peek(ask.state, ask.binding, now)
         if isinstance(pending, StateRefusal):
-            return _refused(pending.reason, pending.message)
+            return refused(pending.reason, pending.message)
         answers = check_answers(pending.asked, ask.responses)
         if isinstance(answers, str):
-            return _refused("input_responses_invalid", answers)
+            return refused("input_responses_invalid", answers)
         self._table.take(ask.state)
         call = pending.call
         if call.ended is not None:  # a bound passed, or its server went, after the state
-            return _failed(call, call.ended)
+            return failed(call, call.ended)
         call.waiting_until = None
         # Every request cancelled or refused: the Agent's side gave the questions up (our
         # SDK's answer when its handler fails or its call is cancelled). The tool hears
         # it; should it ask again, the call ends rather than wait for nobody.
-        call.given_up = all(_gives_up(r) for r in answers.values())
+        call.given_up = all(gives_up(r) for r in answers.values())
         if not pending.modern:
             call.answer({k: handshake_answer(pending.asked[k], r) for k, r in answers.items()})
         else:
@@ -242,7 +227,7 @@ class InputRelay:
                 value = modern_answer(pending.asked[key], response)
                 if isinstance(value, str):
                     self._finish(call, value)
-                    return _failed(call, value)
+                    return failed(call, value)
                 merged[key] = value
             call.start((merged, pending.modern_state))
         return await self._round(call, ask, timeout, forward)
@@ -256,7 +241,7 @@ class InputRelay:
                 outcome = await call.next(timeout, forward)
                 if isinstance(outcome, str):
                     self._finish(call, None)
-                    return _failed(call, outcome)
+                    return failed(call, outcome)
                 if isinstance(outcome, CallToolResult):
                     self._finish(call, None)
                     return outcome
@@ -265,18 +250,18 @@ class InputRelay:
                 split = self._split(call, outcome.raw)
                 if isinstance(split, str):
                     self._finish(call, split)
-                    return _failed(call, split)
+                    return failed(call, split)
                 to_agent, local, state = split
                 if to_agent and call.given_up:
-                    self._over(call, _GIVEN_UP)
-                    return _failed(call, _GIVEN_UP)
+                    self._over(call, GIVEN_UP)
+                    return failed(call, GIVEN_UP)
                 if to_agent:
                     return self._open(ask, _Pending(call, to_agent, state, local, modern=True))
                 local_rounds += 1
                 if local_rounds > _LOCAL_ROUNDS:
                     why = f"the tool asked for roots more than {_LOCAL_ROUNDS} times in a row"
                     self._finish(call, why)
-                    return _failed(call, why)
+                    return failed(call, why)
                 call.start((local, state))
         except TimeoutError:
             self._finish(call, f"the tool call timed out after {timeout:g} s")
@@ -307,7 +292,7 @@ class InputRelay:
                 local[str(key)] = {"roots": roots_json(listed or [])}
                 continue
             refusal = (refused_unasked(request) if isinstance(request, dict) else None) or (
-                _not_taken(call, request)
+                not_taken(call, request)
             )
             if refusal is not None:
                 return f"the tool asked for input the call cannot give: {refusal}"
@@ -317,7 +302,7 @@ class InputRelay:
     def _open(self, ask: InputAsk | None, pending: _Pending) -> InputAnswer | CallToolResult:
         if ask is None:  # pragma: no cover - such a call takes nothing: _split refused it
             self._finish(pending.call, "the call takes no input")
-            return _failed(pending.call, "the tool asked for input; the call takes none")
+            return failed(pending.call, "the tool asked for input; the call takes none")
         loop = asyncio.get_running_loop()
         state = secrets.token_urlsafe(24)
         self._table.open(state, ask.binding, pending, loop.time())
@@ -330,7 +315,7 @@ class InputRelay:
 
     def _over(self, call: AskingCall, why: str) -> None:
         """A bound passed, or the Agent gave up: ``call``'s requests are refused, it ends."""
-        if why is _GIVEN_UP:
+        if why is GIVEN_UP:
             logger.info("tool %s (Agent %s) asked again after its Agent gave its questions "
                         "up: the call is ended", call.tool, call.agent)  # fmt: skip
         else:
@@ -383,45 +368,3 @@ class InputRelay:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-
-
-def _gives_up(response: InputResponse) -> bool:
-    return isinstance(response, InputRefusal) or (
-        isinstance(response, ElicitationResponse) and response.action == "cancel"
-    )
-
-
-def _which_asks(calls: list[AskingCall | str]) -> str:
-    """The refusal while several calls run: which ones, and what holds each."""
-    named = [c.describe() if isinstance(c, AskingCall) else f"call {c}, which takes no input"
-             for c in calls[:4]]  # fmt: skip
-    more = f"; and {len(calls) - 4} more" if len(calls) > 4 else ""
-    return (f"{len(calls)} tool calls are running on this MCP server and the Computer cannot "
-            f"tell which one asks: " + "; ".join(named) + more)  # fmt: skip
-
-
-def _not_taken(call: AskingCall, request: object) -> str | None:
-    takes = call.takes
-    if not (takes.form or takes.url or takes.sampling):
-        return _NO_INPUT
-    try:
-        typed = input_request_of("request", request)
-    except InvalidPayloadError as exc:
-        return f"a malformed request ({exc.errors[0].path}: {exc.errors[0].problem})"
-    if call.takes.takes(typed):
-        return None
-    kind = {ELICIT: f"{getattr(typed, 'mode', 'form')} elicitation",
-            SAMPLE: "sampling with tools" if call.takes.sampling
-            else "sampling"}.get(typed.method, typed.method)  # fmt: skip
-    return f"the caller takes no {kind} during this call"
-
-
-def _refused(reason: str, message: str) -> InputAnswer:
-    wire = {"code": int(ErrorCode.BAD_REQUEST), "message": message, "details": {"reason": reason}}
-    return InputAnswer(wire, f"refused: {reason}")
-
-
-def _failed(call: AskingCall, why: str) -> CallToolResult:
-    return error_result(
-        ErrorCode.TOOL_EXECUTION_FAILED, f"Tool {call.tool!r} failed: {why}", mcp_server=call.server
-    )
