@@ -246,6 +246,9 @@ class InputRelay:
                     self._finish(call, None)
                     return outcome
                 if not isinstance(outcome, McpInputRequired):  # handshake-era requests
+                    if call.given_up:  # asked before the give-up, queued since: not put
+                        self._over(call, GIVEN_UP)
+                        return failed(call, GIVEN_UP)
                     return self._open(ask, _Pending(call, outcome))
                 split = self._split(call, outcome.raw)
                 if isinstance(split, str):
