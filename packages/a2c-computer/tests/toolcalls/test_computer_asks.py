@@ -137,7 +137,7 @@ async def test_sampling_with_tools_is_not_put_to_an_agent_that_did_not_declare_i
         caller = Caller(alice, "ask_model_tools", {"question": "?"}, takes={"sampling": {}})
         said = text(await caller.call())
         assert said.startswith("ask_model_tools failed:")
-        assert "takes no sampling with tools" in said
+        assert "does not take sampling with tools" in said
 
 
 async def test_two_rounds_in_one_call() -> None:

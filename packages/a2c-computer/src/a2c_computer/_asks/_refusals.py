@@ -74,7 +74,7 @@ def not_taken(call: AskingCall, request: object) -> str | None:
     kind = {ELICIT: f"{getattr(typed, 'mode', 'form')} elicitation",
             SAMPLE: "sampling with tools" if call.takes.sampling
             else "sampling"}.get(typed.method, typed.method)  # fmt: skip
-    return f"the caller takes no {kind} during this call"
+    return f"the caller does not take {kind} during this call"
 
 
 def refused(reason: str, message: str) -> InputAnswer:
