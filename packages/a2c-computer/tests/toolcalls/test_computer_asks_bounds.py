@@ -180,22 +180,29 @@ HOSTILE_URLS = [
 
 @pytest.mark.parametrize(("url", "said"), HOSTILE_URLS)
 async def test_a_url_that_is_not_a_web_link_is_refused_to_the_mcp_server(
-    url: str, said: str
+    url: str, said: str, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level("INFO", logger="a2c_computer")
     async with asking_office({"pushy": pushy()}) as (_, alice):
         answer = await Caller(alice, "link", {"url": url}).call()
         assert "resultType" not in answer, "the link reached the Agent"
         got = text(answer)  # the MCP server's own words: the error it was sent
         assert got.startswith("link failed: elicitation/create refused by the A2C Computer")
         assert said in got, got
+        assert "MCP server pushy asked for elicitation/create: refused, " in caplog.text
 
 
 @pytest.mark.parametrize(("url", "said"), HOSTILE_URLS[:2])
-async def test_a_2026_url_that_is_not_a_web_link_ends_the_call_unasked(url: str, said: str) -> None:
+async def test_a_2026_url_that_is_not_a_web_link_ends_the_call_unasked(
+    url: str, said: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level("INFO", logger="a2c_computer")
     async with asking_office({"pushy": pushy(mcp_era="modern")}) as (_, alice):
         answer = await Caller(alice, "modern_link", {"url": url}).call()
         assert "resultType" not in answer, "the link reached the Agent"
         assert answer["isError"] is True and said in text(answer), answer
+        logged = "MCP server pushy, tool modern_link: the tool asked for input the call cannot"
+        assert f"{logged} give: {said}" in caplog.text
 
 
 @pytest.mark.parametrize("url", ["https://id.example.test/sign-in", "http://127.0.0.1:8765/cb"])

@@ -252,6 +252,9 @@ class InputRelay:
                     return self._open(ask, _Pending(call, outcome))
                 split = self._split(call, outcome.raw)
                 if isinstance(split, str):
+                    if call.ended is None:  # a bound logged its own line already
+                        logger.info("MCP server %s, tool %s: %s; the call is ended",
+                                    call.server, call.tool, split)  # fmt: skip
                     self._finish(call, split)
                     return failed(call, split)
                 to_agent, local, state = split
