@@ -138,8 +138,8 @@ async def test_a_decline_reaches_the_server_and_without_a_handler_nothing_change
     assert result_text(declined) == "greet:decline"
     assert result_text(refused).startswith("ask_model failed:")
     assert "declined by the Agent" in result_text(refused)
-    assert "the Agent's call takes no input" in result_text(plain)
-    assert modern.is_error and "the Agent's call takes no input" in result_text(modern)
+    assert "takes no questions" in result_text(plain)
+    assert modern.is_error and "takes no questions" in result_text(modern)
 
 
 async def test_a_handler_slower_than_the_computers_expiry_ends_the_call_as_a_timeout(
@@ -234,5 +234,5 @@ async def test_an_official_agent_sees_todays_behaviour(
         )  # fmt: skip
     out = json.loads(run.check().strip().splitlines()[-1])
     assert "resultType" not in out["call"] and out["call"]["isError"] is False
-    assert "greet failed: elicitation/create refused by the A2C Computer: the Agent's call " \
-           "takes no input" in out["call"]["content"][0]["text"]  # fmt: skip
+    assert "greet failed: elicitation/create refused by the A2C Computer: the caller of this " \
+           "tool takes no questions" in out["call"]["content"][0]["text"]  # fmt: skip

@@ -12,6 +12,7 @@ from types import TracebackType
 from typing import Any, Literal, Self
 
 from a2c_protocol import CallToolResult, ComputerConfig, Event, JsonObject
+from a2c_protocol._input import DEFAULT_MAX_REQUESTS_PER_CALL, DEFAULT_MAX_REQUESTS_PER_ROUND
 from a2c_protocol._lines import Line
 
 from ._asks._relay import DEFAULT_INPUT_TIMEOUT
@@ -69,7 +70,10 @@ class Computer(ComputerCore):
     Input requests: a tool's MCP server that asks the user or the model during a call is
     answered by the calling Agent when its call takes input (docs/compatibility.md); such a
     request waits ``input_timeout`` seconds at most for the answer, then the call is
-    cancelled.
+    cancelled. Whatever the MCP server, one round carries at most
+    ``max_input_requests_per_round`` requests and one call at most
+    ``max_input_requests_per_call`` in all (past either, the requests are refused and the
+    call ends with an error naming the bound), and a URL-mode request only a web link.
 
     Agents: ``allow_agents`` (names) limits who gets answers: ``client:*`` requests from any
     other Agent are refused with 403 and their cancels ignored, whatever the Server does.
@@ -102,6 +106,8 @@ class Computer(ComputerCore):
         landing: LandingSettings | None = None,
         protocol: Line | None = None,
         input_timeout: float = DEFAULT_INPUT_TIMEOUT,
+        max_input_requests_per_round: int = DEFAULT_MAX_REQUESTS_PER_ROUND,
+        max_input_requests_per_call: int = DEFAULT_MAX_REQUESTS_PER_CALL,
     ) -> None:
         super().__init__(
             str(config) if isinstance(config, Path) else config,
@@ -114,6 +120,8 @@ class Computer(ComputerCore):
             start_timeout=start_timeout,
             history_size=history_size,
             input_timeout=input_timeout,
+            max_input_requests_per_round=max_input_requests_per_round,
+            max_input_requests_per_call=max_input_requests_per_call,
         )
         if server_url is not None and not office_id:
             raise ComputerStateError("office_id is required when server_url is given")

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from a2c_protocol import ComputerConfig, Event
+from a2c_protocol._input import DEFAULT_MAX_REQUESTS_PER_CALL, DEFAULT_MAX_REQUESTS_PER_ROUND
 
 from ._asks._mixin import AskingMixin
 from ._asks._relay import DEFAULT_INPUT_TIMEOUT, InputRelay
@@ -26,6 +27,7 @@ from ._bundles import Bundles
 from ._config import InputResolver, PromptFn, load_config, plan_reload
 from ._core import UpdateListener
 from ._desk._desktop import CallRecord
+from ._exceptions import ConfigError
 from ._registry import build_registry
 from ._servers import ServersMixin, ServerState
 from ._toolcalls._calls import CallsMixin, ResultFinisher
@@ -59,7 +61,14 @@ class ComputerCore(ServersMixin, CallsMixin, AskingMixin):
         start_timeout: float = 30.0,
         history_size: int = 10,
         input_timeout: float = DEFAULT_INPUT_TIMEOUT,
+        max_input_requests_per_round: int = DEFAULT_MAX_REQUESTS_PER_ROUND,
+        max_input_requests_per_call: int = DEFAULT_MAX_REQUESTS_PER_CALL,
     ) -> None:
+        caps = {"max_input_requests_per_round": max_input_requests_per_round,
+                "max_input_requests_per_call": max_input_requests_per_call}  # fmt: skip
+        for name, cap in caps.items():
+            if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
+                raise ConfigError(f"{name} must be a positive integer, not {cap!r}")
         self._config = load_config(config)
         self._vrl = _compile_vrl(self._config)
         self._confirm = confirm
@@ -88,7 +97,12 @@ class ComputerCore(ServersMixin, CallsMixin, AskingMixin):
         self._warned_unconfirmed = set()
         self._holding_tool_list = False
         self._observers = []
-        self._asks = InputRelay(input_timeout, self._roots_of)
+        self._asks = InputRelay(
+            input_timeout,
+            self._roots_of,
+            per_round=max_input_requests_per_round,
+            per_call=max_input_requests_per_call,
+        )
         self._asks.rooted = _rooted(self._config)
 
     # -- reading -------------------------------------------------------------

@@ -80,6 +80,7 @@ class CoreBase:
             timeout: float,
             extras: CallExtras | None,
             agent: str | None,
+            req_id: str,
         ) -> CallToolResult | InputAnswer: ...
 
         async def _resume_asking(

@@ -48,6 +48,16 @@ def test_environment_fills_what_flags_leave_unset_and_flags_win() -> None:
     assert parse([*BASE, "--input-timeout", "5"], {"A2C_INPUT_TIMEOUT": "20"})["input_timeout"] == 5
 
 
+def test_the_bounds_on_input_requests_come_from_flags_or_environment() -> None:
+    args = parse(BASE, {})
+    assert (args["max_input_requests_per_round"], args["max_input_requests_per_call"]) == (16, 64)
+    env = {"A2C_MAX_INPUT_REQUESTS_PER_ROUND": "4", "A2C_MAX_INPUT_REQUESTS_PER_CALL": "9"}
+    args = parse(BASE, env)
+    assert (args["max_input_requests_per_round"], args["max_input_requests_per_call"]) == (4, 9)
+    flags = parse([*BASE, "--max-input-requests-per-round", "2"], env)
+    assert flags["max_input_requests_per_round"] == 2
+
+
 @pytest.mark.parametrize(
     ("env", "said"),
     [

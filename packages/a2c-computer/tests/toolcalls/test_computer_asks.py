@@ -21,10 +21,9 @@ import pytest
 
 from a2c_computer import Computer
 from a2c_protocol import Event, InputCapabilities
+from a2c_testkit.asking_agent import ALL, Caller, asking_office, only, text
 from a2c_testkit.mcp_servers import stdio_server_config
-from a2c_testkit.server import RawClient, connect_raw, running_server
-
-ALL = InputCapabilities().to_wire()
+from a2c_testkit.server import RawClient
 
 
 @contextlib.asynccontextmanager
@@ -42,57 +41,8 @@ async def office(
         entry["mcp_era"] = era
     if roots is not None:
         entry["roots"] = roots
-    async with (
-        running_server() as srv,
-        Computer({"servers": {"asking": entry}}, name="box", server_url=srv.url,
-                 office_id="o1", socketio_path=srv.socketio_path, **computer) as box,
-        connect_raw(srv, "agent") as alice,
-    ):  # fmt: skip
-        assert box.link is not None
-        await box.link.wait_joined()
-        assert await alice.join("agent", "alice", "o1") == (True, None)
+    async with asking_office({"asking": entry}, **computer) as (box, alice):
         yield box, alice
-
-
-class Caller:
-    """One Agent's calls of one tool, round after round."""
-
-    def __init__(self, client: RawClient, tool: str, params: dict[str, Any] | None = None,
-                 takes: dict[str, Any] | None = ALL) -> None:  # fmt: skip
-        self.client, self.tool, self.params, self.takes = client, tool, params or {}, takes
-        self.rounds = 0
-        self.state: str | None = None
-
-    def request(self, **extra: Any) -> dict[str, Any]:
-        self.rounds += 1
-        req = {"agent": "alice", "computer": "box", "req_id": f"{self.tool}-{self.rounds}",
-               "tool_name": self.tool, "params": self.params, "timeout": 30}  # fmt: skip
-        if self.takes is not None:
-            req["a2c_input"] = self.takes
-        return {**req, **extra}
-
-    async def call(self, **extra: Any) -> Any:
-        answer = await self.client.call(Event.TOOL_CALL, self.request(**extra), timeout=60)
-        if isinstance(answer, dict) and answer.get("resultType") == "input_required":
-            self.state = answer["requestState"]
-        return answer
-
-    async def answer(self, responses: dict[str, Any], **extra: Any) -> Any:
-        keys = {"a2c_request_state": self.state, "a2c_input_responses": responses}
-        return await self.call(**{**keys, **extra})
-
-
-def text(answer: Any) -> str:
-    assert isinstance(answer, dict) and "content" in answer, answer
-    value: str = answer["content"][0]["text"]
-    return value
-
-
-def only(answer: Any) -> tuple[str, dict[str, Any]]:
-    """The one input request of an input-required answer: (key, request)."""
-    assert answer["resultType"] == "input_required", answer
-    ((key, request),) = answer["inputRequests"].items()
-    return key, request
 
 
 # --------------------------------------------------------------- the two eras
@@ -224,7 +174,7 @@ async def test_a_plain_call_is_an_asking_one_only_where_roots_need_it(
         busy = asyncio.ensure_future(Caller(alice, "pause", {"seconds": 3}, takes=None).call())
         await wait(lambda: bool(box._asks.running), 30, "the call on the MCP server")
         (call,) = box._asks.running["asking"]
-        assert (call is not None) is asking
+        assert (not isinstance(call, str)) is asking  # a plain call is there by its req_id
         assert text(await busy) == "paused"
 
 
@@ -248,8 +198,8 @@ async def test_a_root_that_is_not_absolute_is_a_config_error() -> None:
 
 @pytest.mark.parametrize(("era", "tool", "said"), [
     (None, "greet", "greet failed: elicitation/create refused by the A2C Computer: the "
-                    "Agent's call takes no input (A2C extension a2c_input)"),
-    ("modern", "resolved_greet", "the Agent's call takes no input"),
+                    "caller of this tool takes no questions during the call"),
+    ("modern", "resolved_greet", "its caller takes no questions"),
 ])  # fmt: skip
 async def test_a_call_that_did_not_declare_gets_todays_refusal(
     era: str | None, tool: str, said: str

@@ -229,6 +229,9 @@ class HostInputs:
             return response
 
         waiting.task = asyncio.ensure_future(call(ask))
+        # The office call may end while parked (the Computer gave it up, its Agent round
+        # timed out): its parked copy goes with it, not at this bridge's own expiry.
+        waiting.task.add_done_callback(lambda task: self._ended(waiting, task))
         return await self._next(waiting)
 
     async def resume(self, token: str, binding: Binding, responses: dict[str, Any] | None) -> Any:
@@ -284,6 +287,12 @@ class HostInputs:
             input_requests={request.key: _REQUESTS[request.method].model_validate(wire)},
             request_state=token,
         )
+
+    def _ended(self, waiting: _Waiting, task: asyncio.Task[Result]) -> None:
+        self._lot.drop(waiting)
+        failed = None if task.cancelled() else task.exception()  # read: never "unretrieved"
+        if failed is not None and waiting.asked is not None:
+            logger.info("call of %s ended while its host was asked: %s", waiting.tool, failed)
 
     def _expire(self) -> None:
         for waiting in self._lot.expired():

@@ -6,6 +6,8 @@ Rules:
 * a request goes to the Agent as MCP's JSON (``{"method", "params"}``), unchanged;
 * a form that asks for a secret is refused here, never shown (MCP forbids secrets in form
   mode; :func:`~a2c_protocol.secret_fields` says which fields);
+* a URL-mode request carries a web link or is refused here, never shown (``https:``, or
+  ``http:`` to loopback: :func:`~a2c_protocol._input.url_refusal` names the scheme);
 * every key the Agent was asked must be answered, with the answer of that request's kind
   (:func:`~a2c_protocol.response_from_wire`), an accepted form with content that fits its
   schema, and a result the ``mcp`` models accept; otherwise the retry is refused naming the
@@ -39,6 +41,7 @@ from a2c_protocol._input import (
     content_problems,
     response_from_wire,
     secret_fields,
+    url_refusal,
 )
 
 __all__ = [
@@ -70,6 +73,10 @@ def request_of(method: str, params: BaseModel | None) -> JsonObject:
 def refused_unasked(request: JsonObject) -> str | None:
     """Why ``request`` is refused without asking the Agent (None: ask)."""
     params = request.get("params") or {}
+    if not isinstance(params, dict):
+        return None  # malformed: the typed reading names the problem
+    if request.get("method") == ELICIT and params.get("mode") == "url":
+        return url_refusal(params.get("url"))
     if request.get("method") == ELICIT and params.get("mode", "form") == "form":
         secret = secret_fields(params.get("requestedSchema"))
         if secret:

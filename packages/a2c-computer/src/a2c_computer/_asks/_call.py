@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import time
 from collections.abc import Awaitable, Callable
 from typing import Final, TypeAlias
 
@@ -34,8 +35,9 @@ __all__ = ["AskingCall", "Outcome", "Resume", "Runner"]
 Resume: TypeAlias = tuple[JsonObject, str | None] | None
 #: Starts the MCP ``tools/call`` (again, with ``Resume``).
 Runner: TypeAlias = Callable[[Resume], Awaitable[CallToolResult | McpInputRequired]]
-#: What a round ends with: the result, a 2026-07-28 ask, or handshake requests by key.
-Outcome: TypeAlias = CallToolResult | McpInputRequired | dict[str, JsonObject]
+#: What a round ends with: the result, a 2026-07-28 ask, handshake requests by key, or
+#: why the call was ended meanwhile (a ``str``: a bound passed, the Agent gave up).
+Outcome: TypeAlias = CallToolResult | McpInputRequired | dict[str, JsonObject] | str
 
 _SHORT: Final = {ELICIT: "elicit", SAMPLE: "sample"}
 
@@ -51,10 +53,17 @@ class AskingCall:
     """A declared call's MCP tool call and its waiting requests (see the module doc)."""
 
     def __init__(
-        self, takes: InputCapabilities, *, server: str, tool: str, agent: str, runner: Runner
+        self,
+        takes: InputCapabilities,
+        *,
+        server: str,
+        tool: str,
+        agent: str,
+        runner: Runner,
+        req_id: str = "-",
     ) -> None:
         self.takes = takes
-        self.server, self.tool, self.agent = server, tool, agent
+        self.server, self.tool, self.agent, self.req_id = server, tool, agent, req_id
         self.runner = runner
         self.task: asyncio.Task[CallToolResult | McpInputRequired] | None = None
         self.ended: str | None = None
@@ -65,6 +74,12 @@ class AskingCall:
         self._scope: asyncio.Timeout | None = None
         self._round_timeout = 0.0
         self._numbers = itertools.count(1)
+        #: Requests the MCP server asked during the whole call (every round, both eras).
+        self.asked_total = 0
+        #: Wall-clock time its Agent's answer is waited for until (None: not waiting).
+        self.waiting_until: float | None = None
+        #: The Agent cancelled or refused every request of the last round it answered.
+        self.given_up = False
 
     # ------------------------------------------------------------ the MCP side
 
@@ -73,10 +88,16 @@ class AskingCall:
         self.task = asyncio.ensure_future(self.runner(resume))
         self.task.add_done_callback(lambda _: self._changed.set())
 
+    @property
+    def waiting(self) -> int:
+        """Handshake-era requests the MCP server waits on now (one round's worth)."""
+        return len(self._queued) + len(self._sent)
+
     async def ask(self, request: JsonObject) -> HandshakeAnswer:
         """A handshake-era request of the MCP server: wait for the Agent's answer."""
         if self.ended is not None:
             return types.ErrorData(code=types.INVALID_REQUEST, message=self.ended)
+        self.asked_total += 1
         key = f"{_SHORT.get(str(request.get('method')), 'ask')}-{next(self._numbers)}"
         future: asyncio.Future[HandshakeAnswer] = asyncio.get_running_loop().create_future()
         self._queued.append(_Ask(key, request, future))
@@ -93,6 +114,14 @@ class AskingCall:
         if forward is not None:
             await forward(progress, total, message)
 
+    def describe(self) -> str:
+        """Which call this is, and what holds it, for a refusal naming it."""
+        who = f"call {self.req_id} of tool {self.tool} (Agent {self.agent})"
+        if self.waiting_until is None:
+            return f"{who}, running"
+        until = time.strftime("%H:%M:%S", time.gmtime(self.waiting_until))
+        return f"{who}, waiting for its Agent's answer until {until} UTC"
+
     # ----------------------------------------------------------- the Agent side
 
     async def next(self, timeout: float, forward: ProgressFn | None) -> Outcome:
@@ -103,6 +132,8 @@ class AskingCall:
             async with asyncio.timeout(timeout) as scope:
                 self._scope = scope
                 while True:
+                    if self.ended is not None:
+                        return self.ended
                     if self._queued:
                         await asyncio.sleep(0)  # requests made together go out together
                         batch, self._queued = self._queued, []
@@ -133,3 +164,4 @@ class AskingCall:
         self._queued.clear()
         if self.task is not None and not self.task.done():
             self.task.cancel()
+        self._changed.set()  # a round waiting on this call hears why it ended

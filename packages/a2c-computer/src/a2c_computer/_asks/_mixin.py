@@ -43,6 +43,7 @@ class AskingMixin(CoreBase):
         extras: CallExtras | None,
         takes: InputCapabilities,
         agent: str,
+        req_id: str,
     ) -> AskingCall:
         first = True
 
@@ -60,7 +61,9 @@ class AskingMixin(CoreBase):
                 resume=resume, take_input_required=True,
             )  # fmt: skip
 
-        call = AskingCall(takes, server=server.name, tool=entry.exposed, agent=agent, runner=run)
+        call = AskingCall(
+            takes, server=server.name, tool=entry.exposed, agent=agent, runner=run, req_id=req_id
+        )
         return call
 
     async def _first_round(
@@ -71,11 +74,12 @@ class AskingMixin(CoreBase):
         timeout: float,
         extras: CallExtras | None,
         agent: str | None,
+        req_id: str,
     ) -> CallToolResult | InputAnswer:
         """A declared call's first round (or a plain call's, on a modern server with roots)."""
         ask = extras.ask if extras is not None else None
         takes = ask.takes if ask is not None else _NOTHING
-        call = self._asking_call(server, entry, params, extras, takes, agent or "-")
+        call = self._asking_call(server, entry, params, extras, takes, agent or "-", req_id)
         progress = extras.progress if extras is not None else None
         return await self._asks.first_round(call, ask, timeout, progress)
 

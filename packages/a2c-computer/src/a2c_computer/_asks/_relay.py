@@ -15,7 +15,12 @@ Rules (docs/compatibility.md, *input requests*; the state binding and expiry are
   ``ttl`` seconds; on expiry, or when the Agent leaves, the MCP call is cancelled and its
   waiting requests refused, with one INFO line naming the call;
 * a retry is checked (:meth:`PendingInputs.peek`, then the answers): a refused retry is a
-  flat 400 whose ``details.reason`` says why, and a state whose answers were refused stays.
+  flat 400 whose ``details.reason`` says why, and a state whose answers were refused stays;
+* bounds (the core's :mod:`a2c_protocol._input._limits`), whoever the MCP server is: a
+  round carries at most ``per_round`` requests (in the handshake era: requests the server
+  waits on at once), a call at most ``per_call`` in all, and a URL-mode request a web link
+  only. Past a count bound the requests are refused to the MCP server, the call ends with
+  an error naming the bound (a retry of its state too), and one WARNING line names it.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
+import time
 from collections.abc import Callable
 from typing import Final, cast
 
@@ -30,24 +36,24 @@ import attrs
 from mcp import types
 
 from a2c_computer._mcp import InputCallbacks
-from a2c_computer._toolcalls._confirm import error_result
 from a2c_computer._toolcalls._extensions import InputAnswer, InputAsk, ProgressFn
 from a2c_computer._toolcalls._invoke import McpInputRequired
 from a2c_protocol import (
     CallToolResult,
-    ErrorCode,
-    InvalidPayloadError,
     JsonObject,
     timeout_result,
 )
 from a2c_protocol._input import (
+    DEFAULT_MAX_REQUESTS_PER_CALL,
+    DEFAULT_MAX_REQUESTS_PER_ROUND,
     ELICIT,
     LIST_ROOTS,
     SAMPLE,
     PendingInputs,
     StateRefusal,
-    input_request_of,
+    call_refusal,
     input_required_answer,
+    round_refusal,
 )
 
 from ._answers import (
@@ -59,6 +65,7 @@ from ._answers import (
     request_of,
 )
 from ._call import AskingCall
+from ._refusals import GIVEN_UP, NO_INPUT, failed, gives_up, not_taken, refused, which_asks
 from ._roots import roots_json
 
 __all__ = ["DEFAULT_INPUT_TIMEOUT", "InputRelay"]
@@ -67,7 +74,6 @@ logger = logging.getLogger("a2c_computer")
 
 #: Seconds a request waits for the Agent's answer (``--input-timeout``).
 DEFAULT_INPUT_TIMEOUT: Final = 300.0
-_NO_INPUT: Final = "the Agent's call takes no input (A2C extension a2c_input)"
 #: 2026-07-28 rounds the Computer answers alone (roots) before giving up on a tool.
 _LOCAL_ROUNDS: Final = 10
 
@@ -84,11 +90,19 @@ class _Pending:
 class InputRelay:
     """Pending input requests of this Computer and the calls running on each MCP server."""
 
-    def __init__(self, ttl: float, roots_of: Callable[[str], list[str] | None]) -> None:
+    def __init__(
+        self,
+        ttl: float,
+        roots_of: Callable[[str], list[str] | None],
+        *,
+        per_round: int = DEFAULT_MAX_REQUESTS_PER_ROUND,
+        per_call: int = DEFAULT_MAX_REQUESTS_PER_CALL,
+    ) -> None:
         self._table: PendingInputs[_Pending] = PendingInputs(ttl)
         self._roots_of = roots_of
-        #: MCP server → its tool calls running now (None: a call that takes no input).
-        self.running: dict[str, list[AskingCall | None]] = {}
+        self.per_round, self.per_call = per_round, per_call
+        #: MCP server → its tool calls running now (a ``req_id``: a call that takes no input).
+        self.running: dict[str, list[AskingCall | str]] = {}
         #: The servers with configured roots (in 2026-07-28 their plain calls come here too).
         self.rooted: frozenset[str] = frozenset()
         self._timer: asyncio.TimerHandle | None = None
@@ -137,25 +151,35 @@ class InputRelay:
         if not calls:
             refusal = "no tool call is running on this MCP server"
         elif len(calls) > 1:
-            refusal = (f"{len(calls)} tool calls are running on this MCP server and the "
-                       "Computer cannot tell which one asks")  # fmt: skip
-        elif call is None:
-            refusal = _NO_INPUT
+            refusal = which_asks(calls)
+        elif not isinstance(call, AskingCall):
+            refusal = NO_INPUT
         else:
-            refusal = _not_taken(call, request) or refused_unasked(request)
-        if refusal is None and call is not None:
-            return await call.ask(request)
+            refusal = refused_unasked(request) or not_taken(call, request)
+        if refusal is None and isinstance(call, AskingCall):
+            over = round_refusal(call.waiting + 1, self.per_round) or call_refusal(
+                call.asked_total + 1, self.per_call
+            )
+            if over is None and call.given_up:
+                over = GIVEN_UP
+            if over is None:
+                return await call.ask(request)
+            self._over(call, over)
+            return types.ErrorData(
+                code=types.INVALID_REQUEST,
+                message=f"{request['method']} refused by the A2C Computer: {over}",
+            )
         logger.info("MCP server %s asked for %s: refused, %s", server, request["method"], refusal)
         return types.ErrorData(
             code=types.INVALID_REQUEST,
             message=f"{request['method']} refused by the A2C Computer: {refusal}",
         )
 
-    def enter(self, server: str, call: AskingCall | None) -> None:
+    def enter(self, server: str, call: AskingCall | str) -> None:
         """A tool call starts on ``server`` (the handshake era asks it, see above)."""
         self.running.setdefault(server, []).append(call)
 
-    def leave(self, server: str, call: AskingCall | None) -> None:
+    def leave(self, server: str, call: AskingCall | str) -> None:
         calls = self.running.get(server)
         if calls is not None:
             calls.remove(call)
@@ -182,12 +206,19 @@ class InputRelay:
         self._sweep(now)
         pending = self._table.peek(ask.state, ask.binding, now)
         if isinstance(pending, StateRefusal):
-            return _refused(pending.reason, pending.message)
+            return refused(pending.reason, pending.message)
         answers = check_answers(pending.asked, ask.responses)
         if isinstance(answers, str):
-            return _refused("input_responses_invalid", answers)
+            return refused("input_responses_invalid", answers)
         self._table.take(ask.state)
         call = pending.call
+        if call.ended is not None:  # a bound passed, or its server went, after the state
+            return failed(call, call.ended)
+        call.waiting_until = None
+        # Every request cancelled or refused: the Agent's side gave the questions up (our
+        # SDK's answer when its handler fails or its call is cancelled). The tool hears
+        # it; should it ask again, the call ends rather than wait for nobody.
+        call.given_up = all(gives_up(r) for r in answers.values())
         if not pending.modern:
             call.answer({k: handshake_answer(pending.asked[k], r) for k, r in answers.items()})
         else:
@@ -196,7 +227,7 @@ class InputRelay:
                 value = modern_answer(pending.asked[key], response)
                 if isinstance(value, str):
                     self._finish(call, value)
-                    return _failed(call, value)
+                    return failed(call, value)
                 merged[key] = value
             call.start((merged, pending.modern_state))
         return await self._round(call, ask, timeout, forward)
@@ -208,23 +239,35 @@ class InputRelay:
         try:
             while True:
                 outcome = await call.next(timeout, forward)
+                if isinstance(outcome, str):
+                    self._finish(call, None)
+                    return failed(call, outcome)
                 if isinstance(outcome, CallToolResult):
                     self._finish(call, None)
                     return outcome
                 if not isinstance(outcome, McpInputRequired):  # handshake-era requests
+                    if call.given_up:  # asked before the give-up, queued since: not put
+                        self._over(call, GIVEN_UP)
+                        return failed(call, GIVEN_UP)
                     return self._open(ask, _Pending(call, outcome))
                 split = self._split(call, outcome.raw)
                 if isinstance(split, str):
+                    if call.ended is None:  # a bound logged its own line already
+                        logger.info("MCP server %s, tool %s: %s; the call is ended",
+                                    call.server, call.tool, split)  # fmt: skip
                     self._finish(call, split)
-                    return _failed(call, split)
+                    return failed(call, split)
                 to_agent, local, state = split
+                if to_agent and call.given_up:
+                    self._over(call, GIVEN_UP)
+                    return failed(call, GIVEN_UP)
                 if to_agent:
                     return self._open(ask, _Pending(call, to_agent, state, local, modern=True))
                 local_rounds += 1
                 if local_rounds > _LOCAL_ROUNDS:
                     why = f"the tool asked for roots more than {_LOCAL_ROUNDS} times in a row"
                     self._finish(call, why)
-                    return _failed(call, why)
+                    return failed(call, why)
                 call.start((local, state))
         except TimeoutError:
             self._finish(call, f"the tool call timed out after {timeout:g} s")
@@ -241,6 +284,12 @@ class InputRelay:
     ) -> tuple[dict[str, JsonObject], dict[str, JsonObject], str | None] | str:
         """A 2026-07-28 ``input_required``: (to the Agent, answered here, state), or why not."""
         requests, state = raw.get("inputRequests") or {}, raw.get("requestState")
+        count = len(requests) if isinstance(requests, dict) else 0
+        call.asked_total += count
+        over = round_refusal(count, self.per_round) or call_refusal(call.asked_total, self.per_call)
+        if over is not None:
+            self._over(call, over)
+            return over
         to_agent: dict[str, JsonObject] = {}
         local: dict[str, JsonObject] = {}
         for key, request in requests.items() if isinstance(requests, dict) else ():
@@ -248,7 +297,9 @@ class InputRelay:
                 listed = self._roots_of(call.server)
                 local[str(key)] = {"roots": roots_json(listed or [])}
                 continue
-            refusal = _not_taken(call, request) or refused_unasked(request)
+            refusal = (refused_unasked(request) if isinstance(request, dict) else None) or (
+                not_taken(call, request)
+            )
             if refusal is not None:
                 return f"the tool asked for input the call cannot give: {refusal}"
             to_agent[str(key)] = request
@@ -257,15 +308,26 @@ class InputRelay:
     def _open(self, ask: InputAsk | None, pending: _Pending) -> InputAnswer | CallToolResult:
         if ask is None:  # pragma: no cover - such a call takes nothing: _split refused it
             self._finish(pending.call, "the call takes no input")
-            return _failed(pending.call, "the tool asked for input; the call takes none")
+            return failed(pending.call, "the tool asked for input; the call takes none")
         loop = asyncio.get_running_loop()
         state = secrets.token_urlsafe(24)
         self._table.open(state, ask.binding, pending, loop.time())
+        pending.call.waiting_until = time.time() + self.ttl
         self._schedule()
         wire = input_required_answer(
             pending.asked, state, mcp_server=pending.call.server, expires_in=self.ttl
         )
         return InputAnswer(wire, "input required")
+
+    def _over(self, call: AskingCall, why: str) -> None:
+        """A bound passed, or the Agent gave up: ``call``'s requests are refused, it ends."""
+        if why is GIVEN_UP:
+            logger.info("tool %s (Agent %s) asked again after its Agent gave its questions "
+                        "up: the call is ended", call.tool, call.agent)  # fmt: skip
+        else:
+            logger.warning("MCP server %s asked too much during tool %s (Agent %s): %s; the "
+                           "call is ended", call.server, call.tool, call.agent, why)  # fmt: skip
+        self._finish(call, why)
 
     def _finish(self, call: AskingCall, reason: str | None) -> None:
         if reason is not None:
@@ -312,30 +374,3 @@ class InputRelay:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-
-
-def _not_taken(call: AskingCall, request: object) -> str | None:
-    takes = call.takes
-    if not (takes.form or takes.url or takes.sampling):
-        return _NO_INPUT
-    try:
-        typed = input_request_of("request", request)
-    except InvalidPayloadError as exc:
-        return f"a malformed request ({exc.errors[0].path}: {exc.errors[0].problem})"
-    if call.takes.takes(typed):
-        return None
-    kind = {ELICIT: f"{getattr(typed, 'mode', 'form')} elicitation",
-            SAMPLE: "sampling with tools" if call.takes.sampling
-            else "sampling"}.get(typed.method, typed.method)  # fmt: skip
-    return f"the Agent's call does not take {kind}"
-
-
-def _refused(reason: str, message: str) -> InputAnswer:
-    wire = {"code": int(ErrorCode.BAD_REQUEST), "message": message, "details": {"reason": reason}}
-    return InputAnswer(wire, f"refused: {reason}")
-
-
-def _failed(call: AskingCall, why: str) -> CallToolResult:
-    return error_result(
-        ErrorCode.TOOL_EXECUTION_FAILED, f"Tool {call.tool!r} failed: {why}", mcp_server=call.server
-    )

@@ -27,6 +27,7 @@ from ._env import (
     checked,
     confirm_mode,
     port,
+    positive_int,
     positive_seconds,
     protocol_line,
     seconds,
@@ -89,6 +90,7 @@ environment (a flag wins over its variable; a variable set but empty is an error
   A2C_SKILLS_DIR       --skills-dir     A2C_SKILLS_INSTALL_DIR --skills-install-dir
   A2C_NO_USER_SKILLS   --no-user-skills  A2C_LANDING_DIR  --landing-dir
   A2C_PROTOCOL         --protocol       A2C_INPUT_TIMEOUT   --input-timeout
+  A2C_MAX_INPUT_REQUESTS_PER_ROUND / _PER_CALL  --max-input-requests-per-round / -per-call
   A2C_LANDING_*        --landing-* (every one: A2C_LANDING_MAX_FILES is --landing-max-files)
 
 exit status: 0 stopped, 1 refused by or cannot reach the Server (run) / problems found
@@ -174,6 +176,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="seconds an MCP server's question to the Agent (a form, a URL, a sampling) "
         "waits for its answer before the tool call is cancelled (default 300; env "
         "A2C_INPUT_TIMEOUT)",
+    )  # fmt: skip
+    run.add_argument(
+        "--max-input-requests-per-round",
+        type=checked(positive_int, "a positive integer"),
+        help="most input requests an MCP server may ask in one round of a tool call; past "
+        "it they are refused and the call ends naming the bound (default 16; env "
+        "A2C_MAX_INPUT_REQUESTS_PER_ROUND)",
+    )
+    run.add_argument(
+        "--max-input-requests-per-call", type=checked(positive_int, "a positive integer"),
+        help="most input requests an MCP server may ask in one tool call, all rounds "
+        "together (default 64; env A2C_MAX_INPUT_REQUESTS_PER_CALL)",
     )  # fmt: skip
     for flag, field, env, convert, text in BLOB_OPTIONS:
         run.add_argument(

@@ -137,7 +137,11 @@ ENV_OPTIONS: tuple[EnvOption, ...] = (
     EnvOption("watch_config", ("A2C_WATCH_CONFIG",), switch, False),
     EnvOption("protocol", ("A2C_PROTOCOL",), protocol_line),
     EnvOption("input_timeout", ("A2C_INPUT_TIMEOUT",), positive_seconds, 300.0),
-)
+    EnvOption("max_input_requests_per_round", ("A2C_MAX_INPUT_REQUESTS_PER_ROUND",),
+              positive_int, 16),
+    EnvOption("max_input_requests_per_call", ("A2C_MAX_INPUT_REQUESTS_PER_CALL",),
+              positive_int, 64),
+)  # fmt: skip
 
 #: Large-result settings: ``(flag, BlobSettings field, env var, convert, help)``; unset
 #: ones keep the BlobSettings default.

@@ -137,6 +137,8 @@ async def _run(args: argparse.Namespace) -> int:
         landing=landing_settings(args),
         protocol=args.protocol,
         input_timeout=args.input_timeout,
+        max_input_requests_per_round=args.max_input_requests_per_round,
+        max_input_requests_per_call=args.max_input_requests_per_call,
     )
     if not args.allow_agent:
         logger.warning(

@@ -36,8 +36,9 @@ __all__ = ["INPUT_REQUIRED", "NO_INPUT", "InputCallbacks", "input_kinds"]
 
 #: What a tool call that asked for input fails with when nobody can answer it.
 NO_INPUT: Final = (
-    "the tool asked for input ({kinds}) during the call; the Agent's call takes no input (A2C "
-    "extension a2c_input), so the call cannot go on"
+    "the tool asked for input ({kinds}) during the call, but its caller takes no questions "
+    "(an Agent without an input handler, or an MCP host without elicitation or sampling "
+    "support), so the call cannot go on"
 )
 
 _KINDS: Final = {

@@ -255,13 +255,13 @@ class CallsMixin(CoreBase):
         if (extras is not None and extras.ask is not None) or (
             server.name in relay.rooted and server.era == MODERN
         ):
-            return await self._first_round(server, entry, params, timeout, extras, agent)
+            return await self._first_round(server, entry, params, timeout, extras, agent, req_id)
         # Who is running on the server: an MCP server's request is its call's (_asks).
-        relay.enter(server.name, None)
+        relay.enter(server.name, req_id)
         try:
             return await invoke_tool(server, entry.original, entry.exposed, params, timeout, extras)
         finally:
-            relay.leave(server.name, None)
+            relay.leave(server.name, req_id)
 
     def _down_servers(self) -> dict[str, str | None]:
         """Enabled servers that are not ready, with their last error (none once stopped)."""

@@ -132,10 +132,17 @@ async def invoke_tool(
                 f"Tool {exposed!r} failed: the MCP server {server.name} stopped responding "
                 "(it will be restarted)",
             )
-        code = classify_upstream_failure(
-            http_status=exc.http_status,
-            credentials_configured=_credentials_configured(server.config),
-            refresh_failed=exc.refresh_failed,
+        # Only an HTTP refusal or a refused sign-in is an authorization matter: a JSON-RPC
+        # error the MCP server answered itself (a tool that let a refused question escape,
+        # "no back-channel") is that server's failure, whatever its credentials.
+        code = (
+            classify_upstream_failure(
+                http_status=exc.http_status,
+                credentials_configured=_credentials_configured(server.config),
+                refresh_failed=exc.refresh_failed,
+            )
+            if exc.http_status is not None or exc.refresh_failed
+            else ErrorCode.TOOL_EXECUTION_FAILED
         )
         if code in (ErrorCode.TOOL_AUTHORIZATION_REQUIRED, ErrorCode.TOOL_AUTHORIZATION_FAILED):
             hint = sanitize_auth_hint(

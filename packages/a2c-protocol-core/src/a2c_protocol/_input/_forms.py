@@ -10,9 +10,18 @@ integers (``minimum``/``maximum``), booleans, single-select enums (``enum``, or 
   the subset raises ``ValueError`` naming the property;
 * :func:`secret_fields` names the properties that ask for a secret. MCP forbids servers to
   ask for passwords, API keys, access tokens or payment credentials in form mode, so such a
-  form is refused before it reaches a user (a property whose name or title has a word such
-  as *password*, *passphrase*, *secret*, *token*, *API key*, *credential*, *private key*,
-  *card number*, *CVV*, or that says ``format: "password"`` or ``writeOnly: true``);
+  form is refused before it reaches a user. It is a keyword heuristic, not a guarantee: a
+  property is a secret when it says ``format: "password"`` or ``writeOnly: true``, or its
+  name or title (split at ``_``, ``-``, blanks and camelCase, case-folded) has one of the
+  words or phrases of ``_SECRET_WORDS`` / ``_SECRET_PHRASES`` (password, PIN, passcode,
+  secret, token, credential, API key, private key, seed or recovery phrase, mnemonic,
+  IBAN, account number, card number, CVV, OTP, social security number; and the usual
+  words for password, PIN, key and credentials in German, French, Spanish, Portuguese,
+  Italian, Dutch, the Nordic languages, Polish, Czech, Finnish, Hungarian, Turkish and
+  Russian), or contains one of ``_SECRET_INFIXES`` anywhere (the distinctive long words
+  such as *password* in ``userpassword``, and the Chinese, Japanese and Korean words for
+  password, PIN, private key and mnemonic). A server that names its field ``x`` and
+  describes it only in prose passes;
 * :func:`content_problems` checks an accepted form's ``content`` against the schema (the
   types, required fields, enum values, bounds): one message per problem, none when valid;
 * :func:`parse_field` turns what a user typed into the field's JSON value.
@@ -20,7 +29,6 @@ integers (``minimum``/``maximum``), booleans, single-select enums (``enum``, or 
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Sequence
 from typing import Any, Final, Literal, TypeAlias
@@ -35,16 +43,46 @@ FieldKind: TypeAlias = Literal["string", "number", "integer", "boolean", "enum",
 
 _SECRET_WORDS: Final = frozenset(
     {
+        # English
         "password", "passwords", "passwd", "pwd", "passphrase", "passcode", "secret",
-        "secrets", "token", "apikey", "credential", "credentials", "cvv", "cvc", "pin",
+        "secrets", "token", "apikey", "credential", "credentials", "cvv", "cvc", "ccv",
+        "pin", "mnemonic", "seedphrase", "privatekey", "privkey", "iban", "otp", "totp",
+        "ssn",
+        # German, French, Spanish, Portuguese, Italian
+        "kennwort", "passwort", "geheimzahl", "zugangsdaten", "kartennummer", "motdepasse",
+        "mdp", "jeton", "identifiants", "cryptogramme", "contraseña", "contrasena",
+        "credenciales", "senha", "credenciais", "credenziali",
+        # Dutch, Nordic, Polish, Czech, Finnish, Hungarian, Turkish, Russian
+        "wachtwoord", "pincode", "lösenord", "losenord", "passord", "adgangskode",
+        "kodeord", "hasło", "haslo", "heslo", "salasana", "jelszó", "jelszo", "şifre",
+        "sifre", "parola", "пароль", "токен", "пин",
     }
 )  # fmt: skip
-_SECRET_PAIRS: Final = frozenset(
+_SECRET_PHRASES: Final = frozenset(
     {
         ("api", "key"), ("access", "key"), ("private", "key"), ("secret", "key"),
-        ("card", "number"), ("credit", "card"), ("security", "code"), ("access", "token"),
+        ("signing", "key"), ("card", "number"), ("credit", "card"), ("debit", "card"),
+        ("security", "code"), ("access", "token"), ("auth", "code"),
+        ("seed", "phrase"), ("seed", "words"), ("recovery", "phrase"), ("recovery", "words"),
+        ("recovery", "code"), ("recovery", "codes"), ("backup", "code"), ("backup", "codes"),
+        ("secret", "phrase"), ("account", "number"), ("routing", "number"),
+        ("sort", "code"), ("social", "security", "number"),
+        ("mot", "de", "passe"), ("clave", "secreta"), ("clave", "privada"),
+        ("chave", "privada"), ("chiave", "privata"), ("clé", "privée"), ("cle", "privee"),
+        ("número", "de", "tarjeta"), ("numero", "de", "tarjeta"),
+        ("numéro", "de", "carte"), ("numero", "de", "carte"),
     }
 )  # fmt: skip
+#: Found anywhere in a case-folded name or title: words distinctive enough to find inside
+#: another (``userpassword``), and scripts written without blanks.
+_SECRET_INFIXES: Final = (
+    "password", "passwort", "kennwort", "passphrase", "contraseña", "wachtwoord",
+    "lösenord", "salasana", "motdepasse", "mnemonic", "seedphrase", "privatekey",
+    "密码", "密碼", "口令", "私钥", "私鑰", "助记词", "助記詞", "パスワード", "暗証番号",
+    "秘密鍵", "비밀번호", "암호",
+)  # fmt: skip
+_LONGEST_PHRASE: Final = max(len(p) for p in _SECRET_PHRASES)
+_RUNS: Final = re.compile(r"[^\W_]+")
 _WORDS: Final = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
 
@@ -161,19 +199,38 @@ def form_fields(schema: JsonObject) -> tuple[FormField, ...]:
     return tuple(_field(str(name), prop, name in needed) for name, prop in props.items())
 
 
+def _cut(run: str) -> list[str]:
+    """A run of letters and digits cut at camelCase and digits (any script)."""
+    if run.isascii():
+        return _WORDS.findall(run)
+    words, start = [], 0
+    for i in range(1, len(run)):
+        before, here = run[i - 1], run[i]
+        if (before.islower() and here.isupper()) or (before.isdigit() != here.isdigit()):
+            words.append(run[start:i])
+            start = i
+    words.append(run[start:])
+    return words
+
+
 def _words(text: str) -> list[str]:
-    return [w.lower() for w in _WORDS.findall(text)]
+    return [w.casefold() for run in _RUNS.findall(text) for w in _cut(run)]
 
 
 def _secret_text(text: str) -> bool:
     words = _words(text)
     if _SECRET_WORDS.intersection(words):
         return True
-    return any(pair in _SECRET_PAIRS for pair in itertools.pairwise(words))
+    for size in range(2, _LONGEST_PHRASE + 1):
+        if any(tuple(words[i : i + size]) in _SECRET_PHRASES for i in range(len(words))):
+            return True
+    folded = text.casefold()
+    return any(infix in folded for infix in _SECRET_INFIXES)
 
 
 def secret_fields(schema: object) -> list[str]:
-    """The properties of a form that ask for a secret (see the module rules)."""
+    """The properties of a form that ask for a secret (see the module rules: a keyword
+    heuristic that refuses the common spellings, not a guarantee)."""
     props = schema.get("properties") if isinstance(schema, dict) else None
     if not isinstance(props, dict):
         return []
