@@ -7,6 +7,10 @@ reason to change (the bound was 450 until the last eight over 400 were
 split). A folder of more than 15 modules is a
 corridor a reader has to walk name by name: a new capability goes into a room (a subpackage
 whose ``__init__`` says what it is for).
+
+Every piece of state has one owner: a role is composed of collaborators that own their
+state and expose small methods, not a tower of mixins over one bag of attributes
+(``a2c_testkit.class_graph`` states the rules it checks).
 """
 
 from __future__ import annotations
@@ -16,9 +20,13 @@ from pathlib import Path
 
 import pytest
 
+from a2c_testkit.class_graph import ownership_problems
 from a2c_testkit.import_graph import find_cycles, import_graph
 
 ROLE_PACKAGES = ("a2c_agent", "a2c_computer", "a2c_server")
+# The packages whose state has one owner per piece (no mixins, no stubs under TYPE_CHECKING,
+# no class on two project bases, chains of at most three): every package once it is composed.
+COMPOSED_PACKAGES = ("a2c_protocol",)
 MAX_MODULE_LINES = 400
 MAX_MODULES_PER_FOLDER = 15
 NOT_COUNTED = frozenset({"__init__.py", "__main__.py", "_version.py"})
@@ -103,3 +111,36 @@ def test_the_folder_check_sees_a_crowded_room(tmp_path: Path) -> None:
         (tmp_path / "_room" / f"{name}.py").write_text("")
     (tmp_path / "_room" / "_one_more.py").write_text("")
     assert crowded(tmp_path) == {"_room": MAX_MODULES_PER_FOLDER + 1}
+
+
+@pytest.mark.parametrize("package", COMPOSED_PACKAGES)
+def test_every_piece_of_state_has_one_owner(package: str) -> None:
+    assert ownership_problems(sources(package)) == []
+
+
+def test_the_ownership_check_sees_mixins_stubs_diamonds_and_towers(tmp_path: Path) -> None:
+    # The check itself can fail: each rule is broken once, and an exception tree is exempt.
+    (tmp_path / "_a.py").write_text(
+        "from typing import TYPE_CHECKING\n"
+        "class Base: pass\n"
+        "class PartMixin(Base): pass\n"
+        "class Other: pass\n"
+        "class Both(Base, Other): pass\n"
+        "class Stubbed:\n"
+        "    if TYPE_CHECKING:\n"
+        "        def sibling(self) -> None: ...\n"
+        "class Two(Base): pass\n"
+        "class Three(Two): pass\n"
+        "class Four(Three): pass\n"
+        "class RootError(Exception): pass\n"
+        "class AError(RootError): pass\n"
+        "class BError(AError): pass\n"
+        "class CError(BError): pass\n"
+    )
+    problems = [p.split(": ", 1)[1] for p in ownership_problems(tmp_path)]
+    assert problems == [
+        "class PartMixin is a mixin",
+        "Both stands on project classes ['Base', 'Other']",
+        "Stubbed declares stubs under TYPE_CHECKING: sibling",
+        "Four heads a project inheritance chain of 4",
+    ]
