@@ -180,6 +180,9 @@ class AsyncAgent(LinkMixin, RequestsMixin, UploadMixin):
             self._url = with_version_query(server_url, LINE_VERSIONS[protocol])
 
         self._state = AgentState.IDLE
+        self._links = 0
+        self._leaving = False
+        self._state_waiters: list[asyncio.Future[None]] = []
         self._office: str | None = None
         self._cache = ToolCache()
         self._pending: set[asyncio.Future[tuple[Any, ...]]] = set()

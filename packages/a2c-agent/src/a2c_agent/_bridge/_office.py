@@ -88,6 +88,15 @@ class Office:
         return agent
 
     @property
+    def calling_agent(self) -> AsyncAgent | None:
+        """The Agent a tool call goes to: also while it reconnects, since the SDK sends a
+        call that was not delivered once the link is back (within the call's timeout)."""
+        agent = self._agent
+        if agent is None or agent.state not in (AgentState.CONNECTED, AgentState.RECONNECTING):
+            return None
+        return agent
+
+    @property
     def problem(self) -> str | None:
         """Why the office cannot be used now (None when it can)."""
         agent = self._agent

@@ -134,11 +134,12 @@ class Bridge:
     def _input_schema(self, name: str) -> Mapping[str, Any] | None:
         return self.catalog().input_schema(name)
 
-    async def _agent(self) -> AsyncAgent:
-        """The Agent in its office, or an MCP error saying why there is none."""
+    async def _agent(self, *, calling: bool = False) -> AsyncAgent:
+        """The Agent in its office, or an MCP error saying why there is none; ``calling``:
+        a reconnecting one too (the SDK waits for its link, see ``calling_agent``)."""
         assert self.office is not None
         await self.office.first_try(_FIRST_TRY_WAIT)
-        agent = self.office.agent
+        agent = self.office.calling_agent if calling else self.office.agent
         if agent is None:
             problem = self.office.problem or "not joined"
             message = f"A2C office '{self.office.office}' is unreachable: {problem}"
@@ -195,13 +196,14 @@ class Bridge:
     ) -> dict[str, Any] | types.InputRequiredResult:
         name = params.name
         try:
-            agent = await self._agent()
+            agent = await self._agent(calling=True)
         except MCPError as exc:
             assert self.office is not None
             return unreachable_result(self.office.office, self.office.problem or exc.error.message)
-        route = self.catalog().route(name)
+        catalog = self._catalogs.get(agent.tools)  # a reconnecting Agent keeps its tools
+        route = catalog.route(name)
         if route is None:
-            hint = self.catalog().suggestion(name)
+            hint = catalog.suggestion(name)
             text = f"no tool is served under the name {name!r}" + (
                 f"; did you mean {hint!r}?" if hint else " (list the tools again)"
             )
