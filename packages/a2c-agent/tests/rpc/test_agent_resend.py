@@ -152,3 +152,25 @@ async def test_a_call_never_sent_within_its_timeout_says_why() -> None:
         assert unsent.value.cause.details == {"reason": "server_shutdown", "delivered": False}
         assert unsent.value.tries == 1 and calls == []
         srv.app.drain.draining = False
+
+
+async def test_after_the_servers_notice_of_a_cut_nothing_new_goes_out_on_that_connection() -> None:
+    calls: list[str] = []
+    async with running_server() as srv, _office(srv, calls) as agent:
+        states: list[AgentState] = []
+        agent.add_state_listener(lambda old, new: states.append(new))
+        drain = srv.app.drain
+        drain.draining = True  # SIGTERM's drain begins: refusals from now on, and the notice
+        assert drain.announce is not None
+        await drain.announce()
+        await eventually(lambda: agent.state is AgentState.RECONNECTING, what="the notice")
+        assert agent._sio is not None and agent._sio.connected  # not cut yet
+        assert "server shutting down" in (agent.reconnecting_reason or "")
+        call = asyncio.create_task(agent.call_tool("box", "echo", {}, timeout=30))
+        await eventually(lambda: bool(agent._state_waiters), what="the call waiting")
+        assert calls == [] and not call.done()  # held back, not sent to a closing node
+        drain.draining = False  # "restarted"
+        await _drop(srv, agent)  # the cut the notice announced
+        result = await asyncio.wait_for(call, 30)
+        assert result_text(result) == "pong" and len(calls) == 1
+        assert states.count(AgentState.RECONNECTING) == 1  # one loss, seen at the notice

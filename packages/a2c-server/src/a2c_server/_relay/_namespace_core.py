@@ -137,10 +137,14 @@ class NamespaceCore:
         await self._sio.disconnect(sid, namespace=NAMESPACE)
 
     async def _announce_shutdown(self) -> None:
-        """Tell every session of this node that it is about to be cut (a graceful shutdown):
-        the extension notice, so our clients hold new requests for their next connection."""
-        await self._sio.emit(A2C_SESSION_EXPIRED, shutdown_notice(), namespace=NAMESPACE,
-                             ignore_queue=True)  # fmt: skip
+        """Tell the sessions of this node that are in an office (those that may route
+        requests) that they are about to be cut (a graceful shutdown): the extension notice,
+        so our clients hold new requests for their next connection."""
+        notice = shutdown_notice()
+        for sid in list(self._gone):
+            member = await self._store.get(sid)
+            if member is not None and member.office_id is not None and sid in self._gone:
+                await self._sio.emit(A2C_SESSION_EXPIRED, notice, to=sid, namespace=NAMESPACE)
 
     async def _close_unjoined(self, sid: str) -> None:
         if sid in self._gone:  # still connected
