@@ -40,10 +40,10 @@ def _refused(code: int, **details: Any) -> RemoteError:
 @pytest.mark.parametrize(
     ("error", "wait"),
     [
-        (AgentConnectionError("the agent is reconnecting"), Wait.CONNECTED),
-        (ConnectionLostError("cannot send", may_have_run=False), Wait.CONNECTED),
+        (AgentConnectionError("the agent is reconnecting"), Wait.NEXT_LINK),
+        (ConnectionLostError("cannot send", may_have_run=False), Wait.NEXT_LINK),
         (ConnectionLostError("lost while out", may_have_run=True), None),
-        (_refused(500, reason="server_shutdown", delivered=False), Wait.NEW_LINK),
+        (_refused(500, reason="server_shutdown", delivered=False), Wait.NEXT_LINK),
         (_refused(503, reason="registry_unavailable", delivered=False), Wait.PAUSE),
         (_refused(503, reason="computer_returning", delivered=False), Wait.PAUSE),
         (_refused(500, reason="server_shutdown", delivered=True), None),

@@ -87,14 +87,25 @@ class Office:
             return None
         return agent
 
-    @property
-    def calling_agent(self) -> AsyncAgent | None:
-        """The Agent a tool call goes to: also while it reconnects, since the SDK sends a
-        call that was not delivered once the link is back (within the call's timeout)."""
+    async def back(self, timeout: float) -> AsyncAgent | None:
+        """The Agent once it is connected and in its office again, waiting at most
+        ``timeout`` s while it reconnects (a Server node's restart costs it about a second);
+        None when it is not back by then."""
         agent = self._agent
-        if agent is None or agent.state not in (AgentState.CONNECTED, AgentState.RECONNECTING):
-            return None
-        return agent
+        if agent is None or agent.state is AgentState.CONNECTED:
+            return agent
+        changed = asyncio.Event()
+        remove = agent.add_state_listener(lambda old, new: changed.set())
+        try:
+            async with asyncio.timeout(timeout):
+                while agent.state is AgentState.RECONNECTING:
+                    changed.clear()
+                    await changed.wait()
+        except TimeoutError:
+            pass
+        finally:
+            remove()
+        return self.agent if agent is self._agent else None  # CONNECTED, or None
 
     @property
     def problem(self) -> str | None:

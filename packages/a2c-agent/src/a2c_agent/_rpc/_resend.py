@@ -13,9 +13,9 @@ Rules:
   shutdown, a registry that is away, a Computer whose name is kept for its return).
   Anything that may have reached a Computer is never sent again: a connection lost after
   the send, a timeout, ``delivered: true`` or no ``delivered`` at all.
-* RS2 What the next try waits for: after ``reason: server_shutdown`` a new connection
-  (the node under the agent is going away, asking it again is pointless); after a link
-  that was down, the agent connected and back in its office; after any other
+* RS2 What the next try waits for: after a link that was down, or ``reason:
+  server_shutdown`` (the node under the agent is going away: asking it again is
+  pointless), the agent's next connection, back in its office; after any other
   ``delivered: false``, a short pause (:func:`resend_delays`: 0.1 s, doubling to 1 s)
   on the same link.
 * RS3 Every try fits in the call's own timeout, counted from the first refusal: the next
@@ -45,10 +45,9 @@ _MAX_DELAY: Final = 1.0
 class Wait(enum.Enum):
     """What a call that may be sent again waits for first (RS2)."""
 
-    #: The agent connected and in its office again (the link was down).
-    CONNECTED = "connected"
-    #: A new connection: the Server under the agent is shutting down.
-    NEW_LINK = "new_link"
+    #: The agent's next connection, back in its office (the link was down, or its
+    #: Server is shutting down).
+    NEXT_LINK = "next_link"
     #: A short pause, then the same link.
     PAUSE = "pause"
 
@@ -60,11 +59,11 @@ def resend_wait(exc: BaseException) -> Wait | None:
         details = exc.details
         if not isinstance(details, dict) or details.get("delivered") is not False:
             return None
-        return Wait.NEW_LINK if details.get("reason") == _SHUTDOWN else Wait.PAUSE
+        return Wait.NEXT_LINK if details.get("reason") == _SHUTDOWN else Wait.PAUSE
     if isinstance(exc, ConnectionLostError):
-        return None if exc.may_have_run else Wait.CONNECTED
+        return None if exc.may_have_run else Wait.NEXT_LINK
     if isinstance(exc, AgentConnectionError):
-        return Wait.CONNECTED  # refused before sending: the agent is reconnecting
+        return Wait.NEXT_LINK  # refused before sending: the agent is reconnecting
     return None
 
 

@@ -46,7 +46,7 @@ async def resend(
             await asyncio.sleep(resends.pause(loop.time()))
             ready = True
         else:
-            ready = await until_sendable(agent, wait, link, resends.left(loop.time()))
+            ready = await until_sendable(agent, link, resends.left(loop.time()))
         left = resends.left(loop.time())
         if not ready or left <= 0:
             raise CallNotSentError(computer, tool_name, timeout, resends.tries, exc) from exc
@@ -60,15 +60,17 @@ async def resend(
             exc = again
 
 
-async def until_sendable(agent: AgentCore, wait: Wait, link: int, timeout: float) -> bool:
-    """Wait until ``agent`` is connected and in its office (on a link newer than ``link``
-    for :attr:`Wait.NEW_LINK`); False after ``timeout``. Raises the state error when the
-    agent closes meanwhile."""
+async def until_sendable(agent: AgentCore, link: int, timeout: float) -> bool:
+    """Wait until ``agent`` is connected and in its office on a link newer than ``link``
+    (the one that refused the call, or was down: every way back to CONNECTED is a new
+    link, and an emit that failed while the state still said CONNECTED must not be tried
+    again at once); False after ``timeout``. Raises the state error when the agent closes
+    meanwhile."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while True:
         state = agent._state
-        if state is AgentState.CONNECTED and (wait is not Wait.NEW_LINK or agent._links > link):
+        if state is AgentState.CONNECTED and agent._links > link:
             return True
         if state is not AgentState.CONNECTED and state is not AgentState.RECONNECTING:
             agent._require_connected()  # closed or closing: raises

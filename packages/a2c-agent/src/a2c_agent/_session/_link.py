@@ -275,6 +275,7 @@ class LinkMixin(RejoinMixin):
             # be lost with it, unanswered, and nobody could tell whether it ran. New requests
             # wait for the next connection (RECONNECTING); those out still get their answers.
             self._leaving = True
+            self._last_cut = self._cut_reason  # state listeners (watch) say why at once
             self._reconnecting_reason = (
                 f"the Server is closing this connection ({self._cut_reason})"
             )
