@@ -116,6 +116,10 @@ class AsyncAgent(LinkMixin, RequestsMixin, UploadMixin):
             this project gives its name back at once when its old node died; this covers
             other Servers. Then, or on a re-join refusal that waiting cannot change, the
             agent closes and :attr:`last_error` says why.
+        resend_unsent: send again, within its own timeout, a tool call that provably never
+            reached a Computer (made while reconnecting, or answered ``delivered: false``);
+            False: such a call fails at once with its refusal, as before (for a caller
+            with its own retry policy).
     """
 
     def __init__(
@@ -143,6 +147,7 @@ class AsyncAgent(LinkMixin, RequestsMixin, UploadMixin):
         input_capabilities: InputCapabilities | None = None,
         max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
         rejoin_budget: float | None = REJOIN_BUDGET,
+        resend_unsent: bool = True,
     ) -> None:
         if not name:
             raise ValueError("an agent needs a non-empty name")
@@ -173,6 +178,7 @@ class AsyncAgent(LinkMixin, RequestsMixin, UploadMixin):
         self._input_handler = input_handler
         self._input_capabilities = input_capabilities or InputCapabilities()
         self._max_input_rounds = max_input_rounds
+        self._resend_unsent = resend_unsent
         # The protocol line: 0.2 first, 0.4 after a 4008 saying the Server takes it, or pinned.
         self._line: Line = protocol or LINE_0_2
         self._line_pinned = protocol is not None

@@ -84,6 +84,8 @@ class AgentCore:
     _input_handler: InputHandler | None
     _input_capabilities: InputCapabilities
     _max_input_rounds: int
+    #: Send again a tool call that provably never reached a Computer (``_rpc/_resend``).
+    _resend_unsent: bool
 
     _state: AgentState
     _office: str | None

@@ -221,7 +221,7 @@ class RequestsMixin(FacadesMixin):
                     extra=None,
                 )  # fmt: skip
             except RESENT as exc:  # never sent to a Computer? then again (_resend RS1)
-                if resend_wait(exc) is None:
+                if resend_wait(exc) is None or not self._resend_unsent:
                     raise
                 plain = await resend(
                     self, exc, functools.partial(
@@ -310,7 +310,7 @@ class RequestsMixin(FacadesMixin):
         try:
             return await self._call_once(computer, tool_name, params, timeout=timeout, **options)
         except RESENT as exc:
-            if resend_wait(exc) is None:
+            if resend_wait(exc) is None or not self._resend_unsent:
                 raise
             attempt = functools.partial(self._call_once, computer, tool_name, params, **options)
             return await resend(self, exc, attempt, computer, tool_name, timeout)
