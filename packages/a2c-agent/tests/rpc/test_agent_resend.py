@@ -174,3 +174,19 @@ async def test_after_the_servers_notice_of_a_cut_nothing_new_goes_out_on_that_co
         result = await asyncio.wait_for(call, 30)
         assert result_text(result) == "pong" and len(calls) == 1
         assert states.count(AgentState.RECONNECTING) == 1  # one loss, seen at the notice
+
+
+async def test_a_cut_announced_but_never_made_is_made_by_the_agent(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("a2c_agent._session._link._CUT_WITHIN", 0.5)
+    calls: list[str] = []
+    async with running_server() as srv, _office(srv, calls) as agent:
+        drain = srv.app.drain
+        assert drain.announce is not None
+        await drain.announce()  # and the Server never cuts
+        await eventually(lambda: agent.state is AgentState.RECONNECTING, what="the notice")
+        call = asyncio.create_task(agent.call_tool("box", "echo", {}, timeout=30))
+        result = await asyncio.wait_for(call, 30)  # the agent left and came back by itself
+        assert result_text(result) == "pong" and len(calls) == 1
+        assert agent.state is AgentState.CONNECTED
