@@ -209,7 +209,9 @@ class Bridge:
             assert self.office is not None
             return unreachable_result(self.office.office, self.office.problem or exc.error.message)
         catalog = self.catalog()
-        route = catalog.route(name)
+        # A tool the host still lists whose Computer left the list a moment ago (it is
+        # moving to another Server node) is called anyway: the SDK waits for it.
+        route = catalog.route(name) or self._catalogs.known_route(name)
         if route is None:
             hint = catalog.suggestion(name)
             text = f"no tool is served under the name {name!r}" + (
