@@ -306,6 +306,7 @@ PUBLIC: dict[str, frozenset[str]] = {
             "BlobIntegrityError",
             "BlobLimitError",
             "BlobNotAccessibleError",
+            "CallNotSentError",
             "CallToolResult",
             "CapabilityNotSupportedError",
             "ComputerConfigView",

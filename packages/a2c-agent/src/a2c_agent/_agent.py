@@ -122,6 +122,10 @@ class AsyncAgent(LinkMixin, RequestsMixin, UploadMixin):
             this project gives its name back at once when its old node died; this covers
             other Servers. Then, or on a re-join refusal that waiting cannot change, the
             agent closes and :attr:`last_error` says why.
+        resend_unsent: send again, within its own timeout, a tool call that provably never
+            reached a Computer (made while reconnecting, or answered ``delivered: false``);
+            False: such a call fails at once with its refusal, as before (for a caller
+            with its own retry policy).
     """
 
     def __init__(
@@ -151,6 +155,7 @@ class AsyncAgent(LinkMixin, RequestsMixin, UploadMixin):
         max_input_requests_per_round: int = DEFAULT_MAX_REQUESTS_PER_ROUND,
         max_input_requests_per_call: int = DEFAULT_MAX_REQUESTS_PER_CALL,
         rejoin_budget: float | None = REJOIN_BUDGET,
+        resend_unsent: bool = True,
     ) -> None:
         if not name:
             raise ValueError("an agent needs a non-empty name")
@@ -188,6 +193,7 @@ class AsyncAgent(LinkMixin, RequestsMixin, UploadMixin):
             per_round=max_input_requests_per_round,
             per_call=max_input_requests_per_call,
         )
+        self._resend_unsent = resend_unsent
         # The protocol line: 0.2 first, 0.4 after a 4008 saying the Server takes it, or pinned.
         self._line: Line = protocol or LINE_0_2
         self._line_pinned = protocol is not None
@@ -195,6 +201,9 @@ class AsyncAgent(LinkMixin, RequestsMixin, UploadMixin):
             self._url = with_version_query(server_url, LINE_VERSIONS[protocol])
 
         self._state = AgentState.IDLE
+        self._links = 0
+        self._leaving = False
+        self._state_waiters: list[asyncio.Future[None]] = []
         self._office: str | None = None
         self._cache = ToolCache()
         self._pending: set[asyncio.Future[tuple[Any, ...]]] = set()

@@ -84,6 +84,8 @@ class AgentCore:
     _input_handler: InputHandler | None
     _input_capabilities: InputCapabilities
     _input_limits: InputLimits
+    #: Send again a tool call that provably never reached a Computer (``_rpc/_resend``).
+    _resend_unsent: bool
 
     _state: AgentState
     _office: str | None
@@ -107,6 +109,11 @@ class AgentCore:
     _emit_lock: asyncio.Lock | None
     _sio: socketio.AsyncClient | None
     _reclaim: str
+    #: How many times the agent became CONNECTED: a new number is a new link.
+    _links: int
+    #: The Server announced it is about to cut this connection (RECONNECTING until it does).
+    _leaving: bool
+    _state_waiters: list[asyncio.Future[None]]
 
     def _why_not_connected(self) -> str | None:
         """What a reconnecting agent waits for (see ``_session._rejoin``)."""
@@ -125,8 +132,20 @@ class AgentCore:
         new = next_state(old, transition, reconnect=self._reconnect)
         if new is not old:
             self._state = new
+            if new is AgentState.CONNECTED:
+                self._links += 1
             logger.debug("agent %s: %s -> %s", self._name, old.value, new.value)
+            waiters, self._state_waiters = self._state_waiters, []
+            for waiter in waiters:
+                if not waiter.done():
+                    waiter.set_result(None)
             self._state_listeners.fire(old, new)
+
+    def _state_change(self) -> asyncio.Future[None]:
+        """A future resolved at the next change of :attr:`_state`."""
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._state_waiters.append(waiter)
+        return waiter
 
     def _spawn(self, awaitable: Awaitable[Any]) -> None:
         async def run() -> None:

@@ -11,6 +11,7 @@
     │   ├── LeaveOfficeError              ``server:leave_office`` answered ``[false, reason]``
     │   ├── AckTimeoutError               no ack within ``request_timeout`` (also a TimeoutError)
     │   ├── ToolCallTimeoutError          a tool call outlived its timeout (it may have run)
+    │   ├── CallNotSentError              a tool call could not be sent within its timeout
     │   ├── InputRoundsExceededError      a tool kept asking for input past max_input_rounds
     │   ├── InputRequestsExceededError    a round (or a call) carried more input requests than taken
     │   ├── InputTimeoutError             no answer to a tool's input request before it expired
@@ -43,6 +44,7 @@ __all__ = [
     "AgentStateError",
     "BlobIntegrityError",
     "BlobLimitError",
+    "CallNotSentError",
     "ConnectionLostError",
     "EventUnsupportedError",
     "InputRequestsExceededError",
@@ -185,6 +187,36 @@ class ToolCallTimeoutError(AgentError, TimeoutError):
             f"Tool {self.tool_name!r} on {self.computer!r} got no answer within "
             f"{self.waited:g} s; it may have run, and a cancel was sent",
             extra={"computer": self.computer},
+        )
+
+
+class CallNotSentError(AgentError, TimeoutError):
+    """A tool call that never reached a Computer could not be sent within its timeout.
+
+    Calls refused in ways that prove they were not delivered (the agent reconnecting, a
+    Server node shutting down, a Computer whose name is kept for its return: see
+    "Rolling restarts" in docs/agent.md) are sent again until they go through or
+    ``timeout`` is spent; then this is raised. The tool did not run (``may_have_run`` is
+    False, ``delivered`` False): retrying is safe. ``cause`` is the last refusal (also
+    ``__cause__``), ``tries`` how many times the call was refused.
+    """
+
+    #: Never sent to a Computer: the tool did not run.
+    may_have_run = False
+    #: Whether the Computer got the call: it did not.
+    delivered: bool | None = False
+
+    def __init__(
+        self, computer: str, tool_name: str, timeout: float, tries: int, cause: BaseException
+    ) -> None:
+        self.computer = computer
+        self.tool_name = tool_name
+        self.timeout = timeout
+        self.tries = tries
+        self.cause = cause
+        super().__init__(
+            f"tool {tool_name!r} on {computer!r} was not sent within {timeout:g} s "
+            f"({tries} {'try' if tries == 1 else 'tries'}; it did not run): {cause}"
         )
 
 

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from a2c_agent import AgentTool, ToolCallTimeoutError
-from a2c_agent._bridge._catalog import CatalogCache, build_catalog, serves
+from a2c_agent._bridge._catalog import CatalogCache, Route, build_catalog, serves
 from a2c_agent._bridge._names import (
     DEFAULT_SEPARATOR,
     MAX_NAME_LENGTH,
@@ -157,6 +157,16 @@ def test_the_catalog_is_rebuilt_only_when_a_computers_tools_change() -> None:
     grown = cache.get({"alpha": alpha, "beta": (tool("beta", "x"),)})
     assert [t["name"] for t in grown.tools] == ["alpha__echo", "beta__x"]
     assert cache.get({}).tools == ()
+
+
+def test_a_name_served_before_still_leads_to_its_computer_once_it_left_the_list() -> None:
+    cache = CatalogCache(("alpha",), DEFAULT_SEPARATOR)
+    cache.get({"alpha": (tool("alpha", "echo"),), "beta": (tool("beta", "x"),)})
+    gone = cache.get({})  # alpha left the office (moving to another Server node)
+    assert gone.route("alpha__echo") is None
+    assert cache.known_route("alpha__echo") == Route(computer="alpha", tool="echo")
+    assert cache.known_route("beta__x") is None  # never served: the filter keeps it out
+    assert cache.known_route("alpha__nothing") is None
 
 
 def test_a_tool_without_schema_type_gets_an_object_schema() -> None:

@@ -13,7 +13,13 @@ from typing import Any
 
 import pytest
 
-from a2c_agent import AgentConnectionError, AgentState, AsyncAgent, JoinOfficeError
+from a2c_agent import (
+    AgentConnectionError,
+    AgentState,
+    AsyncAgent,
+    CallNotSentError,
+    JoinOfficeError,
+)
 from a2c_protocol import NAMESPACE, Role
 from a2c_server import AuthRequest, Grant, Identity
 from a2c_testkit.server import RunningServer, connect_raw, running_server
@@ -69,9 +75,12 @@ async def test_a_held_seat_is_waited_out_and_every_request_says_why(
                 assert "re-joining office 'office-1' was refused (Room already has an agent)" in (
                     str(refused.value)
                 )
-                # A tool call is not sent from outside the office either (it was a 4103).
-                with pytest.raises(AgentConnectionError, match="Room already has an agent"):
-                    await agent.call_tool("box", "echo", {})
+                # A tool call is not sent from outside the office either (it was a 4103): it
+                # waits for the office within its timeout, then says why it was never sent.
+                with pytest.raises(CallNotSentError, match="Room already has an agent") as unsent:
+                    await agent.call_tool("box", "echo", {}, timeout=0.5)
+                assert isinstance(unsent.value.cause, AgentConnectionError)
+                assert unsent.value.may_have_run is False
                 await asyncio.sleep(3.5)  # tries at about 0, 1 and 3 s, all refused
                 assert agent.state is AgentState.RECONNECTING and agent.last_error is None
             # The seat is free again: back in the office, CONNECTED, without a new open().

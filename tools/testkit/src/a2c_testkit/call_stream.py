@@ -17,6 +17,7 @@ import attrs
 from a2c_agent import (
     AgentConnectionError,
     AsyncAgent,
+    CallNotSentError,
     ConnectionLostError,
     RemoteError,
     ToolCallTimeoutError,
@@ -56,6 +57,8 @@ class Outcome:
             return details.get("delivered") is False or (
                 exc.code == 404 and "computer_name" in details
             )
+        if isinstance(exc, CallNotSentError):  # the SDK's own verdict after waiting
+            return True
         if isinstance(exc, ConnectionLostError):
             return exc.may_have_run is False
         return isinstance(exc, AgentConnectionError)  # refused while reconnecting

@@ -16,7 +16,12 @@ Rules:
 * the route table maps each served name back to (computer, tool); a name that leads
   nowhere gets the closest served name as a suggestion (a typo of the host's model);
 * the filter applies to everything the bridge serves of a Computer: its tools, its
-  windows, a window read by URI (:func:`serves`).
+  windows, a window read by URI (:func:`serves`);
+* a name served before whose Computer has left the list since still leads to it
+  (:meth:`CatalogCache.known_route`): a Computer between two Server nodes (a rolling
+  restart) is back within seconds, and a call meanwhile gets the SDK's answer (the
+  result once it is back, or the 404 saying it is not in the office) rather than "no
+  tool is served" for a tool the host still lists.
 """
 
 from __future__ import annotations
@@ -40,6 +45,8 @@ logger = logging.getLogger("a2c_agent.bridge")
 
 #: ``SMCPTool.meta`` key naming the MCP server that owns a tool (set by our Computer).
 _OWNER_KEY = "a2c_mcp_server"
+#: How many routes served before are remembered (past it, only the current ones).
+_KNOWN_ROUTES = 10_000
 
 
 @attrs.frozen
@@ -169,6 +176,7 @@ class CatalogCache:
         self._separator = separator
         self._tools: Mapping[str, Sequence[AgentTool]] = {}
         self._catalog = Catalog(tools=(), routes={})
+        self._known: dict[str, Route] = {}  # every route served so far (bounded below)
 
     def get(self, tools: Mapping[str, Sequence[AgentTool]]) -> Catalog:
         """The catalog of ``tools`` (the cached one when nothing changed)."""
@@ -178,4 +186,12 @@ class CatalogCache:
                 tools, computers=self._computers, separator=self._separator
             )
             self._tools = tools
+            if len(self._known) > _KNOWN_ROUTES:
+                self._known.clear()
+            self._known.update(self._catalog.routes)
         return self._catalog
+
+    def known_route(self, name: str) -> Route | None:
+        """Where ``name`` led when it was last served (its Computer may have left the list
+        since), or None when it never was."""
+        return self._known.get(name)

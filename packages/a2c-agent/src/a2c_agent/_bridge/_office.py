@@ -87,6 +87,26 @@ class Office:
             return None
         return agent
 
+    async def back(self, timeout: float) -> AsyncAgent | None:
+        """The Agent once it is connected and in its office again, waiting at most
+        ``timeout`` s while it reconnects (a Server node's restart costs it about a second);
+        None when it is not back by then."""
+        agent = self._agent
+        if agent is None or agent.state is AgentState.CONNECTED:
+            return agent
+        changed = asyncio.Event()
+        remove = agent.add_state_listener(lambda old, new: changed.set())
+        try:
+            async with asyncio.timeout(timeout):
+                while agent.state is AgentState.RECONNECTING:
+                    changed.clear()
+                    await changed.wait()
+        except TimeoutError:
+            pass
+        finally:
+            remove()
+        return self.agent if agent is self._agent else None  # CONNECTED, or None
+
     @property
     def problem(self) -> str | None:
         """Why the office cannot be used now (None when it can)."""

@@ -57,6 +57,9 @@ __all__ = ["INSTRUCTIONS", "SERVER_NAME", "Bridge", "BridgeOptions"]
 logger = logging.getLogger("a2c_agent.bridge")
 #: how long a first request waits for the bridge to join its office
 _FIRST_TRY_WAIT = 15.0
+#: How long a tool call waits for an Agent that is reconnecting (a node's rolling restart
+#: costs it about a second) before it is answered "office unreachable".
+_RECONNECT_WAIT = 10.0
 
 SERVER_NAME = "a2c-agent-bridge"
 INSTRUCTIONS = (
@@ -134,11 +137,14 @@ class Bridge:
     def _input_schema(self, name: str) -> Mapping[str, Any] | None:
         return self.catalog().input_schema(name)
 
-    async def _agent(self) -> AsyncAgent:
-        """The Agent in its office, or an MCP error saying why there is none."""
+    async def _agent(self, *, reconnecting: float = 0.0) -> AsyncAgent:
+        """The Agent in its office, or an MCP error saying why there is none; one that is
+        reconnecting is waited for up to ``reconnecting`` seconds."""
         assert self.office is not None
         await self.office.first_try(_FIRST_TRY_WAIT)
         agent = self.office.agent
+        if agent is None and reconnecting > 0:
+            agent = await self.office.back(reconnecting)
         if agent is None:
             problem = self.office.problem or "not joined"
             message = f"A2C office '{self.office.office}' is unreachable: {problem}"
@@ -195,13 +201,19 @@ class Bridge:
     ) -> dict[str, Any] | types.InputRequiredResult:
         name = params.name
         try:
-            agent = await self._agent()
+            # A call made while the Agent moves to another node (a rolling restart) waits
+            # for it; the SDK sends again what a Server refused unsent.
+            wait = min(_RECONNECT_WAIT, self.options.tool_timeout)
+            agent = await self._agent(reconnecting=wait)
         except MCPError as exc:
             assert self.office is not None
             return unreachable_result(self.office.office, self.office.problem or exc.error.message)
-        route = self.catalog().route(name)
+        catalog = self.catalog()
+        # A tool the host still lists whose Computer left the list a moment ago (it is
+        # moving to another Server node) is called anyway: the SDK waits for it.
+        route = catalog.route(name) or self._catalogs.known_route(name)
         if route is None:
-            hint = self.catalog().suggestion(name)
+            hint = catalog.suggestion(name)
             text = f"no tool is served under the name {name!r}" + (
                 f"; did you mean {hint!r}?" if hint else " (list the tools again)"
             )

@@ -209,8 +209,10 @@ async def _run(args: argparse.Namespace, out: TextIO, as_table: bool) -> int:
         socketio_path=args.socketio_path,
         request_timeout=args.request_timeout,
         tool_cache=False,
-        # Only a long-lived watch rides out a Server restart; a refusal still ends it.
-        reconnect=args.command == "watch",
+        # A long-lived watch rides out a Server restart, and a call refused unsent by a
+        # node shutting down is sent again on the next connection (within --timeout); a
+        # refusal still ends either.
+        reconnect=args.command in ("watch", "call"),
         protocol=args.protocol,
     )
     async with agent:

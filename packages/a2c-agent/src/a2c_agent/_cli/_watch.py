@@ -64,8 +64,9 @@ def _report_state(
 ) -> None:
     if new is AgentState.RECONNECTING:
         if cut is not None:  # the Server said why (notify:a2c_session_expired)
-            print(f"a2c-agent: disconnected by the Server: {cut}; reconnecting with a fresh "
-                  "token", file=sys.stderr, flush=True)  # fmt: skip
+            fresh = " with a fresh token" if "token" in cut else ""  # not for a shutdown
+            print(f"a2c-agent: disconnected by the Server: {cut}; reconnecting{fresh}",
+                  file=sys.stderr, flush=True)  # fmt: skip
         else:
             print("a2c-agent: connection lost; reconnecting", file=sys.stderr, flush=True)
     elif old is AgentState.RECONNECTING and new is AgentState.CONNECTED:

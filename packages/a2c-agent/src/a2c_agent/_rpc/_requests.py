@@ -53,6 +53,8 @@ from ._facades import FacadesMixin
 from ._input import InputHandler, input_rounds
 from ._otel import call_span, tracing_idle
 from ._progress import ProgressCallback
+from ._resend import RESENT, resend_wait
+from ._resending import resend
 from ._toolwire import tool_call_payload, tool_result_of
 
 logger = logging.getLogger("a2c_agent")
@@ -220,15 +222,28 @@ class RequestsMixin(FacadesMixin):
         """
         handler = on_input if on_input is not None else self._input_handler
         if handler is None and tracing_idle():  # the plain call: as few frames as can be
-            plain = await self._call_once(
-                computer, tool_name, params, timeout=timeout, req_id=req_id,
-                drain_blobs=drain_blobs, on_progress=on_progress,
-                timeout_resets_on_progress=timeout_resets_on_progress, trace=None, extra=None,
-            )  # fmt: skip
+            try:
+                plain = await self._call_once(
+                    computer, tool_name, params, timeout=timeout, req_id=req_id,
+                    drain_blobs=drain_blobs, on_progress=on_progress,
+                    timeout_resets_on_progress=timeout_resets_on_progress, trace=None,
+                    extra=None,
+                )  # fmt: skip
+            except RESENT as exc:  # never sent to a Computer? then again (_resend RS1)
+                if resend_wait(exc) is None or not self._resend_unsent:
+                    raise
+                plain = await resend(
+                    self, exc, functools.partial(
+                        self._call_once, computer, tool_name, params, req_id=req_id,
+                        drain_blobs=drain_blobs, on_progress=on_progress,
+                        timeout_resets_on_progress=timeout_resets_on_progress, trace=None,
+                        extra=None,
+                    ), computer, tool_name, timeout,
+                )  # fmt: skip
             assert isinstance(plain, CallToolResult)  # only a call taking input gets another
             return plain
         run: Callable[..., Awaitable[CallToolResult | InputRequired]] = (
-            functools.partial(self._call_once, extra=None) if handler is None
+            functools.partial(self._call_resending, extra=None) if handler is None
             else functools.partial(
                 self._call_tool, on_input=handler,
                 capabilities=input_capabilities or self._input_capabilities,
@@ -283,7 +298,7 @@ class RequestsMixin(FacadesMixin):
         arguments = dict(params or {})
 
         async def once(rid: str, extra: dict[str, Any] | None) -> CallToolResult | InputRequired:
-            return await self._call_once(
+            return await self._call_resending(
                 computer, tool_name, arguments, timeout=timeout, req_id=rid,
                 drain_blobs=drain_blobs, on_progress=on_progress,
                 timeout_resets_on_progress=timeout_resets_on_progress, trace=trace, extra=extra,
@@ -293,6 +308,25 @@ class RequestsMixin(FacadesMixin):
             once, req_id, InputOrigin(computer=computer, tool=tool_name), on_input,
             capabilities=capabilities, limits=self._input_limits,
         )  # fmt: skip
+
+    async def _call_resending(
+        self,
+        computer: str,
+        tool_name: str,
+        params: Mapping[str, Any] | None,
+        *,
+        timeout: float,
+        **options: Any,
+    ) -> CallToolResult | InputRequired:
+        """:meth:`_call_once`, sent again while it provably never reached a Computer
+        (:mod:`._resend`); the plain call does the same inline."""
+        try:
+            return await self._call_once(computer, tool_name, params, timeout=timeout, **options)
+        except RESENT as exc:
+            if resend_wait(exc) is None or not self._resend_unsent:
+                raise
+            attempt = functools.partial(self._call_once, computer, tool_name, params, **options)
+            return await resend(self, exc, attempt, computer, tool_name, timeout)
 
     async def _call_once(
         self,

@@ -52,6 +52,10 @@ from ._rejoin import RejoinMixin
 
 logger = logging.getLogger("a2c_agent")
 
+#: How long after a Server's notice of a cut the agent leaves by itself if it still has not
+#: been cut (past a Server's default grace, 10 s, and the answers' 5 s after it).
+_CUT_WITHIN = 30.0
+
 _NOTIFY_EVENTS = tuple(e for e in Event if e.value.startswith(EventKind.NOTIFY.value + ":"))
 
 
@@ -266,6 +270,27 @@ class LinkMixin(RejoinMixin):
         # The Server says why it is about to cut us (an extension, docs/compatibility.md).
         said = data.get("reason") if isinstance(data, dict) else None
         self._cut_reason = said[:200] if isinstance(said, str) and said else "token expired"
+        if self._state is AgentState.CONNECTED and self._reconnect:
+            # Nothing new goes out on a connection about to be cut: a request sent now could
+            # be lost with it, unanswered, and nobody could tell whether it ran. New requests
+            # wait for the next connection (RECONNECTING); those out still get their answers.
+            self._leaving = True
+            self._last_cut = self._cut_reason  # state listeners (watch) say why at once
+            self._reconnecting_reason = (
+                f"the Server is closing this connection ({self._cut_reason})"
+            )
+            self._transition(Transition.LOST)
+            self._spawn(self._cut_or_leave(self._links))
+
+    async def _cut_or_leave(self, link: int) -> None:
+        """A Server that announced the cut but never made it: leave by ourselves, once the
+        requests still out had their time (a Server of this project cuts within its grace)."""
+        await asyncio.sleep(_CUT_WITHIN)
+        sio = self._sio
+        if self._leaving and self._links == link and sio is not None and sio.connected:
+            logger.info("agent %s: the Server announced a cut %g s ago and did not make it; "
+                        "reconnecting", self._name, _CUT_WITHIN)  # fmt: skip
+            await self._safe_disconnect()
 
     async def _on_disconnect(self, reason: object = None) -> None:
         told, self._cut_reason = self._cut_reason, None
@@ -280,6 +305,11 @@ class LinkMixin(RejoinMixin):
             logger.info("agent %s disconnected (%s)", self._name, reason)
             lost = ConnectionLostError(f"connection lost ({reason}) {after}", may_have_run=True)
         self._fail_pending(lost)
+        if self._leaving:  # the announced cut: RECONNECTING already, reconnect now
+            self._leaving = False
+            if self._state is AgentState.RECONNECTING and self._reconnect_task is None:
+                self._reconnect_task = asyncio.ensure_future(self._reconnect_loop())
+            return
         if self._state is not AgentState.CONNECTED:
             return
         self._transition(Transition.LOST)

@@ -93,7 +93,8 @@ class Reconnecting:
         if self._closing or not self._reconnect:
             return
         if told is not None:  # expected with short-lived tokens: not a warning
-            logger.info("disconnected by the Server: %s; reconnecting with a fresh token", told)
+            fresh = " with a fresh token" if "token" in told else ""  # not for a shutdown
+            logger.info("disconnected by the Server: %s; reconnecting%s", told, fresh)
         else:
             logger.warning("disconnected from the Server (%s); reconnecting",
                            args[0] if args else "transport loss")  # fmt: skip

@@ -296,6 +296,14 @@ class RemoteCalls:
         if self._absent is not None:
             await self._absent()
 
+    async def hold(self, office_id: str, name: str, seconds: float) -> None:
+        """Keep a Computer's name for its return (its node is shutting down under it)."""
+        await self.store.hold_name(office_id, name, seconds)
+
+    async def held_for(self, office_id: str, name: str) -> float | None:
+        """Seconds left of a name kept for its Computer's return, or None."""
+        return await self.store.held_for(office_id, name)
+
     def release(self, future: asyncio.Future[None]) -> bool:
         """Stop watching ``future``'s call; whether the registry was lost while it waited."""
         future.cancel()

@@ -8,7 +8,18 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["HEARTBEAT", "LUA_COMMON", "MEMBERS", "NAMED", "PUT", "REAP_DEAD", "REAP_SELF", "REMOVE"]
+__all__ = [
+    "HEARTBEAT",
+    "HELD",
+    "HOLD",
+    "LUA_COMMON",
+    "MEMBERS",
+    "NAMED",
+    "PUT",
+    "REAP_DEAD",
+    "REAP_SELF",
+    "REMOVE",
+]
 
 # Shared by every script: KEYS[1] is the key prefix ("{a2c}"). Records are JSON objects
 # {sid, role, v, name, office, node, x (extensions), k (reclaim key)} with "" for "no
@@ -37,6 +48,8 @@ end
 local function index(m)
   if m.name ~= '' and m.office ~= '' then
     redis.call('HSET', p..':names:'..m.office, m.name, m.sid)
+    -- A name kept for its Computer's return (HOLD) is taken again: the wait is over.
+    redis.call('HDEL', p..':held:'..m.office, m.name)
     redis.call('SADD', p..':office:'..m.office, m.sid)
     redis.call('SADD', p..':offices', m.office)
     if m.role == 'agent' then redis.call('SET', p..':agent:'..m.office, m.sid) end
@@ -127,6 +140,30 @@ if redis.call('DEL', p..':reclaimed:'..ARGV[1]) == 1 then return '' end
 return false
 """
 )
+
+# Names kept for their Computer's return after a graceful shutdown of its node: a hash
+# {prefix}:held:<office> of name → the Redis clock (ms) at which the hold ends; the hash
+# expires with its last hold. ARGV: office, name, hold ms.
+HOLD: Final = """
+local p = KEYS[1]
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local key = p..':held:'..ARGV[1]
+redis.call('HSET', key, ARGV[2], string.format('%d', now + tonumber(ARGV[3])))
+redis.call('PEXPIRE', key, ARGV[3])
+return 1
+"""
+
+# ARGV: office, name. Returns the ms left of the name's hold (HOLD), or nil.
+HELD: Final = """
+local p = KEYS[1]
+local until_ms = redis.call('HGET', p..':held:'..ARGV[1], ARGV[2])
+if not until_ms then return false end
+local t = redis.call('TIME')
+local left = tonumber(until_ms) - (tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+if left <= 0 then return false end
+return left
+"""
 
 # ARGV[1]: office id. Returns the member records (one read, never a torn view).
 MEMBERS: Final = """

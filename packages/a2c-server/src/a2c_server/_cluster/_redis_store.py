@@ -139,6 +139,8 @@ class RedisStateStore:
         self._heartbeat = client.register_script(scripts.HEARTBEAT)
         self._reap_dead = client.register_script(scripts.REAP_DEAD)
         self._reap_self = client.register_script(scripts.REAP_SELF)
+        self._hold = client.register_script(scripts.HOLD)
+        self._held = client.register_script(scripts.HELD)
         # The routing lookup of every call: concurrent ones share one connection.
         timeout = pool_option(client.connection_pool, "socket_timeout") or 5.0
         self._lookups = Multiplexer(client.connection_pool, timeout=timeout)
@@ -198,6 +200,17 @@ class RedisStateStore:
         if record == "":
             return None  # taken over by a reconnect of its client: its office knows
         return _decode(record)[0] if record else local
+
+    async def hold_name(self, office_id: str, name: str, seconds: float) -> None:
+        """Keep ``name`` of ``office_id`` for its Computer's return for ``seconds``: calls
+        to it meanwhile are told to wait, not 404 (a join under the name ends the hold)."""
+        args = [office_id, name, str(max(1, int(seconds * 1000)))]
+        await self._run(lambda: self._hold(self._keys, args))
+
+    async def held_for(self, office_id: str, name: str) -> float | None:
+        """Seconds left of ``name``'s hold in ``office_id`` (:meth:`hold_name`), or None."""
+        left = await self._run(lambda: self._held(self._keys, [office_id, name]))
+        return int(left) / 1000 if left else None
 
     async def reclaimed(self, sids: Iterable[str]) -> set[str]:
         """Which of ``sids`` a reconnect of their client took over (their offices know)."""

@@ -26,6 +26,13 @@ class RemoteWatch(Protocol):
     async def confirm_absent(self) -> None:
         """Raise ``StoreUnavailableError`` while a missing name may only be recovering."""
 
+    async def hold(self, office_id: str, name: str, seconds: float) -> None:
+        """Keep a Computer's name for its return for ``seconds`` (a graceful shutdown of
+        the node under it): calls to it meanwhile are told to wait instead of 404."""
+
+    async def held_for(self, office_id: str, name: str) -> float | None:
+        """Seconds left of a name kept for its Computer's return, or None."""
+
 
 #: Appended to the message of an outcome whose call may have run although no answer came.
 MAY_HAVE_RUN: Final = (

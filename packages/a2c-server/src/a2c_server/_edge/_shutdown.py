@@ -1,8 +1,13 @@
 """Graceful shutdown: drain routed calls on SIGTERM/SIGINT before uvicorn closes sockets.
 
-On the first signal the Server stops listening (existing connections stay up), answers
-new ``client:*`` requests with a flat 500 (``details.reason: "server_shutdown"``), and
-lets the routed calls already in flight finish for up to the grace period. Calls still
+On the first signal the Server stops listening (existing connections stay up), tells
+every session it is about to be cut (``announce``: the namespace's extension notice, so
+our clients send nothing new on this connection), answers new ``client:*`` requests with
+a flat 500 (``details.reason: "server_shutdown"``, ``delivered: false``), and lets the
+routed calls already in flight finish for up to the grace period, and for at least
+:data:`SETTLE` seconds after the notice: a request a client sent before the notice
+reached it is read and answered (not sent, so safe to send again) instead of being lost
+in a closing connection, where its client could not tell whether it ran. Calls still
 waiting then are answered with the same flat error; then the HTTP requests still open
 (long-polls, bodies never finished) are answered 503 and the long-polling sessions
 closed (``after_drain``), and only then does uvicorn close the connections (clients see
@@ -24,12 +29,14 @@ import uvicorn
 
 from a2c_server._observe._logs import log
 
-__all__ = ["Drain", "DrainingServer"]
+__all__ = ["SETTLE", "Drain", "DrainingServer"]
 
 _log = logging.getLogger("a2c_server.shutdown")
 
 #: ``details.reason`` of the flat error a call gets when the Server stops under it.
 SHUTDOWN_REASON = "server_shutdown"
+#: The least time between the notice of a shutdown and the closing of the connections.
+SETTLE = 0.5
 
 
 class Drain:
@@ -41,6 +48,8 @@ class Drain:
         self._idle = asyncio.Event()
         self._idle.set()
         self._expired: asyncio.Future[None] | None = None
+        #: Tells the sessions they are about to be cut (set by the namespace), or None.
+        self.announce: Callable[[], Awaitable[None]] | None = None
 
     @property
     def in_flight(self) -> int:
@@ -75,10 +84,19 @@ class Drain:
     async def drain(self, grace: float) -> None:
         """Refuse new calls, wait up to ``grace`` s for the running ones, then expire them."""
         self.draining = True
+        loop = asyncio.get_running_loop()
+        settled = loop.time() + min(SETTLE, grace)
         log(_log, logging.INFO, "shutting down: draining routed calls",
             in_flight=self._calls, grace=grace)  # fmt: skip
+        if self.announce is not None:
+            try:
+                await self.announce()
+            except Exception as exc:  # a courtesy: the drain goes on without it
+                log(_log, logging.WARNING, "shutdown notice not sent", reason=exc)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._idle.wait(), grace)
+        # Requests sent before the notice arrived are answered before the connections close.
+        await asyncio.sleep(max(0.0, settled - loop.time()))
         left = self._calls
         expired = self.expired()
         if not expired.done():

@@ -32,6 +32,7 @@ __all__ = [
     "ExpiryWindow",
     "expired_notice",
     "expiry_refusal",
+    "shutdown_notice",
 ]
 
 _log = logging.getLogger("a2c_server.auth")
@@ -48,6 +49,12 @@ _POLL: Final = 0.1
 def expired_notice() -> dict[str, str]:
     """The payload of :data:`A2C_SESSION_EXPIRED`."""
     return {"reason": "token expired"}
+
+
+def shutdown_notice() -> dict[str, str]:
+    """The payload of :data:`A2C_SESSION_EXPIRED` sent to every session of a node that
+    begins its graceful shutdown (its connections close after the drain)."""
+    return {"reason": "server shutting down"}
 
 
 def expiry_refusal(sids: set[str], sid: str, target: Member | None) -> Refusal | None:

@@ -242,11 +242,28 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin, EarlyRefusalMi
                 gone.set_result(None)
             self._metrics.disconnected(sid)
             await self._cancel_abandoned(sid)
+            if self._drain.draining and self._remote is not None:
+                await self._hold_for_return(sid)
             outcome = await self._offices.disconnect(sid)
             await self._broadcast(outcome.before_leave)
             log(_log, logging.INFO, "disconnected", sid=sid, office=outcome.left_office)
         except Exception:
             _log.exception("disconnect handler failed sid=%s", sid)
+
+    async def _hold_for_return(self, sid: str) -> None:
+        """A Computer cut by this node's graceful shutdown: keep its name for its return
+        (``--node-ttl`` seconds, the reclaim window of a node that dies), so calls to it
+        from other nodes wait for it instead of a 404 (``_state._absent`` A6)."""
+        member = await self._store.get(sid)
+        if member is None or member.role is not Role.COMPUTER:
+            return
+        if member.name is None or member.office_id is None or self._remote is None:
+            return
+        try:
+            await self._remote.hold(member.office_id, member.name, self._settings.node_ttl)
+        except StoreUnavailableError as exc:  # the 404 of old, not a failed disconnect
+            log(_log, logging.WARNING, "name not kept for its return", sid=sid,
+                name=member.name, office=member.office_id, reason=exc)  # fmt: skip
 
 
 def _refusal_code(exc: socketio.exceptions.ConnectionRefusedError) -> int:

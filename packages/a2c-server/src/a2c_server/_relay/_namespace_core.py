@@ -29,7 +29,12 @@ from a2c_server._floods._join_deadline import JoinDeadlines
 from a2c_server._observe._audit import Audit
 from a2c_server._observe._logs import log
 from a2c_server._observe._metrics import ServerMetrics
-from a2c_server._relay._expiry import A2C_SESSION_EXPIRED, ExpiryWindow, expired_notice
+from a2c_server._relay._expiry import (
+    A2C_SESSION_EXPIRED,
+    ExpiryWindow,
+    expired_notice,
+    shutdown_notice,
+)
 from a2c_server._relay._notices import CoalescedNotices
 from a2c_server._settings import ServerSettings
 from a2c_server._state._absent import NewOffices
@@ -79,6 +84,7 @@ class NamespaceCore:
         self._sio = sio
         self._metrics = metrics if metrics is not None else ServerMetrics()
         self._drain = drain if drain is not None else Drain()
+        self._drain.announce = self._announce_shutdown
         self._settings = settings
         self._offices = offices
         self._store = offices.store
@@ -129,6 +135,16 @@ class NamespaceCore:
         except Exception as exc:  # the cut below matters, the notice is a courtesy
             log(_log, logging.DEBUG, "expiry notice not sent", sid=sid, reason=exc)
         await self._sio.disconnect(sid, namespace=NAMESPACE)
+
+    async def _announce_shutdown(self) -> None:
+        """Tell the sessions of this node that are in an office (those that may route
+        requests) that they are about to be cut (a graceful shutdown): the extension notice,
+        so our clients hold new requests for their next connection."""
+        notice = shutdown_notice()
+        for sid in list(self._gone):
+            member = await self._store.get(sid)
+            if member is not None and member.office_id is not None and sid in self._gone:
+                await self._sio.emit(A2C_SESSION_EXPIRED, notice, to=sid, namespace=NAMESPACE)
 
     async def _close_unjoined(self, sid: str) -> None:
         if sid in self._gone:  # still connected

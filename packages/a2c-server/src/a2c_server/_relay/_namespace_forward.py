@@ -30,13 +30,14 @@ from a2c_protocol import (
 )
 from a2c_server._cluster._remote import delivered_details, may_have_run_note
 from a2c_server._edge._shutdown import SHUTDOWN_REASON
+from a2c_server._exceptions import StoreUnavailableError
 from a2c_server._observe import _otel as otel
 from a2c_server._observe._logs import log
 from a2c_server._observe._metrics import RouteOutcome
 from a2c_server._relay._expiry import expiry_refusal
 from a2c_server._relay._mixed import mixed, translated
 from a2c_server._relay._route_fields import route_reader
-from a2c_server._state._absent import absent_computer
+from a2c_server._state._absent import absent_computer, returning_computer
 from a2c_server._state._rules import (
     Member,
     Refusal,
@@ -162,6 +163,14 @@ class ForwardingMixin(NamespaceCore):
         office = sender.office_id
         if office is None:
             return refusal
+        if self._remote is not None:
+            try:  # kept for its return (A6)? then "wait", not 404
+                held = await self._remote.held_for(office, computer)
+            except StoreUnavailableError as exc:
+                log(_log, logging.DEBUG, "hold not read for a 404", office=office, reason=exc)
+                held = None
+            if held is not None:
+                return returning_computer(computer, held)
         try:
             members = await self._store.office_members(office)
         except Exception as exc:  # the plain 404 still answers; a 500 would hide it

@@ -13,6 +13,10 @@ Rules:
   office name, and an office exists from its first join.
 * A5 :class:`NewOffices` remembers, per Agent session of this node, the office its join
   created, until that session leaves or disconnects.
+* A6 A Computer whose name is kept for its return (its node shut down gracefully under it
+  and it has not joined again yet, multi-node) is no 404: the answer is a ``503`` with
+  ``details.reason: "computer_returning"`` and ``delivered: false`` (the request was not
+  sent; the Agent SDK waits and sends it again), at most for the rest of the hold.
 """
 
 from __future__ import annotations
@@ -25,10 +29,25 @@ from a2c_protocol import ErrorCode, Role
 
 from ._rules import Member, Refusal
 
-__all__ = ["MAX_LISTED", "NewOffices", "absent_computer"]
+__all__ = ["MAX_LISTED", "RETURNING", "NewOffices", "absent_computer", "returning_computer"]
 
 #: How many of the office's Computers the message names.
 MAX_LISTED: Final = 10
+#: ``details.reason`` of a call to a Computer whose name is kept for its return (A6).
+RETURNING: Final = "computer_returning"
+#: The flat code of A6: "try again", as for a registry that is away (never a 404).
+_UNAVAILABLE: Final = 503
+
+
+def returning_computer(computer: str, seconds: float) -> Refusal:
+    """A6: the answer for ``computer``, whose name is kept for its return ``seconds`` more."""
+    return Refusal(
+        code=_UNAVAILABLE,
+        message=f"Computer {computer!r} is reconnecting (its Server node shut down; its name "
+        f"is kept for its return for {seconds:.1f} s more): the request was not sent, "
+        "try again in a moment",
+        details={"computer_name": computer, "reason": RETURNING, "delivered": False},
+    )
 
 
 def absent_computer(

@@ -51,7 +51,7 @@ Peers of another 0.2.x PATCH level (spec delta §3.2, §14)
 from __future__ import annotations
 
 import enum
-from typing import Final
+from typing import Any, Final
 
 import attrs
 
@@ -144,7 +144,7 @@ class Refusal:
 
     code: int
     message: str
-    details: dict[str, str] | None = None
+    details: dict[str, Any] | None = None
     security: bool = False
 
     def to_payload(self) -> ErrorPayload:
