@@ -6,7 +6,9 @@ the node itself, so exactly one survivor gets them and sends the ``notify:leave_
 a clean disconnect would have sent.
 
 When the registry forgot this node (Redis restarted, or a survivor reaped it while it
-could not heartbeat) or a write failed midway, the node resyncs: it puts back the
+could not heartbeat), lost some of its acknowledged writes (a Sentinel failover promoted a
+replica they had not reached: the heartbeat compares the node's write sequence) or a
+write failed midway, the node resyncs: it puts back the
 sessions it hosts, drops the ones that disconnected meanwhile, and tells the offices.
 
 :class:`RemoteCalls` settles calls to a Computer on another node: every ``poll`` seconds
@@ -48,6 +50,9 @@ DisconnectFn = Callable[[str], Awaitable[None]]
 async def _no_disconnect(sid: str) -> None:
     return None
 
+
+#: Seconds between heartbeats while the registry cannot be reached.
+UNREACHABLE_RETRY: Final = 0.5
 
 #: How often a pending cross-node call checks that its Computer is still registered.
 REMOTE_POLL: Final = 0.5
@@ -116,8 +121,10 @@ class NodeLiveness:
             await self.store.retire()
 
     async def _run(self) -> None:
-        interval = self.ttl / 3
         while not self._stopping.is_set():
+            # While the registry cannot be reached (a failover in progress), look again
+            # soon: the sessions go back as soon as it is writable again.
+            interval = self.ttl / 3 if self.redis_ok else min(self.ttl / 3, UNREACHABLE_RETRY)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stopping.wait(), interval)
                 return
@@ -138,7 +145,11 @@ class NodeLiveness:
             self.redis_ok = True
             self.epoch = beat.epoch
             subjects_dirty = self.subjects is not None and self.subjects.dirty
-            if not beat.kept or beat.reaped or self.store.dirty or subjects_dirty:
+            if not beat.kept or beat.reaped or beat.lost or self.store.dirty or subjects_dirty:
+                if beat.lost:
+                    log(_log, logging.WARNING, "the registry lost writes of this node "
+                        "(a failover?): putting its sessions back",
+                        node=self.store.node_id)  # fmt: skip
                 await self.resync(announce=beat.reaped)
             dead = await self.store.reap_dead_nodes()
         except StoreUnavailableError as exc:

@@ -31,8 +31,10 @@ from . import _envelope
 from ._liveness import BroadcastFn, DisconnectFn, LeaveRoomFn, NodeLiveness, RemoteCalls
 from ._publish import Audience, Publisher, ReplylessPublish
 from ._recovery import confirm_absent, require_listener
-from ._redis_store import RedisStateStore, connect_redis
+from ._redis_conn import close_redis, connect_redis, redis_pool, sentinel_options
+from ._redis_store import RedisStateStore
 from ._redis_subjects import RedisSubjectCounts
+from ._redis_url import parse_redis_target
 
 __all__ = ["MultiNode", "check_redis", "default_node_id"]
 
@@ -83,7 +85,9 @@ class _RedisManager(RedisManagerShim):
         locate: Callable[[str], str | None],
         redis_options: dict[str, Any],
         registry_timeout: float = 0.5,
+        sentinel_password: str | None = None,
     ) -> None:
+        redis_options = dict(redis_options)
         counts = PubSubCounts()
         super().__init__(url, channel=channel, host_id=node_id, redis_options=redis_options,
                          counts=counts)  # fmt: skip
@@ -91,7 +95,18 @@ class _RedisManager(RedisManagerShim):
         self.shared_channel = channel
         self.node_channel = node_channel(channel, node_id)
         self._locate = locate
-        self._publisher = Publisher(ReplylessPublish(url, **redis_options), counts=counts)
+        target = parse_redis_target(url, password=redis_options.pop("password", None),
+                                    sentinel_password=sentinel_password)  # fmt: skip
+        if target.is_sentinel:
+            # Upstream gives these to Sentinel(): the primary's options, plus how to reach
+            # the sentinels themselves (their password and the connect deadline).
+            sentinel_kwargs = sentinel_options(
+                target, redis_options.get("socket_connect_timeout", 5.0)
+            )
+            self.redis_options["sentinel_kwargs"] = sentinel_kwargs
+        self.redis_options.update(target.primary_options())
+        self._publisher = Publisher(ReplylessPublish(redis_pool(target, **redis_options)),
+                                    counts=counts)  # fmt: skip
         #: Whether this node receives from Redis (every subscription confirmed).
         self.listening = False
         self._listen_failures = 0
@@ -269,8 +284,10 @@ class MultiNode:
         if settings.redis_url is None:  # pragma: no cover - create_app checks
             raise ValueError("MultiNode needs settings.redis_url")
         self.node_id = node_id
+        target = parse_redis_target(settings.redis_url, password=settings.redis_password,
+                                    sentinel_password=settings.redis_sentinel_password)  # fmt: skip
         self.store = RedisStateStore(
-            connect_redis(settings.redis_url, timeout=settings.registry_timeout),
+            connect_redis(target, timeout=settings.registry_timeout),
             prefix=settings.redis_prefix,
             node_id=node_id,
         )
@@ -281,9 +298,11 @@ class MultiNode:
             locate=self.store.node_of,
             # RESP2: pub/sub messages arrive as plain replies, not as push notifications
             # that redis-py's parser logs (building their text) one by one.
-            redis_options={"socket_connect_timeout": 5.0, "protocol": 2},
+            redis_options={"socket_connect_timeout": 5.0, "protocol": 2,
+                           **target.primary_options()},
             registry_timeout=settings.registry_timeout,
-        )
+            sentinel_password=settings.redis_sentinel_password,
+        )  # fmt: skip
         self.subjects = RedisSubjectCounts(
             self.store.client, prefix=settings.redis_prefix, node_id=node_id
         )
@@ -336,12 +355,21 @@ class MultiNode:
         return {"registry": "redis", "redis": "ok" if ok else "unavailable"}
 
 
-async def check_redis(url: str) -> None:
-    """Raise :class:`StoreUnavailableError` unless Redis answers at ``url``."""
-    client = connect_redis(url, timeout=3.0)
+async def check_redis(url: str, settings: ServerSettings | None = None) -> None:
+    """Raise :class:`StoreUnavailableError` unless Redis answers at ``url`` (behind
+    Sentinel: unless the sentinels name a primary that answers)."""
+    try:
+        target = parse_redis_target(
+            url,
+            password=settings.redis_password if settings else None,
+            sentinel_password=settings.redis_sentinel_password if settings else None,
+        )
+    except ValueError as exc:
+        raise StoreUnavailableError(f"bad Redis URL: {exc}") from exc
+    client = connect_redis(target, timeout=3.0)
     try:
         await client.ping()
     except Exception as exc:
         raise StoreUnavailableError(f"cannot reach Redis: {exc}") from exc
     finally:
-        await client.aclose()
+        await close_redis(client)

@@ -40,6 +40,7 @@ __all__ = [
     "fresh_connection",
     "pool_option",
     "read_replies",
+    "sentinel_of",
     "write_packed",
 ]
 
@@ -118,7 +119,8 @@ class RedisManagerShim(socketio.AsyncRedisManager):  # type: ignore[misc]
             listener.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await listener
-        for client in (getattr(self, "pubsub", None), getattr(self, "redis", None)):
+        sentinel = sentinel_of(getattr(self, "redis", None))
+        for client in (getattr(self, "pubsub", None), getattr(self, "redis", None), sentinel):
             if client is not None:
                 await client.aclose()
 
@@ -228,7 +230,9 @@ class RedisManagerShim(socketio.AsyncRedisManager):  # type: ignore[misc]
                 retry = min(retry * 2, LISTEN_RETRY_MAX)
 
     def _redis_connect(self) -> None:
-        old = [c for c in (getattr(self, "pubsub", None), getattr(self, "redis", None)) if c]
+        redis = getattr(self, "redis", None)
+        # Behind Sentinel upstream makes a Sentinel client per connect: close it too.
+        old = [c for c in (getattr(self, "pubsub", None), redis, sentinel_of(redis)) if c]
         super()._redis_connect()
         for client in old:
             task = asyncio.get_running_loop().create_task(_close_quietly(client))
@@ -297,6 +301,16 @@ async def _close_quietly(client: Any) -> None:
 
 
 # ------------------------------------------------------------- redis-py connections
+
+
+def sentinel_of(client: Any) -> Any:
+    """The ``Sentinel`` a ``master_for`` client asks for its primary (None for a plain one).
+
+    Upstream's manager makes one per connect and never closes it; its connections to the
+    sentinels would stay open after each outage.
+    """
+    pool = getattr(client, "connection_pool", None)
+    return getattr(pool, "sentinel_manager", None)
 
 
 def fresh_connection(pool: aioredis.ConnectionPool, **overrides: Any) -> Any:
