@@ -151,7 +151,11 @@ class NodeLiveness:
                         "(a failover?): putting its sessions back",
                         node=self.store.node_id)  # fmt: skip
                 await self.resync(announce=beat.reaped)
-            dead = await self.store.reap_dead_nodes()
+            # Right after an outage (a failover, a restart) every node's heartbeat key may
+            # have run out while none could write it: reap only once each live node has
+            # had a ttl to heartbeat again, or a live node's offices would see it leave.
+            recovering = asyncio.get_running_loop().time() < self.settled_from
+            dead = {} if recovering else await self.store.reap_dead_nodes()
         except StoreUnavailableError as exc:
             if self.redis_ok or self.epoch is None:
                 log(_log, logging.WARNING, "registry unavailable", node=self.store.node_id,

@@ -160,7 +160,7 @@ class RedisStateStore:
         check_member_shape(member)
         self._seq += 1
         seq = self._seq
-        args = [_encode(member, self.node_id), seq, *displaces]
+        args: list[str | int] = [_encode(member, self.node_id), seq, *displaces]
         result = await self._run(lambda: self._put(self._keys, args), write=True)
         self._acked = max(self._acked, seq)
         status = int(result[0])
