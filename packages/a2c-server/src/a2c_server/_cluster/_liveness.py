@@ -37,6 +37,7 @@ from a2c_server._state._rules import Member
 
 from ._redis_store import RedisStateStore
 from ._redis_subjects import RedisSubjectCounts
+from ._rehome import Rehoming
 
 __all__ = ["NodeLiveness", "RemoteCalls"]
 
@@ -296,6 +297,18 @@ class RemoteCalls:
         self._absent = absent
         self._watched: dict[asyncio.Future[None], _Watched] = {}
         self._task: asyncio.Task[None] | None = None
+        #: Finds a Computer again whose node died (set by the multi-node wiring).
+        self.rehoming: Rehoming | None = None
+
+    def unheard(self, sid: str) -> bool:
+        """Whether a call to ``sid`` should first :meth:`follow` it (no I/O)."""
+        return self.rehoming is not None and self.rehoming.unheard(sid)
+
+    async def follow(self, office_id: str, name: str, target: Member, wait: float) -> Member | None:
+        """See :meth:`a2c_server._cluster._rehome.Rehoming.follow`."""
+        if self.rehoming is None:
+            return target
+        return await self.rehoming.follow(office_id, name, target, wait)
 
     def watch(self, sid: str) -> asyncio.Future[None]:
         loop = asyncio.get_running_loop()

@@ -35,6 +35,7 @@ from ._redis_conn import close_redis, connect_redis, redis_pool, sentinel_option
 from ._redis_store import RedisStateStore
 from ._redis_subjects import RedisSubjectCounts
 from ._redis_url import parse_redis_target
+from ._rehome import Rehoming
 
 __all__ = ["MultiNode", "check_redis", "default_node_id"]
 
@@ -188,6 +189,14 @@ class _RedisManager(RedisManagerShim):
         self._publisher.publish(channel, payload)
         return None
 
+    def known_heard(self, node: str) -> bool | None:
+        """Whether ``node`` listens, as last asked (None: not asked lately). No I/O."""
+        return self._publisher.audience.heard(self._channel_of(node), time.monotonic())
+
+    async def node_heard(self, node: str) -> bool:
+        """Whether ``node`` listens (asks Redis at most once per audience TTL)."""
+        return self.listening and await self._publisher.heard(self._channel_of(node))
+
     def _channel_of(self, node: str) -> str:
         """``node``'s channel (:func:`node_channel`), built once per node."""
         channel = self._node_channels.get(node)
@@ -310,6 +319,12 @@ class MultiNode:
                                   absent=self._confirm_absent)  # fmt: skip
         self._ttl = settings.node_ttl
         self.liveness: NodeLiveness | None = None
+        # By node_ttl (and a heartbeat) a dead node's sessions are reaped: its name is
+        # either back on a live node or gone by then.
+        self.remote.rehoming = Rehoming(
+            self.store, known_heard=self.manager.known_heard, heard=self.manager.node_heard,
+            hold=settings.node_ttl * 4 / 3,
+        )  # fmt: skip
 
     def bind(
         self, broadcast: BroadcastFn, leave_room: LeaveRoomFn, disconnect: DisconnectFn
