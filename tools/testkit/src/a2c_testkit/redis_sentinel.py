@@ -77,23 +77,31 @@ def _read_reply(sock: socket.socket, buf: bytearray) -> object:
     raise ConnectionError(f"unexpected reply {head!r}")
 
 
-def redis_command(port: int, *args: str | int | bytes, timeout: float = 2.0) -> object:
+def redis_command(
+    port: int, *args: str | int | bytes, timeout: float = 2.0, password: str | None = None
+) -> object:
     """One command to the Redis (or sentinel) on ``port``; an error reply is returned."""
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+        buf = bytearray()
+        if password is not None:
+            sock.sendall(_encode("AUTH", password))
+            _read_reply(sock, buf)
         sock.sendall(_encode(*args))
-        return _read_reply(sock, bytearray())
+        return _read_reply(sock, buf)
 
 
-def _answers(port: int) -> bool:
+def _answers(port: int, password: str | None) -> bool:
     try:
-        return redis_command(port, "PING", timeout=1) == "PONG"
+        return redis_command(port, "PING", timeout=1, password=password) == "PONG"
     except OSError:
         return False
 
 
 class _Proc:
-    def __init__(self, binary: str, name: str, port: int, workdir: Path, conf: str) -> None:
+    def __init__(self, binary: str, name: str, port: int, workdir: Path, conf: str,
+                 password: str | None = None) -> None:  # fmt: skip
         self.name, self.port, self.workdir = name, port, workdir
+        self.password = password
         self.conf = workdir / f"{name}.conf"
         self.conf.write_text(conf, encoding="utf-8")
         self.binary = binary
@@ -105,7 +113,7 @@ class _Proc:
             argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
         deadline = time.monotonic() + timeout
-        while not _answers(self.port):
+        while not _answers(self.port, self.password):
             if self.popen.poll() is not None or time.monotonic() > deadline:
                 log = self.workdir / f"{self.name}.log"
                 text = log.read_text(errors="replace")[-2000:] if log.exists() else ""
@@ -131,7 +139,9 @@ class _Proc:
             popen.wait(timeout=10)
 
 
-def _server_conf(name: str, port: int, workdir: Path, primary: int | None) -> str:
+def _server_conf(
+    name: str, port: int, workdir: Path, primary: int | None, password: str | None
+) -> str:
     lines = [
         f"port {port}", "bind 127.0.0.1", 'save ""', "appendonly no",
         f"dir {workdir}", f"logfile {workdir / f'{name}.log'}",
@@ -140,11 +150,17 @@ def _server_conf(name: str, port: int, workdir: Path, primary: int | None) -> st
     ]  # fmt: skip
     if primary is not None:
         lines.append(f"replicaof 127.0.0.1 {primary}")
+    if password is not None:  # either may be the primary after a failover
+        lines += [f"requirepass {password}", f"masterauth {password}"]
     return "\n".join(lines) + "\n"
 
 
 def _sentinel_conf(name: str, port: int, workdir: Path, primary: int, down_after_ms: int,
-                   failover_timeout_ms: int) -> str:  # fmt: skip
+                   failover_timeout_ms: int, password: str | None,
+                   sentinel_password: str | None) -> str:  # fmt: skip
+    extra = [f"sentinel auth-pass {SERVICE} {password}"] if password else []
+    if sentinel_password:  # the sentinels ask it of each other too
+        extra += [f"requirepass {sentinel_password}", f"sentinel sentinel-pass {sentinel_password}"]
     return "\n".join([
         f"port {port}", "bind 127.0.0.1", f"dir {workdir}",
         f"logfile {workdir / f'{name}.log'}",
@@ -152,6 +168,7 @@ def _sentinel_conf(name: str, port: int, workdir: Path, primary: int, down_after
         f"sentinel down-after-milliseconds {SERVICE} {down_after_ms}",
         f"sentinel failover-timeout {SERVICE} {failover_timeout_ms}",
         f"sentinel parallel-syncs {SERVICE} 1",
+        *extra,  # after the monitor line: auth-pass names the service
     ]) + "\n"  # fmt: skip
 
 
@@ -159,17 +176,21 @@ class SentinelDeployment:
     """A primary, a replica and three sentinels (see the module docstring)."""
 
     def __init__(self, binary: str, workdir: Path, down_after_ms: int,
-                 failover_timeout_ms: int) -> None:  # fmt: skip
+                 failover_timeout_ms: int, password: str | None = None,
+                 sentinel_password: str | None = None) -> None:  # fmt: skip
+        self.password, self.sentinel_password = password, sentinel_password
         self.primary_port, self.replica_port = free_port(), free_port()
         self.primary = _Proc(binary, "primary", self.primary_port, workdir,
-                             _server_conf("primary", self.primary_port, workdir, None))  # fmt: skip
+                             _server_conf("primary", self.primary_port, workdir, None, password),
+                             password)  # fmt: skip
         self.replica = _Proc(binary, "replica", self.replica_port, workdir,
                              _server_conf("replica", self.replica_port, workdir,
-                                          self.primary_port))  # fmt: skip
+                                          self.primary_port, password), password)  # fmt: skip
         self.sentinels = [
             _Proc(binary, f"sentinel{i}", port, workdir,
                   _sentinel_conf(f"sentinel{i}", port, workdir, self.primary_port,
-                                 down_after_ms, failover_timeout_ms))
+                                 down_after_ms, failover_timeout_ms, password,
+                                 sentinel_password), sentinel_password)
             for i, port in enumerate(free_port() for _ in range(3))
         ]  # fmt: skip
 
@@ -193,8 +214,9 @@ class SentinelDeployment:
 
     def _sentinel_ready(self, port: int) -> bool:
         try:
-            replicas = redis_command(port, "SENTINEL", "REPLICAS", SERVICE)
-            others = redis_command(port, "SENTINEL", "SENTINELS", SERVICE)
+            pw = self.sentinel_password
+            replicas = redis_command(port, "SENTINEL", "REPLICAS", SERVICE, password=pw)
+            others = redis_command(port, "SENTINEL", "SENTINELS", SERVICE, password=pw)
         except OSError:
             return False
         return (
@@ -206,7 +228,7 @@ class SentinelDeployment:
     def wait_replicating(self, timeout: float = 30.0) -> None:
         deadline = time.monotonic() + timeout
         while True:
-            info = redis_command(self.replica_port, "INFO", "replication")
+            info = redis_command(self.replica_port, "INFO", "replication", password=self.password)
             if isinstance(info, bytes) and b"master_link_status:up" in info:
                 return
             if time.monotonic() > deadline:
@@ -217,9 +239,8 @@ class SentinelDeployment:
         """The primary's port as the first sentinel that answers names it."""
         for sentinel in self.sentinels:
             try:
-                answer = redis_command(
-                    sentinel.port, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", SERVICE
-                )
+                answer = redis_command(sentinel.port, "SENTINEL", "GET-MASTER-ADDR-BY-NAME",
+                                       SERVICE, password=self.sentinel_password)  # fmt: skip
             except OSError:
                 continue
             if isinstance(answer, list) and len(answer) == 2:
@@ -236,12 +257,19 @@ class SentinelDeployment:
 
 @contextlib.contextmanager
 def redis_sentinel(
-    *, down_after_ms: int = 1000, failover_timeout_ms: int = 3000
+    *,
+    down_after_ms: int = 1000,
+    failover_timeout_ms: int = 3000,
+    password: str | None = None,
+    sentinel_password: str | None = None,
 ) -> Iterator[SentinelDeployment]:
-    """A started :class:`SentinelDeployment`, stopped after the block."""
+    """A started :class:`SentinelDeployment`, stopped after the block; ``password``: the
+    primary's and the replica's (``requirepass``), ``sentinel_password``: the sentinels'."""
     binary = require_redis_server()
     with tempfile.TemporaryDirectory(prefix="a2c-sentinel-") as workdir:
-        deployment = SentinelDeployment(binary, Path(workdir), down_after_ms, failover_timeout_ms)
+        deployment = SentinelDeployment(
+            binary, Path(workdir), down_after_ms, failover_timeout_ms, password, sentinel_password
+        )
         try:
             deployment.start()
             yield deployment
