@@ -89,23 +89,21 @@ class _RedisManager(RedisManagerShim):
         sentinel_password: str | None = None,
     ) -> None:
         redis_options = dict(redis_options)
+        target = parse_redis_target(url, password=redis_options.pop("password", None),
+                                    sentinel_password=sentinel_password)  # fmt: skip
+        manager_options = {**redis_options, **target.primary_options()}
+        if target.is_sentinel:
+            # Upstream gives its options to Sentinel(): the primary's, and with
+            # sentinel_kwargs how to reach the sentinels (their password, the deadline).
+            connect_timeout = redis_options.get("socket_connect_timeout", 5.0)
+            manager_options["sentinel_kwargs"] = sentinel_options(target, connect_timeout)
         counts = PubSubCounts()
-        super().__init__(url, channel=channel, host_id=node_id, redis_options=redis_options,
+        super().__init__(url, channel=channel, host_id=node_id, redis_options=manager_options,
                          counts=counts)  # fmt: skip
         self.node_id = node_id
         self.shared_channel = channel
         self.node_channel = node_channel(channel, node_id)
         self._locate = locate
-        target = parse_redis_target(url, password=redis_options.pop("password", None),
-                                    sentinel_password=sentinel_password)  # fmt: skip
-        if target.is_sentinel:
-            # Upstream gives these to Sentinel(): the primary's options, plus how to reach
-            # the sentinels themselves (their password and the connect deadline).
-            sentinel_kwargs = sentinel_options(
-                target, redis_options.get("socket_connect_timeout", 5.0)
-            )
-            self.redis_options["sentinel_kwargs"] = sentinel_kwargs
-        self.redis_options.update(target.primary_options())
         self._publisher = Publisher(ReplylessPublish(redis_pool(target, **redis_options)),
                                     counts=counts)  # fmt: skip
         #: Whether this node receives from Redis (every subscription confirmed).
