@@ -180,3 +180,60 @@ async def test_kill_9_of_the_primary_keeps_offices_and_calls_and_restores_lost_s
             assert not left, left
             assert box.sio.connected and planner.office_id == office
             assert late.office_id == lost_office
+
+
+async def test_a_demoted_primary_sends_the_nodes_to_the_promoted_one(tmp_path: Path) -> None:
+    """``SENTINEL FAILOVER``: the old primary lives on as a replica (READONLY to writes);
+    the nodes ask the sentinels again and write to the new primary, nothing gets stuck."""
+    prefix = f"demote-{uuid.uuid4().hex[:8]}"
+    office = f"o-{prefix}"
+    with redis_sentinel(down_after_ms=1000, failover_timeout_ms=3000) as deployment:
+        async with AsyncExitStack() as stack:
+            nodes = [
+                redis_node_process(tmp_path, deployment.url, node, prefix=prefix, node_ttl=6.0)
+                for node in ("n1", "n2")
+            ]
+            n1, n2 = [await stack.enter_async_context(node) for node in nodes]
+            box = ScriptedComputer(n2.url, name="box", office_id=office)
+            box.tools = [scripted_tool("echo")]
+            box.tool_results["echo"] = PONG
+            await stack.enter_async_context(box)
+            planner = await stack.enter_async_context(AsyncAgent(n1.url, name="planner"))
+            await planner.join_office(office)
+            probe = Probe(planner, "box")
+            probe.start()
+            await eventually(lambda: probe.first_ok_after(0.0) is not None, timeout=60,
+                             what="calls answered before the failover")  # fmt: skip
+            sentinel = deployment.sentinels[0].port
+            assert redis_command(sentinel, "SENTINEL", "FAILOVER", "a2c-primary") == "OK"
+            started = time.monotonic()
+            await eventually(lambda: deployment.primary_address() == deployment.replica_port,
+                             timeout=60, what="the replica promoted")  # fmt: skip
+
+            def demoted() -> bool:
+                role = redis_command(deployment.primary_port, "ROLE")
+                return isinstance(role, list) and role[0] == b"slave"
+
+            await eventually(demoted, timeout=60, what="the old primary demoted")
+            # Registry writes (a join and a leave) land on the new primary.
+            later = await stack.enter_async_context(AsyncAgent(n2.url, name="later"))
+            await eventually(lambda: _joins(later, f"later-{prefix}"), timeout=30,
+                             what="a join after the demotion")  # fmt: skip
+            key = "{" + prefix + "}:agent:later-" + prefix
+            assert redis_command(deployment.replica_port, "GET", key) is not None
+            settled = time.monotonic()
+            await eventually(lambda: probe.first_ok_after(settled + 2.0) is not None,
+                             timeout=60, what="calls after the demotion")  # fmt: skip
+            await probe.stop()
+            failed = [(t - started, why) for t, ok, why in probe.calls if t >= settled and not ok]
+            assert not failed, failed
+            left = [n for n in box.notifications if n.event is Event.NOTIFY_LEAVE_OFFICE]
+            assert not left, left
+
+
+async def _joins(agent: AsyncAgent, office: str) -> bool:
+    try:
+        await agent.join_office(office)
+    except (A2CError, OSError):
+        return False
+    return True

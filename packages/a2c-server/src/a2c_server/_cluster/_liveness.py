@@ -80,8 +80,11 @@ class NodeLiveness:
         channel: str = "socketio",
         subjects: RedisSubjectCounts | None = None,
         disconnect: DisconnectFn = _no_disconnect,
+        before_beat: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.channel = channel
+        #: Run before each heartbeat (behind Sentinel: follow the primary when it moves).
+        self._before_beat = before_beat
         self._disconnect = disconnect
         #: What this node's sessions count against their subjects' cap (restored in a resync).
         self.subjects = subjects
@@ -136,6 +139,8 @@ class NodeLiveness:
 
     async def tick(self) -> None:
         """One heartbeat, a resync when the registry lost track of us, one reap round."""
+        if self._before_beat is not None:
+            await self._before_beat()
         try:
             beat = await self.store.heartbeat(self.ttl)
             if not self.redis_ok:

@@ -20,7 +20,6 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from a2c_protocol import Event
-from a2c_server._exceptions import StoreUnavailableError
 from a2c_server._observe import _otel as otel
 from a2c_server._observe._logs import cause, log
 from a2c_server._observe._metrics import PubSubCounts
@@ -31,7 +30,13 @@ from . import _envelope
 from ._liveness import BroadcastFn, DisconnectFn, LeaveRoomFn, NodeLiveness, RemoteCalls
 from ._publish import Audience, Publisher, ReplylessPublish
 from ._recovery import confirm_absent, require_listener
-from ._redis_conn import close_redis, connect_redis, redis_pool, sentinel_options
+from ._redis_conn import (
+    PrimaryWatch,
+    check_redis,
+    connect_redis,
+    redis_pool,
+    sentinel_options,
+)
 from ._redis_store import RedisStateStore
 from ._redis_subjects import RedisSubjectCounts
 from ._redis_url import parse_redis_target
@@ -104,8 +109,8 @@ class _RedisManager(RedisManagerShim):
         self.shared_channel = channel
         self.node_channel = node_channel(channel, node_id)
         self._locate = locate
-        self._publisher = Publisher(ReplylessPublish(redis_pool(target, **redis_options)),
-                                    counts=counts)  # fmt: skip
+        self._transport = ReplylessPublish(redis_pool(target, **redis_options))
+        self._publisher = Publisher(self._transport, counts=counts)
         #: Whether this node receives from Redis (every subscription confirmed).
         self.listening = False
         self._listen_failures = 0
@@ -278,6 +283,11 @@ class _RedisManager(RedisManagerShim):
                 failed_attempts=self._listen_failures)  # fmt: skip
         self._listen_failures = 0
 
+    async def reconnect(self) -> None:
+        """The primary moved: publish and listen through new connections."""
+        await self._transport.reconnect()
+        await self.drop_listener()
+
     async def aclose(self) -> None:
         """Stop listening and close every client (``sio.shutdown()`` leaves them open)."""
         await self.close_redis()
@@ -317,6 +327,7 @@ class MultiNode:
                                   absent=self._confirm_absent)  # fmt: skip
         self._ttl = settings.node_ttl
         self.liveness: NodeLiveness | None = None
+        self._primary = PrimaryWatch(self.store.client)
         # By node_ttl (and a heartbeat) a dead node's sessions are reaped: its name is
         # either back on a live node or gone by then.
         self.remote.rehoming = Rehoming(
@@ -332,6 +343,7 @@ class MultiNode:
         self.liveness = NodeLiveness(
             self.store, ttl=self._ttl, broadcast=broadcast, leave_room=leave_room,
             channel=self.manager.shared_channel, subjects=self.subjects, disconnect=disconnect,
+            before_beat=self._follow_primary if self._primary.active else None,
         )  # fmt: skip
 
     async def start(self) -> None:
@@ -346,6 +358,17 @@ class MultiNode:
             await self.liveness.stop()
         await self.store.aclose()
         await self.manager.aclose()
+
+    async def _follow_primary(self) -> None:
+        """Behind Sentinel, before each heartbeat: move every connection to a new primary."""
+        moved = await self._primary.changed()
+        if moved is None:
+            return
+        old, new = moved
+        log(_log, logging.WARNING, "the sentinels name another Redis primary: reconnecting",
+            node=self.node_id, old=f"{old[0]}:{old[1]}", new=f"{new[0]}:{new[1]}")  # fmt: skip
+        await self.store.reconnect()
+        await self.manager.reconnect()
 
     def _epoch(self) -> str | None:
         return self.liveness.epoch if self.liveness is not None else None
@@ -366,23 +389,3 @@ class MultiNode:
             except Exception:
                 ok = False
         return {"registry": "redis", "redis": "ok" if ok else "unavailable"}
-
-
-async def check_redis(url: str, settings: ServerSettings | None = None) -> None:
-    """Raise :class:`StoreUnavailableError` unless Redis answers at ``url`` (behind
-    Sentinel: unless the sentinels name a primary that answers)."""
-    try:
-        target = parse_redis_target(
-            url,
-            password=settings.redis_password if settings else None,
-            sentinel_password=settings.redis_sentinel_password if settings else None,
-        )
-    except ValueError as exc:
-        raise StoreUnavailableError(f"bad Redis URL: {exc}") from exc
-    client = connect_redis(target, timeout=3.0)
-    try:
-        await client.ping()
-    except Exception as exc:
-        raise StoreUnavailableError(f"cannot reach Redis: {exc}") from exc
-    finally:
-        await close_redis(client)

@@ -163,6 +163,12 @@ class Multiplexer:
         # is dropped with them (the next _connect disconnects it properly).
         abort_connection(self._conn)
 
+    def reset(self, why: str) -> None:
+        """Drop the connection (the primary moved): waiting commands fail, the next one
+        connects again (behind Sentinel: to the primary the sentinels name now)."""
+        if self._reader is not None:
+            self._fail(RedisConnectionError(why))
+
     async def aclose(self) -> None:
         if self._connecting is not None:
             self._connecting.cancel()

@@ -142,6 +142,11 @@ class ReplylessPublish:
             await conn.connect()
             await conn.send_command("CLIENT", "REPLY", "OFF", check_health=False)
 
+    async def reconnect(self) -> None:
+        """Drop the connection (the primary moved); the next batch connects again."""
+        await self._conn.disconnect()
+        await self._pool.disconnect()
+
     async def subscribers(self, channel: str) -> int:
         ((_, count),) = await self._client.pubsub_numsub(channel)
         return int(count)

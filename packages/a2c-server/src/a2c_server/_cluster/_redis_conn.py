@@ -10,17 +10,30 @@ failover the next connection reaches the promoted replica; a demoted primary's
 from __future__ import annotations
 
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from redis import asyncio as aioredis
 from redis.asyncio.retry import Retry
-from redis.asyncio.sentinel import Sentinel
+from redis.asyncio.sentinel import Sentinel, SentinelConnectionPool
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from a2c_server._exceptions import StoreUnavailableError
 
 from ._redis_url import RedisTarget, parse_redis_target
 
-__all__ = ["close_redis", "connect_redis", "redis_pool", "sentinel_options"]
+if TYPE_CHECKING:
+    from a2c_server._settings import ServerSettings
+
+__all__ = [
+    "PrimaryWatch",
+    "check_redis",
+    "close_redis",
+    "connect_redis",
+    "redis_pool",
+    "sentinel_options",
+]
 
 #: The Sentinel client behind each pool made here, closed with the pool's client.
 _SENTINELS: weakref.WeakKeyDictionary[aioredis.ConnectionPool, Sentinel] = (
@@ -91,3 +104,56 @@ async def close_redis(client: aioredis.Redis | aioredis.ConnectionPool) -> None:
     sentinel = _SENTINELS.pop(pool, None)
     if sentinel is not None:
         await sentinel.aclose()
+
+
+class PrimaryWatch:
+    """Behind Sentinel: notices when the sentinels name another primary.
+
+    A connection is pointed at the primary when it connects and stays there: after a
+    forced failover (``SENTINEL FAILOVER``) the old primary keeps accepting writes until
+    the sentinels demote it (their next look at it, up to 10 s later), so a node whose
+    connections outlived the promotion would write its heartbeats where nobody reads
+    them, and another node would reap it. :meth:`changed` asks the sentinels (one
+    ``SENTINEL MASTERS``, through redis-py's pool, which also drops its idle connections
+    to the old primary) and says whether the primary moved since the last ask.
+    """
+
+    def __init__(self, client: aioredis.Redis) -> None:
+        pool = client.connection_pool
+        self._pool = pool if isinstance(pool, SentinelConnectionPool) else None
+        self._address: Any = None
+
+    @property
+    def active(self) -> bool:
+        return self._pool is not None
+
+    async def changed(self) -> tuple[Any, Any] | None:
+        """(old, new) address when the primary moved; None otherwise (or unknown)."""
+        if self._pool is None:
+            return None
+        try:
+            address = await self._pool.get_master_address()  # type: ignore[no-untyped-call]
+        except (RedisConnectionError, RedisTimeoutError, OSError):
+            return None  # no sentinel answers: the heartbeat says how the registry is
+        old, self._address = self._address, address
+        return (old, address) if old is not None and old != address else None
+
+
+async def check_redis(url: str, settings: ServerSettings | None = None) -> None:
+    """Raise :class:`StoreUnavailableError` unless Redis answers at ``url`` (behind
+    Sentinel: unless the sentinels name a primary that answers)."""
+    try:
+        target = parse_redis_target(
+            url,
+            password=settings.redis_password if settings else None,
+            sentinel_password=settings.redis_sentinel_password if settings else None,
+        )
+    except ValueError as exc:
+        raise StoreUnavailableError(f"bad Redis URL: {exc}") from exc
+    client = connect_redis(target, timeout=3.0)
+    try:
+        await client.ping()
+    except Exception as exc:
+        raise StoreUnavailableError(f"cannot reach Redis: {exc}") from exc
+    finally:
+        await close_redis(client)

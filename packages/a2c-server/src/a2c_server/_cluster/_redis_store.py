@@ -128,6 +128,11 @@ class RedisStateStore:
         timeout = pool_option(client.connection_pool, "socket_timeout") or 5.0
         self._lookups = Multiplexer(client.connection_pool, timeout=timeout)
 
+    async def reconnect(self) -> None:
+        """Drop every connection (the primary moved): the next commands connect again."""
+        self._lookups.reset("the Redis primary changed")
+        await self.client.connection_pool.disconnect()
+
     async def aclose(self) -> None:
         """Close the client and the lookup connection."""
         await self._lookups.aclose()

@@ -112,6 +112,14 @@ class RedisManagerShim(socketio.AsyncRedisManager):  # type: ignore[misc]
         """Unregister the callback :meth:`new_ack_id` registered as ``ack``."""
         del self.callbacks[sid][ack]
 
+    async def drop_listener(self) -> None:
+        """Close the listener's connection: it reconnects (upstream's ``_redis_connect``,
+        which asks the sentinels for the primary anew) and subscribes again."""
+        pubsub = getattr(self, "pubsub", None)
+        connection = getattr(pubsub, "connection", None)
+        if connection is not None:
+            await connection.disconnect()
+
     async def close_redis(self) -> None:
         """Stop listening and close both upstream clients (``sio.shutdown()`` leaves them open)."""
         listener = getattr(self, "thread", None)
