@@ -27,10 +27,12 @@ from a2c_testkit.redis_sentinel import SentinelDeployment, redis_command, redis_
 from a2c_testkit.scripted_computer import ScriptedComputer, scripted_tool
 from a2c_testkit.triangle import eventually, redis_node_process
 
-#: The issue's bounds are 10 s to the first answered call and every call from 15 s on;
-#: a loaded 2-core host gets more (the real figure is in tools/bench/bench_sentinel_failover.py).
+#: The bounds: every call from 15 s after the kill answered (or from whenever the test
+#: has checked the lost seat, if later), the first one within 30 s (10 s is the goal: a
+#: loaded 2-core host gets more; the real figure, about 2.3 s, is measured by
+#: tools/bench/bench_sentinel_failover.py).
 BACK_WITHIN = 30.0
-ALL_GOOD_FROM = 30.0
+ALL_GOOD_FROM = 15.0
 PONG = {"content": [{"type": "text", "text": "pong"}], "isError": False}
 
 

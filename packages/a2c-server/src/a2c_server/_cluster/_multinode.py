@@ -12,6 +12,7 @@ The manager's private steps are overridden in the fence
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import socket
 import time
@@ -197,8 +198,13 @@ class _RedisManager(RedisManagerShim):
         return self._publisher.audience.heard(self._channel_of(node), time.monotonic())
 
     async def node_heard(self, node: str) -> bool:
-        """Whether ``node`` listens (asks Redis at most once per audience TTL)."""
-        return self.listening and await self._publisher.heard(self._channel_of(node))
+        """Whether ``node`` listens (asks Redis at most once per audience TTL, within the
+        registry deadline; a slow answer counts as heard, as in ``require_listener``)."""
+        try:
+            async with asyncio.timeout(self.registry_timeout):
+                return await self._publisher.heard(self._channel_of(node))
+        except TimeoutError:
+            return True
 
     def _channel_of(self, node: str) -> str:
         """``node``'s channel (:func:`node_channel`), built once per node."""
@@ -332,7 +338,7 @@ class MultiNode:
         # either back on a live node or gone by then.
         self.remote.rehoming = Rehoming(
             self.store, known_heard=self.manager.known_heard, heard=self.manager.node_heard,
-            hold=settings.node_ttl * 4 / 3,
+            hold=settings.node_ttl * 4 / 3, listening=lambda: self.manager.listening,
         )  # fmt: skip
 
     def bind(

@@ -38,8 +38,10 @@ class Rehoming:
         known_heard: Callable[[str], bool | None],
         heard: Callable[[str], Awaitable[bool]],
         hold: float,
+        listening: Callable[[], bool] = lambda: True,
     ) -> None:
         self.store = store
+        self._listening = listening
         self._known_heard = known_heard
         self._heard = heard
         #: The longest a call waits for its Computer to come back (its own wait may be less).
@@ -57,6 +59,8 @@ class Rehoming:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + min(self.hold, wait)
         while True:
+            if not self._listening():
+                return target  # this node cannot hear an answer: the 503 says so at once
             node = self.store.node_of(target.sid)
             if node is None or node == self.store.node_id or await self._heard(node):
                 return target
