@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import signal
 import time
 import uuid
 from contextlib import AsyncExitStack
@@ -113,8 +115,9 @@ def _seat(deployment: SentinelDeployment, prefix: str, office: str) -> Any:
         return None
 
 
-# 3 s: every heartbeat key runs out during the promotion (no node may reap another for
-# that); 10 s: none does, and only the write sequence tells a node its seat was lost.
+# 3 s: n1's heartbeat key runs out during the promotion while n1 is paused, and n2 reaches
+# the new primary first (no node may reap another for that); 10 s: no key runs out, and
+# only the write sequence tells n1 its seat was lost.
 @pytest.mark.parametrize("node_ttl", [3.0, 10.0])
 async def test_kill_9_of_the_primary_keeps_offices_and_calls_and_restores_lost_seats(
     tmp_path: Path, node_ttl: float
@@ -152,11 +155,20 @@ async def test_kill_9_of_the_primary_keeps_offices_and_calls_and_restores_lost_s
             _roll_back(deployment.replica_port, prefix, before)
             assert redis_command(deployment.replica_port, "GET", key) is None
 
-            deployment.kill_primary()
-            killed = time.monotonic()
-            await eventually(lambda: deployment.primary_address() == deployment.replica_port,
-                             timeout=60, what="a sentinel promoted the replica")  # fmt: skip
-            promoted = time.monotonic() - killed
+            # n1 is slow to reach the promoted primary (paused from the kill until a second
+            # after the promotion): n2 gets there first and must not reap it meanwhile.
+            os.kill(n1.process.pid, signal.SIGSTOP)
+            try:
+                deployment.kill_primary()
+                killed = time.monotonic()
+                await eventually(
+                    lambda: deployment.primary_address() == deployment.replica_port,
+                    timeout=60, what="a sentinel promoted the replica",
+                )  # fmt: skip
+                promoted = time.monotonic() - killed
+                await asyncio.sleep(1.0)
+            finally:
+                os.kill(n1.process.pid, signal.SIGCONT)
             await eventually(lambda: probe.first_ok_after(killed) is not None,
                              timeout=BACK_WITHIN, what="a call answered after the kill")  # fmt: skip
             back = probe.first_ok_after(killed)
