@@ -429,7 +429,8 @@ async def test_redis_sentinel_pools_are_where_the_fence_reads_them() -> None:
     assert isinstance(conn, SentinelManagedConnection) and conn.socket_timeout is None
     assert conn.connection_pool.service_name == "svc" and conn.connection_pool.is_master
     await client.aclose()
-    await sentinel.aclose()
+    assert hasattr(sentinel, "aclose") or isinstance(sentinel.sentinels, list)
+    await _redis.close_sentinel(sentinel)
 
 
 async def test_redis_connection_stream_reader_and_writer_on_a_real_connection(

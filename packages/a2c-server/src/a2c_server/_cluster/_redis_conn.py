@@ -20,6 +20,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from a2c_server._exceptions import StoreUnavailableError
+from a2c_server._upstream._redis import close_sentinel
 
 from ._redis_url import RedisTarget, parse_redis_target
 
@@ -103,7 +104,7 @@ async def close_redis(client: aioredis.Redis | aioredis.ConnectionPool) -> None:
         await pool.disconnect()
     sentinel = _SENTINELS.pop(pool, None)
     if sentinel is not None:
-        await sentinel.aclose()
+        await close_sentinel(sentinel)
 
 
 class PrimaryWatch:

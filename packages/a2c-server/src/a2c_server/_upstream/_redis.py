@@ -35,6 +35,7 @@ from socketio import packet as sio_packet
 __all__ = [
     "RedisManagerShim",
     "abort_connection",
+    "close_sentinel",
     "closed_by_peer",
     "connection_writer",
     "fresh_connection",
@@ -128,9 +129,11 @@ class RedisManagerShim(socketio.AsyncRedisManager):  # type: ignore[misc]
             with contextlib.suppress(asyncio.CancelledError):
                 await listener
         sentinel = sentinel_of(getattr(self, "redis", None))
-        for client in (getattr(self, "pubsub", None), getattr(self, "redis", None), sentinel):
+        for client in (getattr(self, "pubsub", None), getattr(self, "redis", None)):
             if client is not None:
                 await client.aclose()
+        if sentinel is not None:
+            await close_sentinel(sentinel)
 
     # ------------------------------------------------------- private overrides
 
@@ -305,7 +308,10 @@ _MESSAGE = (b"message", "message")
 
 async def _close_quietly(client: Any) -> None:
     with contextlib.suppress(Exception):
-        await client.aclose()
+        if isinstance(client, aioredis.Sentinel):
+            await close_sentinel(client)
+        else:
+            await client.aclose()
 
 
 # ------------------------------------------------------------- redis-py connections
@@ -319,6 +325,16 @@ def sentinel_of(client: Any) -> Any:
     """
     pool = getattr(client, "connection_pool", None)
     return getattr(pool, "sentinel_manager", None)
+
+
+async def close_sentinel(sentinel: Any) -> None:
+    """Close a ``Sentinel``'s clients (``Sentinel.aclose`` is missing from older redis-py)."""
+    close = getattr(sentinel, "aclose", None)
+    if close is not None:
+        await close()
+        return
+    for client in sentinel.sentinels:
+        await client.aclose()
 
 
 def fresh_connection(pool: aioredis.ConnectionPool, **overrides: Any) -> Any:
