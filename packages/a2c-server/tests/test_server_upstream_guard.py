@@ -428,6 +428,9 @@ async def test_redis_sentinel_pools_are_where_the_fence_reads_them() -> None:
     conn = _redis.fresh_connection(client.connection_pool, socket_timeout=None)
     assert isinstance(conn, SentinelManagedConnection) and conn.socket_timeout is None
     assert conn.connection_pool.service_name == "svc" and conn.connection_pool.is_master
+    assert _redis.connection_address(conn) is None  # not connected
+    conn.host, conn.port = "127.0.0.1", 7
+    assert (conn.host, conn.port) == ("127.0.0.1", 7), "a connection's address moved"
     await client.aclose()
     assert hasattr(sentinel, "aclose") or isinstance(sentinel.sentinels, list)
     await _redis.close_sentinel(sentinel)

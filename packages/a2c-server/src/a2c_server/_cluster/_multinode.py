@@ -289,10 +289,10 @@ class _RedisManager(RedisManagerShim):
                 failed_attempts=self._listen_failures)  # fmt: skip
         self._listen_failures = 0
 
-    async def reconnect(self) -> None:
-        """The primary moved: publish and listen through new connections."""
-        await self._transport.reconnect()
-        await self.drop_listener()
+    async def reconnect(self, primary: Any) -> None:
+        """The primary moved to ``primary``: publish and listen through connections there."""
+        await self._transport.reconnect(primary)
+        await self.drop_listener(unless_at=primary)
 
     async def aclose(self) -> None:
         """Stop listening and close every client (``sio.shutdown()`` leaves them open)."""
@@ -373,8 +373,10 @@ class MultiNode:
         old, new = moved
         log(_log, logging.WARNING, "the sentinels name another Redis primary: reconnecting",
             node=self.node_id, old=f"{old[0]}:{old[1]}", new=f"{new[0]}:{new[1]}")  # fmt: skip
-        await self.store.reconnect()
-        await self.manager.reconnect()
+        # After kill -9 most connections already reconnected to the new primary: only
+        # the ones still at another address are dropped.
+        await self.store.reconnect(new)
+        await self.manager.reconnect(new)
 
     def _epoch(self) -> str | None:
         return self.liveness.epoch if self.liveness is not None else None

@@ -31,6 +31,7 @@ from a2c_server._observe._logs import cause, log
 from a2c_server._observe._metrics import PubSubCounts
 from a2c_server._upstream._redis import (
     closed_by_peer,
+    connection_address,
     connection_writer,
     fresh_connection,
     send_packed,
@@ -142,10 +143,12 @@ class ReplylessPublish:
             await conn.connect()
             await conn.send_command("CLIENT", "REPLY", "OFF", check_health=False)
 
-    async def reconnect(self) -> None:
-        """Drop the connection (the primary moved); the next batch connects again."""
-        await self._conn.disconnect()
-        await self._pool.disconnect()
+    async def reconnect(self, primary: Any) -> None:
+        """The primary moved to ``primary`` (host, port): drop the connection unless it
+        is connected there; the next batch connects again."""
+        if connection_address(self._conn) != primary:
+            await self._conn.disconnect()
+        await self._pool.disconnect(inuse_connections=False)
 
     async def subscribers(self, channel: str) -> int:
         ((_, count),) = await self._client.pubsub_numsub(channel)

@@ -128,10 +128,12 @@ class RedisStateStore:
         timeout = pool_option(client.connection_pool, "socket_timeout") or 5.0
         self._lookups = Multiplexer(client.connection_pool, timeout=timeout)
 
-    async def reconnect(self) -> None:
-        """Drop every connection (the primary moved): the next commands connect again."""
-        self._lookups.reset("the Redis primary changed")
-        await self.client.connection_pool.disconnect()
+    async def reconnect(self, primary: Any) -> None:
+        """The primary moved to ``primary`` (host, port): drop the lookup connection and
+        the idle pooled ones that are not connected there; the next commands connect
+        again (commands under way finish where they are)."""
+        self._lookups.reset("the Redis primary changed", unless_at=primary)
+        await self.client.connection_pool.disconnect(inuse_connections=False)
 
     async def aclose(self) -> None:
         """Close the client and the lookup connection."""

@@ -37,6 +37,7 @@ __all__ = [
     "abort_connection",
     "close_sentinel",
     "closed_by_peer",
+    "connection_address",
     "connection_writer",
     "fresh_connection",
     "pool_option",
@@ -113,12 +114,13 @@ class RedisManagerShim(socketio.AsyncRedisManager):  # type: ignore[misc]
         """Unregister the callback :meth:`new_ack_id` registered as ``ack``."""
         del self.callbacks[sid][ack]
 
-    async def drop_listener(self) -> None:
-        """Close the listener's connection: it reconnects (upstream's ``_redis_connect``,
-        which asks the sentinels for the primary anew) and subscribes again."""
+    async def drop_listener(self, unless_at: Any = None) -> None:
+        """Close the listener's connection (unless it is connected to ``unless_at``, a
+        (host, port)): it reconnects (upstream's ``_redis_connect``, which asks the
+        sentinels for the primary anew) and subscribes again."""
         pubsub = getattr(self, "pubsub", None)
         connection = getattr(pubsub, "connection", None)
-        if connection is not None:
+        if connection is not None and connection_address(connection) != unless_at:
             await connection.disconnect()
 
     async def close_redis(self) -> None:
@@ -335,6 +337,13 @@ async def close_sentinel(sentinel: Any) -> None:
         return
     for client in sentinel.sentinels:
         await client.aclose()
+
+
+def connection_address(conn: Any) -> tuple[Any, Any] | None:
+    """(host, port) a connection is connected to; None while it is not connected."""
+    if not getattr(conn, "is_connected", False):
+        return None
+    return (getattr(conn, "host", None), getattr(conn, "port", None))
 
 
 def fresh_connection(pool: aioredis.ConnectionPool, **overrides: Any) -> Any:
