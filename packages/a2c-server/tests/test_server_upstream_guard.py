@@ -413,6 +413,29 @@ def test_redis_connection_internals_are_where_the_fence_reads_them() -> None:
     )
 
 
+async def test_redis_sentinel_pools_are_where_the_fence_reads_them() -> None:
+    from redis.asyncio.sentinel import Sentinel, SentinelManagedConnection
+
+    sentinel = Sentinel([("127.0.0.1", 1)])
+    client = sentinel.master_for("svc", socket_timeout=3)
+    assert _redis.sentinel_of(client) is sentinel, (
+        "SentinelConnectionPool.sentinel_manager moved: the manager would leave a Sentinel "
+        "client (and its connections) open after each Redis outage"
+    )
+    assert _redis.sentinel_of(aioredis.Redis.from_url("redis://127.0.0.1:1/0")) is None
+    # The publisher and the lookups make their own connection from a sentinel pool: it
+    # must still ask the sentinels for the primary when it connects.
+    conn = _redis.fresh_connection(client.connection_pool, socket_timeout=None)
+    assert isinstance(conn, SentinelManagedConnection) and conn.socket_timeout is None
+    assert conn.connection_pool.service_name == "svc" and conn.connection_pool.is_master
+    assert _redis.connection_address(conn) is None  # not connected
+    conn.host, conn.port = "127.0.0.1", 7
+    assert (conn.host, conn.port) == ("127.0.0.1", 7), "a connection's address moved"
+    await client.aclose()
+    assert hasattr(sentinel, "aclose") or isinstance(sentinel.sentinels, list)
+    await _redis.close_sentinel(sentinel)
+
+
 async def test_redis_connection_stream_reader_and_writer_on_a_real_connection(
     redis: RedisServer,
 ) -> None:

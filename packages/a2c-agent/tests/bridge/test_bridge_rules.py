@@ -156,6 +156,35 @@ def test_the_catalog_is_rebuilt_only_when_a_computers_tools_change() -> None:
     assert changed is not first and changed == first
     grown = cache.get({"alpha": alpha, "beta": (tool("beta", "x"),)})
     assert [t["name"] for t in grown.tools] == ["alpha__echo", "beta__x"]
+    cache.forget()  # the Computers left
+    assert cache.get({}).tools == ()
+
+
+def test_a_computer_missing_from_the_cache_keeps_its_last_tools_until_it_leaves() -> None:
+    cache = CatalogCache((), DEFAULT_SEPARATOR)
+    alpha, beta = (tool("alpha", "echo"),), (tool("beta", "x"),)
+    cache.get({"alpha": alpha, "beta": beta})
+    # A refresh emptied the Agent's cache and beta's fetch failed: beta stays served.
+    kept = cache.get({"alpha": alpha})
+    assert kept.route("beta__x") is not None and kept.route("alpha__echo") is not None
+    assert cache.get({}).route("alpha__echo") is not None
+    fresh = (tool("beta", "y"),)
+    assert [t["name"] for t in cache.get({"beta": fresh}).tools] == ["alpha__echo", "beta__y"]
+    cache.forget("alpha")  # alpha left the office
+    assert [t["name"] for t in cache.get({"beta": fresh}).tools] == ["beta__y"]
+    # The leave notice comes before the Agent drops the Computer from its cache.
+    cache.get({"alpha": alpha, "beta": fresh})
+    cache.forget("beta")
+    assert [t["name"] for t in cache.get({"alpha": alpha, "beta": fresh}).tools] == [
+        "alpha__echo",
+        "beta__y",
+    ]
+    assert [t["name"] for t in cache.get({"alpha": alpha}).tools] == ["alpha__echo"]
+    assert [t["name"] for t in cache.get({"alpha": alpha, "beta": fresh}).tools] == [
+        "alpha__echo",
+        "beta__y",
+    ]  # back in the office
+    cache.forget()
     assert cache.get({}).tools == ()
 
 

@@ -99,6 +99,13 @@ ENV_VARS: Final[Mapping[str, tuple[str, Callable[[str], Any]]]] = {
     "admin_token": ("A2C_SERVER_ADMIN_TOKEN", str),
 }
 
+# Settings read from the environment only: a password on a command line is visible to
+# every local user.
+ENV_ONLY: Final[Mapping[str, str]] = {
+    "redis_password": "A2C_SERVER_REDIS_PASSWORD",
+    "redis_sentinel_password": "A2C_SERVER_REDIS_SENTINEL_PASSWORD",
+}
+
 
 def _parser() -> argparse.ArgumentParser:
     defaults = ServerSettings()
@@ -214,8 +221,11 @@ def _parser() -> argparse.ArgumentParser:
     opt("--shutdown-grace", "shutdown_grace", float,
         "seconds routed calls in flight may still finish after SIGTERM/SIGINT")  # fmt: skip
     opt("--redis", "redis_url", str,
-        "redis://HOST:PORT/DB: run as one of several nodes sharing this Redis "
-        "(needs a2c-server[redis]); without it the registry is in memory")  # fmt: skip
+        "redis://HOST:PORT/DB, or redis+sentinel://HOST:PORT,HOST:PORT/DB/SERVICE for a "
+        "primary behind Redis Sentinel: run as one of several nodes sharing this Redis "
+        "(needs a2c-server[redis]); without it the registry is in memory; passwords "
+        "the URL does not carry: env A2C_SERVER_REDIS_PASSWORD (the primary's) and "
+        "A2C_SERVER_REDIS_SENTINEL_PASSWORD")  # fmt: skip
     opt("--redis-prefix", "redis_prefix", str,
         "prefix of every Redis key and channel (one per deployment)")  # fmt: skip
     opt("--node-id", "node_id", str,
@@ -261,6 +271,9 @@ def settings_from_args(
                 values[dest] = parse(env[var])
             except ValueError as exc:
                 raise SettingsError(f"{var}: {exc}") from exc
+    for dest, var in ENV_ONLY.items():
+        if env.get(var):
+            values[dest] = env[var]
     return ServerSettings(**values)
 
 
@@ -274,7 +287,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     configure_logging(settings)
     otel.configure_from_env(node=settings.node_id)
     if settings.redis_url is not None:
-        _require_redis(settings.redis_url)
+        _require_redis(settings.redis_url, settings)
     if settings.jwt_enabled:
         _require_jwt()
     app = create_app(settings)
@@ -342,7 +355,7 @@ def _require_jwt() -> None:
         raise SystemExit(2) from exc
 
 
-def _require_redis(url: str) -> None:
+def _require_redis(url: str, settings: ServerSettings) -> None:
     """Exit 2 with a clear message unless the extra is installed and Redis answers."""
     try:
         from ._cluster._multinode import check_redis
@@ -353,7 +366,7 @@ def _require_redis(url: str) -> None:
         )
         raise SystemExit(2) from exc
     try:
-        asyncio.run(check_redis(url))
+        asyncio.run(check_redis(url, settings))
     except StoreUnavailableError as exc:
         print(f"a2c-server: {exc} (is Redis running at the --redis URL?)", file=sys.stderr)
         raise SystemExit(2) from exc

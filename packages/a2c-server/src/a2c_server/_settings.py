@@ -75,9 +75,18 @@ def _redis_url(value: str | None) -> str | None:
     if value is None:
         return None
     url = value.strip()
+    if url.startswith("redis+sentinel://"):
+        from ._cluster._redis_url import parse_redis_target
+
+        try:
+            parse_redis_target(url)
+        except ValueError as exc:  # the message never echoes the URL (it may hold a password)
+            raise SettingsError(f"redis_url: {exc}") from None
+        return url
     if not url.startswith(("redis://", "rediss://", "unix://")):
         raise SettingsError(
-            f"redis_url must look like redis://HOST:PORT/DB (or rediss://, unix://), got {value!r}"
+            "redis_url must look like redis://HOST:PORT/DB (or rediss://, unix://, "
+            f"redis+sentinel://HOST:PORT,HOST:PORT/DB/SERVICE), got {value!r}"
         )
     return url
 
@@ -168,6 +177,10 @@ class ServerSettings:
     ``notice_interval``: the ``server:update_*`` notices of one sender are relayed at most
     once per this many seconds per kind (the first at once, the last held one at the
     interval's end); 0 relays every one.
+    ``redis_url`` may name a service behind Redis Sentinel
+    (``redis+sentinel://HOST:PORT,HOST:PORT/DB/SERVICE``); ``redis_password`` is the
+    primary's password when the URL carries none, ``redis_sentinel_password`` the
+    sentinels' (environment only, never shown by ``repr``).
     ``registry_timeout`` is the deadline of one Redis registry command (``redis_url``):
     a Redis that hangs answers a call 503 after this long, not after a socket timeout.
     ``shutdown_grace`` is how long routed calls in flight may still finish after
@@ -205,6 +218,8 @@ class ServerSettings:
     shutdown_grace: float = attrs.field(default=10.0, validator=_non_negative)
     redis_url: str | None = attrs.field(default=None, converter=_redis_url, repr=False)
     redis_prefix: str = attrs.field(default="a2c", converter=_redis_prefix)
+    redis_password: str | None = attrs.field(default=None, repr=False)
+    redis_sentinel_password: str | None = attrs.field(default=None, repr=False)
     node_id: str | None = attrs.field(default=None, converter=_node_id)
     node_ttl: float = attrs.field(default=6.0, validator=_positive)
     registry_timeout: float = attrs.field(default=0.5, validator=_positive)

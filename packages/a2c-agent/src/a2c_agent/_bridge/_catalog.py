@@ -22,6 +22,11 @@ Rules:
   restart) is back within seconds, and a call meanwhile gets the SDK's answer (the
   result once it is back, or the 404 saying it is not in the office) rather than "no
   tool is served" for a tool the host still lists.
+* a Computer missing from the Agent's tool cache keeps its last known tools
+  (:class:`CatalogCache`) until it leaves the office: the Agent empties its cache to
+  refresh it after a reconnect, and a refresh that fails (a Server node died, its
+  Computer was not back yet) must not make its tools vanish from the host, whose next
+  call would then be "no tool is served under that name".
 """
 
 from __future__ import annotations
@@ -176,22 +181,62 @@ class CatalogCache:
         self._separator = separator
         self._tools: Mapping[str, Sequence[AgentTool]] = {}
         self._catalog = Catalog(tools=(), routes={})
-        self._known: dict[str, Route] = {}  # every route served so far (bounded below)
+        self._served_routes: dict[str, Route] = {}  # every route served so far (bounded below)
+        #: Each Computer's last tools seen in the Agent's cache, until it leaves.
+        self._known: dict[str, Sequence[AgentTool]] = {}
+        #: Computers served from ``_known`` now (logged once each time it starts).
+        self._stale: set[str] = set()
+        #: Computers whose leave notice came while the Agent's cache still lists them (it
+        #: drops them a moment later): not kept when they drop out.
+        self._leaving: set[str] = set()
+
+    def forget(self, computer: str | None = None) -> None:
+        """``computer`` left the office (None: every Computer, the office was left)."""
+        if computer is None:
+            self._known.clear()
+            self._stale.clear()
+            self._leaving.clear()
+        else:
+            self._known.pop(computer, None)
+            self._stale.discard(computer)
+            self._leaving.add(computer)
 
     def get(self, tools: Mapping[str, Sequence[AgentTool]]) -> Catalog:
-        """The catalog of ``tools`` (the cached one when nothing changed)."""
+        """The catalog of ``tools`` and of the Computers kept (the cached one when nothing
+        changed)."""
+        tools = self._keep(tools)
         held = self._tools
         if held.keys() != tools.keys() or any(held[c] is not tools[c] for c in tools):
             self._catalog = build_catalog(
                 tools, computers=self._computers, separator=self._separator
             )
             self._tools = tools
-            if len(self._known) > _KNOWN_ROUTES:
-                self._known.clear()
-            self._known.update(self._catalog.routes)
+            if len(self._served_routes) > _KNOWN_ROUTES:
+                self._served_routes.clear()
+            self._served_routes.update(self._catalog.routes)
         return self._catalog
 
     def known_route(self, name: str) -> Route | None:
         """Where ``name`` led when it was last served (its Computer may have left the list
         since), or None when it never was."""
-        return self._known.get(name)
+        return self._served_routes.get(name)
+
+    def _keep(self, tools: Mapping[str, Sequence[AgentTool]]) -> Mapping[str, Sequence[AgentTool]]:
+        known, leaving = self._known, self._leaving
+        for computer, listed in tools.items():
+            if computer not in leaving:
+                known[computer] = listed
+                self._stale.discard(computer)
+        if leaving:
+            leaving.intersection_update(tools.keys())  # gone from the cache: left for good
+        missing = known.keys() - tools.keys()
+        if not missing:
+            return tools
+        for computer in sorted(missing - self._stale):
+            self._stale.add(computer)
+            logger.info(
+                "the tools of %r are not in the Agent's cache (its refresh is under way or "
+                "failed): serving the last known ones until it answers or leaves",
+                computer,
+            )
+        return {**tools, **{c: known[c] for c in missing}}

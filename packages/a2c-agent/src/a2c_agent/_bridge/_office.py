@@ -13,7 +13,8 @@ Rules:
 * :attr:`Office.problem` is None while the Agent is in the office, else the cause in one
   sentence, which every tool call answers while it lasts;
 * every change of the tool cache and of the connection calls ``on_tools``; a Computer
-  entering or leaving and ``notify:update_desktop`` call ``on_resources``.
+  entering or leaving and ``notify:update_desktop`` call ``on_resources``, and a
+  Computer leaving calls ``on_left`` with its name.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from a2c_protocol._rejoin import seat_held_refusal
 
 if TYPE_CHECKING:
     from a2c_agent._agent import AsyncAgent
+    from a2c_agent._types import AgentNotification
 
 __all__ = ["Office"]
 
@@ -56,6 +58,7 @@ class Office:
         *,
         on_tools: Callable[[], None],
         on_resources: Callable[[], None],
+        on_left: Callable[[str], None] | None = None,
         first_delay: float = _FIRST_DELAY,
         max_delay: float = _MAX_DELAY,
     ) -> None:
@@ -64,6 +67,7 @@ class Office:
         self._server_url = server_url
         self._on_tools = on_tools
         self._on_resources = on_resources
+        self._on_left = on_left
         self._first_delay = first_delay
         self._max_delay = max_delay
         self._agent: AsyncAgent | None = None
@@ -175,7 +179,11 @@ class Office:
         def tools_changed(*_: Any) -> None:
             self._on_tools()
 
-        def notified(*_: Any) -> None:
+        def notified(notification: AgentNotification) -> None:
+            computer = notification.computer
+            left = notification.event is Event.NOTIFY_LEAVE_OFFICE
+            if left and computer is not None and self._on_left is not None:
+                self._on_left(computer)
             self._on_resources()
 
         agent.add_state_listener(state_changed)

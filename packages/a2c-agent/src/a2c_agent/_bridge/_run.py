@@ -84,6 +84,7 @@ async def _serve(args: argparse.Namespace) -> None:
         args.server,
         on_tools=bridge.tools_changed,
         on_resources=bridge.resources_changed,
+        on_left=bridge.computer_left,
     )
     bridge.office = office
     link = asyncio.ensure_future(office.run())

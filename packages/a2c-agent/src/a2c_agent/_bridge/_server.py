@@ -36,7 +36,7 @@ from mcp.server.models import InitializationOptions
 from pydantic import ValidationError
 
 from a2c_agent._version import __version__
-from a2c_protocol import A2CError, ToolCallProgress
+from a2c_protocol import A2CError, ErrorCode, RemoteError, ToolCallProgress
 
 from ._catalog import Catalog, CatalogCache, serves
 from ._input import HostInputs, ask_handshake_host, host_capabilities, is_handshake
@@ -163,6 +163,11 @@ class Bridge:
         """A Computer entered or left, or a desktop changed."""
         self._changes.resources()
 
+    def computer_left(self, computer: str | None) -> None:
+        """``computer`` left the office (None: the bridge's Agent did): drop its tools."""
+        self._catalogs.forget(computer)
+        self.tools_changed()
+
     # ------------------------------------------------------------------- tools
 
     async def _list_tools(
@@ -241,6 +246,10 @@ class Bridge:
                 )
             except A2CError as exc:
                 logger.warning("tool %r on %r failed: %s", route.tool, route.computer, exc)
+                if isinstance(exc, RemoteError) and exc.code == ErrorCode.NOT_FOUND:
+                    # Not in the office (it left while this bridge was away): its kept
+                    # tools go too.
+                    self.computer_left(route.computer)
                 return error_result(exc, computer=route.computer, tool=route.tool)
             return mcp_result(result, route.computer)
 

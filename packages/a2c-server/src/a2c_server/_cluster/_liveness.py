@@ -6,7 +6,9 @@ the node itself, so exactly one survivor gets them and sends the ``notify:leave_
 a clean disconnect would have sent.
 
 When the registry forgot this node (Redis restarted, or a survivor reaped it while it
-could not heartbeat) or a write failed midway, the node resyncs: it puts back the
+could not heartbeat), lost some of its acknowledged writes (a Sentinel failover promoted a
+replica they had not reached: the heartbeat compares the node's write sequence) or a
+write failed midway, the node resyncs: it puts back the
 sessions it hosts, drops the ones that disconnected meanwhile, and tells the offices.
 
 :class:`RemoteCalls` settles calls to a Computer on another node: every ``poll`` seconds
@@ -35,6 +37,7 @@ from a2c_server._state._rules import Member
 
 from ._redis_store import RedisStateStore
 from ._redis_subjects import RedisSubjectCounts
+from ._rehome import Rehoming
 
 __all__ = ["NodeLiveness", "RemoteCalls"]
 
@@ -48,6 +51,9 @@ DisconnectFn = Callable[[str], Awaitable[None]]
 async def _no_disconnect(sid: str) -> None:
     return None
 
+
+#: Seconds between heartbeats while the registry cannot be reached.
+UNREACHABLE_RETRY: Final = 0.5
 
 #: How often a pending cross-node call checks that its Computer is still registered.
 REMOTE_POLL: Final = 0.5
@@ -74,8 +80,11 @@ class NodeLiveness:
         channel: str = "socketio",
         subjects: RedisSubjectCounts | None = None,
         disconnect: DisconnectFn = _no_disconnect,
+        before_beat: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.channel = channel
+        #: Run before each heartbeat (behind Sentinel: follow the primary when it moves).
+        self._before_beat = before_beat
         self._disconnect = disconnect
         #: What this node's sessions count against their subjects' cap (restored in a resync).
         self.subjects = subjects
@@ -116,8 +125,10 @@ class NodeLiveness:
             await self.store.retire()
 
     async def _run(self) -> None:
-        interval = self.ttl / 3
         while not self._stopping.is_set():
+            # While the registry cannot be reached (a failover in progress), look again
+            # soon: the sessions go back as soon as it is writable again.
+            interval = self.ttl / 3 if self.redis_ok else min(self.ttl / 3, UNREACHABLE_RETRY)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stopping.wait(), interval)
                 return
@@ -128,6 +139,8 @@ class NodeLiveness:
 
     async def tick(self) -> None:
         """One heartbeat, a resync when the registry lost track of us, one reap round."""
+        if self._before_beat is not None:
+            await self._before_beat()
         try:
             beat = await self.store.heartbeat(self.ttl)
             if not self.redis_ok:
@@ -138,9 +151,17 @@ class NodeLiveness:
             self.redis_ok = True
             self.epoch = beat.epoch
             subjects_dirty = self.subjects is not None and self.subjects.dirty
-            if not beat.kept or beat.reaped or self.store.dirty or subjects_dirty:
+            if not beat.kept or beat.reaped or beat.lost or self.store.dirty or subjects_dirty:
+                if beat.lost:
+                    log(_log, logging.WARNING, "the registry lost writes of this node "
+                        "(a failover?): putting its sessions back",
+                        node=self.store.node_id)  # fmt: skip
                 await self.resync(announce=beat.reaped)
-            dead = await self.store.reap_dead_nodes()
+            # Right after an outage (a failover, a restart) every node's heartbeat key may
+            # have run out while none could write it: reap only once each live node has
+            # had a ttl to heartbeat again, or a live node's offices would see it leave.
+            recovering = asyncio.get_running_loop().time() < self.settled_from
+            dead = {} if recovering else await self.store.reap_dead_nodes()
         except StoreUnavailableError as exc:
             if self.redis_ok or self.epoch is None:
                 log(_log, logging.WARNING, "registry unavailable", node=self.store.node_id,
@@ -281,6 +302,18 @@ class RemoteCalls:
         self._absent = absent
         self._watched: dict[asyncio.Future[None], _Watched] = {}
         self._task: asyncio.Task[None] | None = None
+        #: Finds a Computer again whose node died (set by the multi-node wiring).
+        self.rehoming: Rehoming | None = None
+
+    def unheard(self, sid: str) -> bool:
+        """Whether a call to ``sid`` should first :meth:`follow` it (no I/O)."""
+        return self.rehoming is not None and self.rehoming.unheard(sid)
+
+    async def follow(self, office_id: str, name: str, target: Member, wait: float) -> Member | None:
+        """See :meth:`a2c_server._cluster._rehome.Rehoming.follow`."""
+        if self.rehoming is None:
+            return target
+        return await self.rehoming.follow(office_id, name, target, wait)
 
     def watch(self, sid: str) -> asyncio.Future[None]:
         loop = asyncio.get_running_loop()

@@ -12,6 +12,7 @@ The manager's private steps are overridden in the fence
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import socket
 import time
@@ -20,7 +21,6 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from a2c_protocol import Event
-from a2c_server._exceptions import StoreUnavailableError
 from a2c_server._observe import _otel as otel
 from a2c_server._observe._logs import cause, log
 from a2c_server._observe._metrics import PubSubCounts
@@ -31,8 +31,17 @@ from . import _envelope
 from ._liveness import BroadcastFn, DisconnectFn, LeaveRoomFn, NodeLiveness, RemoteCalls
 from ._publish import Audience, Publisher, ReplylessPublish
 from ._recovery import confirm_absent, require_listener
-from ._redis_store import RedisStateStore, connect_redis
+from ._redis_conn import (
+    PrimaryWatch,
+    check_redis,
+    connect_redis,
+    redis_pool,
+    sentinel_options,
+)
+from ._redis_store import RedisStateStore
 from ._redis_subjects import RedisSubjectCounts
+from ._redis_url import parse_redis_target
+from ._rehome import Rehoming
 
 __all__ = ["MultiNode", "check_redis", "default_node_id"]
 
@@ -83,15 +92,26 @@ class _RedisManager(RedisManagerShim):
         locate: Callable[[str], str | None],
         redis_options: dict[str, Any],
         registry_timeout: float = 0.5,
+        sentinel_password: str | None = None,
     ) -> None:
+        redis_options = dict(redis_options)
+        target = parse_redis_target(url, password=redis_options.pop("password", None),
+                                    sentinel_password=sentinel_password)  # fmt: skip
+        manager_options = {**redis_options, **target.primary_options()}
+        if target.is_sentinel:
+            # Upstream gives its options to Sentinel(): the primary's, and with
+            # sentinel_kwargs how to reach the sentinels (their password, the deadline).
+            connect_timeout = redis_options.get("socket_connect_timeout", 5.0)
+            manager_options["sentinel_kwargs"] = sentinel_options(target, connect_timeout)
         counts = PubSubCounts()
-        super().__init__(url, channel=channel, host_id=node_id, redis_options=redis_options,
+        super().__init__(url, channel=channel, host_id=node_id, redis_options=manager_options,
                          counts=counts)  # fmt: skip
         self.node_id = node_id
         self.shared_channel = channel
         self.node_channel = node_channel(channel, node_id)
         self._locate = locate
-        self._publisher = Publisher(ReplylessPublish(url, **redis_options), counts=counts)
+        self._transport = ReplylessPublish(redis_pool(target, **redis_options))
+        self._publisher = Publisher(self._transport, counts=counts)
         #: Whether this node receives from Redis (every subscription confirmed).
         self.listening = False
         self._listen_failures = 0
@@ -172,6 +192,19 @@ class _RedisManager(RedisManagerShim):
             return self.publish_envelope(message)  # fails as upstream's path does
         self._publisher.publish(channel, payload)
         return None
+
+    def known_heard(self, node: str) -> bool | None:
+        """Whether ``node`` listens, as last asked (None: not asked lately). No I/O."""
+        return self._publisher.audience.heard(self._channel_of(node), time.monotonic())
+
+    async def node_heard(self, node: str) -> bool:
+        """Whether ``node`` listens (asks Redis at most once per audience TTL, within the
+        registry deadline; a slow answer counts as heard, as in ``require_listener``)."""
+        try:
+            async with asyncio.timeout(self.registry_timeout):
+                return await self._publisher.heard(self._channel_of(node))
+        except TimeoutError:
+            return True
 
     def _channel_of(self, node: str) -> str:
         """``node``'s channel (:func:`node_channel`), built once per node."""
@@ -274,6 +307,11 @@ class _RedisManager(RedisManagerShim):
                 failed_attempts=self._listen_failures)  # fmt: skip
         self._listen_failures = 0
 
+    async def reconnect(self, primary: Any) -> None:
+        """The primary moved to ``primary``: publish and listen through connections there."""
+        await self._transport.reconnect(primary)
+        await self.drop_listener(unless_at=primary)
+
     async def aclose(self) -> None:
         """Stop listening and close every client (``sio.shutdown()`` leaves them open)."""
         await self.close_redis()
@@ -287,8 +325,10 @@ class MultiNode:
         if settings.redis_url is None:  # pragma: no cover - create_app checks
             raise ValueError("MultiNode needs settings.redis_url")
         self.node_id = node_id
+        target = parse_redis_target(settings.redis_url, password=settings.redis_password,
+                                    sentinel_password=settings.redis_sentinel_password)  # fmt: skip
         self.store = RedisStateStore(
-            connect_redis(settings.redis_url, timeout=settings.registry_timeout),
+            connect_redis(target, timeout=settings.registry_timeout),
             prefix=settings.redis_prefix,
             node_id=node_id,
         )
@@ -299,9 +339,11 @@ class MultiNode:
             locate=self.store.node_of,
             # RESP2: pub/sub messages arrive as plain replies, not as push notifications
             # that redis-py's parser logs (building their text) one by one.
-            redis_options={"socket_connect_timeout": 5.0, "protocol": 2},
+            redis_options={"socket_connect_timeout": 5.0, "protocol": 2,
+                           **target.primary_options()},
             registry_timeout=settings.registry_timeout,
-        )
+            sentinel_password=settings.redis_sentinel_password,
+        )  # fmt: skip
         self.subjects = RedisSubjectCounts(
             self.store.client, prefix=settings.redis_prefix, node_id=node_id
         )
@@ -309,6 +351,13 @@ class MultiNode:
                                   absent=self._confirm_absent)  # fmt: skip
         self._ttl = settings.node_ttl
         self.liveness: NodeLiveness | None = None
+        self._primary = PrimaryWatch(self.store.client)
+        # By node_ttl (and a heartbeat) a dead node's sessions are reaped: its name is
+        # either back on a live node or gone by then.
+        self.remote.rehoming = Rehoming(
+            self.store, known_heard=self.manager.known_heard, heard=self.manager.node_heard,
+            hold=settings.node_ttl * 4 / 3, listening=lambda: self.manager.listening,
+        )  # fmt: skip
 
     def bind(
         self, broadcast: BroadcastFn, leave_room: LeaveRoomFn, disconnect: DisconnectFn
@@ -318,6 +367,7 @@ class MultiNode:
         self.liveness = NodeLiveness(
             self.store, ttl=self._ttl, broadcast=broadcast, leave_room=leave_room,
             channel=self.manager.shared_channel, subjects=self.subjects, disconnect=disconnect,
+            before_beat=self._follow_primary if self._primary.active else None,
         )  # fmt: skip
 
     async def start(self) -> None:
@@ -332,6 +382,19 @@ class MultiNode:
             await self.liveness.stop()
         await self.store.aclose()
         await self.manager.aclose()
+
+    async def _follow_primary(self) -> None:
+        """Behind Sentinel, before each heartbeat: move every connection to a new primary."""
+        moved = await self._primary.changed()
+        if moved is None:
+            return
+        old, new = moved
+        log(_log, logging.WARNING, "the sentinels name another Redis primary: reconnecting",
+            node=self.node_id, old=f"{old[0]}:{old[1]}", new=f"{new[0]}:{new[1]}")  # fmt: skip
+        # After kill -9 most connections already reconnected to the new primary: only
+        # the ones still at another address are dropped.
+        await self.store.reconnect(new)
+        await self.manager.reconnect(new)
 
     def _epoch(self) -> str | None:
         return self.liveness.epoch if self.liveness is not None else None
@@ -352,14 +415,3 @@ class MultiNode:
             except Exception:
                 ok = False
         return {"registry": "redis", "redis": "ok" if ok else "unavailable"}
-
-
-async def check_redis(url: str) -> None:
-    """Raise :class:`StoreUnavailableError` unless Redis answers at ``url``."""
-    client = connect_redis(url, timeout=3.0)
-    try:
-        await client.ping()
-    except Exception as exc:
-        raise StoreUnavailableError(f"cannot reach Redis: {exc}") from exc
-    finally:
-        await client.aclose()

@@ -32,6 +32,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from a2c_server._observe._logs import cause
 from a2c_server._upstream._redis import (
     abort_connection,
+    connection_address,
     fresh_connection,
     read_reply,
     write_packed,
@@ -162,6 +163,13 @@ class Multiplexer:
         # Replies still on their way belong to the commands failed above: the connection
         # is dropped with them (the next _connect disconnects it properly).
         abort_connection(self._conn)
+
+    def reset(self, why: str, unless_at: Any = None) -> None:
+        """Drop the connection (the primary moved) unless it is connected to ``unless_at``
+        (host, port): waiting commands fail, the next one connects again (behind
+        Sentinel: to the primary the sentinels name now)."""
+        if self._reader is not None and connection_address(self._conn) != unless_at:
+            self._fail(RedisConnectionError(why))
 
     async def aclose(self) -> None:
         if self._connecting is not None:

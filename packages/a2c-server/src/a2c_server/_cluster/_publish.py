@@ -31,11 +31,13 @@ from a2c_server._observe._logs import cause, log
 from a2c_server._observe._metrics import PubSubCounts
 from a2c_server._upstream._redis import (
     closed_by_peer,
+    connection_address,
     connection_writer,
     fresh_connection,
     send_packed,
 )
 
+from ._redis_conn import close_redis
 from ._resp import pack_publish
 
 __all__ = ["Audience", "PublishTransport", "Publisher", "ReplylessPublish"]
@@ -102,8 +104,12 @@ class ReplylessPublish:
     (with ``CLIENT REPLY OFF`` again) instead of writing into a socket nobody reads.
     """
 
-    def __init__(self, url: str, **options: Any) -> None:
-        self._pool = aioredis.ConnectionPool.from_url(url, **options)
+    def __init__(self, pool: aioredis.ConnectionPool | str, **options: Any) -> None:
+        # A pool from _redis_conn.redis_pool (behind Sentinel: it asks for the primary on
+        # each connect), or a plain redis:// URL.
+        self._pool = (
+            aioredis.ConnectionPool.from_url(pool, **options) if isinstance(pool, str) else pool
+        )
         self._client = aioredis.Redis(connection_pool=self._pool)
         # The pool's class and settings (TLS, unix socket, auth), but not one of its connections.
         self._conn: Any = fresh_connection(self._pool)
@@ -137,6 +143,13 @@ class ReplylessPublish:
             await conn.connect()
             await conn.send_command("CLIENT", "REPLY", "OFF", check_health=False)
 
+    async def reconnect(self, primary: Any) -> None:
+        """The primary moved to ``primary`` (host, port): drop the connection unless it
+        is connected there; the next batch connects again."""
+        if connection_address(self._conn) != primary:
+            await self._conn.disconnect()
+        await self._pool.disconnect(inuse_connections=False)
+
     async def subscribers(self, channel: str) -> int:
         ((_, count),) = await self._client.pubsub_numsub(channel)
         return int(count)
@@ -148,7 +161,7 @@ class ReplylessPublish:
     async def aclose(self) -> None:
         await self._conn.disconnect()
         await self._client.aclose()
-        await self._pool.disconnect()
+        await close_redis(self._pool)
 
 
 _MIDWAY = (

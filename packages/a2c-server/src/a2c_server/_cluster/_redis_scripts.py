@@ -65,6 +65,15 @@ local function drop(sid)
   redis.call('SREM', p..':node:'..m.node..':sessions', sid)
   return rec
 end
+-- A node's write sequence: the highest sequence number of its writes that Redis applied.
+-- A heartbeat that finds it below what the node saw acknowledged tells the node that
+-- writes were lost (a replica promoted before they reached it, an AOF that lost its tail).
+local function mark(node, seq)
+  local key = p..':node:'..node..':seq'
+  if tonumber(seq) > tonumber(redis.call('GET', key) or '0') then
+    redis.call('SET', key, seq)
+  end
+end
 local function drop_node(node)
   local dropped = {}
   for _, sid in ipairs(redis.call('SMEMBERS', p..':node:'..node..':sessions')) do
@@ -77,25 +86,28 @@ local function drop_node(node)
     redis.call('DEL', p..':node:'..node..':subject:'..s)
   end
   redis.call('DEL', p..':node:'..node..':subjects')
+  redis.call('DEL', p..':node:'..node..':seq')
   redis.call('SREM', p..':nodes', node)
   return dropped
 end
 """
 
-# ARGV[1]: the record; ARGV[2..]: the sids it may take over (a2c_server._state._reclaim K3
-# decided which): a name or seat one of them still holds is released, its session dropped
-# and marked reclaimed; any other holder is a conflict. Returns {0, '', dropped records...},
-# or {1, reason} when an invariant would break, or {2, reason} when this session was itself
-# reclaimed (its client reconnected elsewhere: it must not come back).
+# ARGV[1]: the record; ARGV[2]: the node's write sequence number (see mark); ARGV[3..]:
+# the sids it may take over (a2c_server._state._reclaim K3 decided which): a name or seat
+# one of them still holds is released, its session dropped and marked reclaimed; any other
+# holder is a conflict. Returns {0, '', dropped records...}, or {1, reason} when an
+# invariant would break, or {2, reason} when this session was itself reclaimed (its client
+# reconnected elsewhere: it must not come back).
 PUT: Final = (
     LUA_COMMON
     + """
 local m = cjson.decode(ARGV[1])
+mark(m.node, ARGV[2])
 if redis.call('EXISTS', p..':reclaimed:'..m.sid) == 1 then
   return {2, 'session '..m.sid..' was taken over by a reconnect of its client'}
 end
 local allowed, victims = {}, {}
-for i = 2, #ARGV do allowed[ARGV[i]] = true end
+for i = 3, #ARGV do allowed[ARGV[i]] = true end
 local function holder(sid, why)
   if not sid or sid == m.sid then return nil end
   if allowed[sid] and redis.call('EXISTS', p..':session:'..sid) == 1 then
@@ -129,11 +141,12 @@ return out
 """
 )
 
-# ARGV[1]: sid. Returns the dropped record, '' when a reconnect of its client took its
-# place (its office was told then), or nil.
+# ARGV: sid, the hosting node, its write sequence number. Returns the dropped record, ''
+# when a reconnect of its client took its place (its office was told then), or nil.
 REMOVE: Final = (
     LUA_COMMON
     + """
+mark(ARGV[2], ARGV[3])
 local rec = drop(ARGV[1])
 if rec then return rec end
 if redis.call('DEL', p..':reclaimed:'..ARGV[1]) == 1 then return '' end
@@ -185,7 +198,8 @@ return redis.call('GET', p..':session:'..sid)
 """
 
 # ARGV: node, incarnation, ttl ms, epoch candidate. Refreshes the node's heartbeat key and
-# returns {was the key still ours (1/0), the registry epoch, was the node reaped (1/0)}.
+# returns {was the key still ours (1/0), the registry epoch, was the node reaped (1/0),
+# the node's write sequence (see mark)}.
 HEARTBEAT: Final = """
 local p = KEYS[1]
 local alive = p..':node:'..ARGV[1]..':alive'
@@ -194,7 +208,8 @@ redis.call('SET', alive, ARGV[2], 'PX', ARGV[3])
 redis.call('SADD', p..':nodes', ARGV[1])
 redis.call('SET', p..':epoch', ARGV[4], 'NX')
 local reaped = redis.call('DEL', p..':node:'..ARGV[1]..':reaped')
-return {ours and 1 or 0, redis.call('GET', p..':epoch'), reaped}
+return {ours and 1 or 0, redis.call('GET', p..':epoch'), reaped,
+        redis.call('GET', p..':node:'..ARGV[1]..':seq') or '0'}
 """
 
 # ARGV[1]: this node. Drops every session of every other node whose heartbeat key expired;
@@ -219,6 +234,7 @@ REAP_SELF: Final = (
     + """
 local dropped = drop_node(ARGV[1])
 redis.call('DEL', p..':node:'..ARGV[1]..':alive', p..':node:'..ARGV[1]..':reaped')
+redis.call('DEL', p..':node:'..ARGV[1]..':seq')
 return dropped
 """
 )

@@ -21,8 +21,6 @@ from typing import Any, Final
 
 import attrs
 from redis import asyncio as aioredis
-from redis.asyncio.retry import Retry
-from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, ReadOnlyError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -39,6 +37,7 @@ from a2c_server._upstream._redis import pool_option
 
 from . import _redis_scripts as scripts
 from ._mux import Multiplexer
+from ._redis_conn import close_redis, connect_redis
 
 __all__ = ["RedisStateStore", "connect_redis"]
 
@@ -48,26 +47,6 @@ _ROLES: Final = {role.value: role for role in Role}
 _RECLAIMED: Final = 2
 #: How many other nodes' sessions :meth:`RedisStateStore.node_of` remembers (oldest go first).
 _REMEMBERED_NODES: Final = 65536
-
-
-def connect_redis(url: str, *, timeout: float = 5.0) -> aioredis.Redis:
-    """An asyncio Redis client that fails fast: ``timeout`` per command, then an error.
-
-    A registry that is down must answer peers with 503 at once, and one that hangs
-    (SIGSTOP, a full network buffer) within ``timeout``. A lost connection is retried
-    once (a pooled connection that outlived a Redis restart); a timeout is not, since
-    the retry would double the deadline.
-    """
-    client: aioredis.Redis = aioredis.Redis.from_url(
-        url,
-        socket_timeout=timeout,
-        socket_connect_timeout=timeout,
-        retry=Retry(
-            ExponentialBackoff(cap=0.2, base=0.05), 1, supported_errors=(RedisConnectionError,)
-        ),
-        decode_responses=True,
-    )
-    return client
 
 
 def _encode(member: Member, node: str) -> str:
@@ -108,6 +87,8 @@ class Heartbeat:
     kept: bool
     epoch: str
     reaped: bool
+    #: Writes this node saw acknowledged are missing (a failover lost them): resync.
+    lost: bool = False
 
 
 class RedisStateStore:
@@ -132,6 +113,10 @@ class RedisStateStore:
         #: A write failed midway from this node's point of view: the registry may not
         #: match :meth:`local_sessions` until the next resync.
         self.dirty = False
+        # Each write carries a sequence number the scripts keep the highest of; a
+        # heartbeat compares it with the highest one acknowledged here (see Heartbeat.lost).
+        self._seq = 0
+        self._acked = 0
         self._put = client.register_script(scripts.PUT)
         self._remove = client.register_script(scripts.REMOVE)
         self._members = client.register_script(scripts.MEMBERS)
@@ -145,10 +130,17 @@ class RedisStateStore:
         timeout = pool_option(client.connection_pool, "socket_timeout") or 5.0
         self._lookups = Multiplexer(client.connection_pool, timeout=timeout)
 
+    async def reconnect(self, primary: Any) -> None:
+        """The primary moved to ``primary`` (host, port): drop the lookup connection and
+        the idle pooled ones that are not connected there; the next commands connect
+        again (commands under way finish where they are)."""
+        self._lookups.reset("the Redis primary changed", unless_at=primary)
+        await self.client.connection_pool.disconnect(inuse_connections=False)
+
     async def aclose(self) -> None:
         """Close the client and the lookup connection."""
         await self._lookups.aclose()
-        await self.client.aclose()
+        await close_redis(self.client)
 
     async def _run(self, op: Callable[[], Awaitable[Any]], *, write: bool = False) -> Any:
         try:
@@ -175,8 +167,11 @@ class RedisStateStore:
 
     async def _write(self, member: Member, displaces: Collection[str]) -> list[Member]:
         check_member_shape(member)
-        args = [_encode(member, self.node_id), *displaces]
+        self._seq += 1
+        seq = self._seq
+        args: list[str | int] = [_encode(member, self.node_id), seq, *displaces]
         result = await self._run(lambda: self._put(self._keys, args), write=True)
+        self._acked = max(self._acked, seq)
         status = int(result[0])
         if status == _RECLAIMED:
             raise SessionReclaimedError(str(result[1]))
@@ -191,8 +186,13 @@ class RedisStateStore:
     async def remove(self, sid: str) -> Member | None:
         # Forget locally first: if Redis is down the next resync drops the stale record.
         local = self._local.pop(sid, None)
+        self._seq += 1
+        seq = self._seq
         try:
-            record = await self._run(lambda: self._remove(self._keys, [sid]), write=True)
+            record = await self._run(
+                lambda: self._remove(self._keys, [sid, self.node_id, seq]), write=True
+            )
+            self._acked = max(self._acked, seq)
         except StoreUnavailableError:
             if local is not None:
                 self._unannounced[sid] = local  # its office hears of it after the outage
@@ -302,8 +302,11 @@ class RedisStateStore:
     async def heartbeat(self, ttl: float) -> Heartbeat:
         candidate = uuid.uuid4().hex
         args = [self.node_id, self.incarnation, str(max(1, int(ttl * 1000))), candidate]
-        kept, epoch, reaped = await self._run(lambda: self._heartbeat(self._keys, args))
-        return Heartbeat(kept=bool(int(kept)), epoch=str(epoch), reaped=bool(int(reaped)))
+        # Only writes acknowledged before the heartbeat is sent were applied before it.
+        acked = self._acked
+        kept, epoch, reaped, seq = await self._run(lambda: self._heartbeat(self._keys, args))
+        return Heartbeat(kept=bool(int(kept)), epoch=str(epoch), reaped=bool(int(reaped)),
+                         lost=int(seq) < acked)  # fmt: skip
 
     async def reap_dead(self) -> list[Member]:
         """Drop the sessions of every node whose heartbeat expired (exactly once each)."""
@@ -320,6 +323,7 @@ class RedisStateStore:
 
     async def reap_self(self) -> list[Member]:
         """Drop what an earlier process with this node id left in the registry."""
+        self._acked = 0  # the script forgets the write sequence too
         records = await self._run(lambda: self._reap_self(self._keys, [self.node_id]))
         return [_decode(r)[0] for r in records]
 

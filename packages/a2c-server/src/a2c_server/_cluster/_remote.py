@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Final, Protocol
 
+from a2c_server._state._rules import Member
+
 __all__ = ["MAY_HAVE_RUN", "RemoteWatch", "delivered_details", "may_have_run_note"]
 
 
@@ -32,6 +34,12 @@ class RemoteWatch(Protocol):
 
     async def held_for(self, office_id: str, name: str) -> float | None:
         """Seconds left of a name kept for its Computer's return, or None."""
+    def unheard(self, sid: str) -> bool:
+        """Whether ``sid``'s node is not known to listen (it may have died). No I/O."""
+
+    async def follow(self, office_id: str, name: str, target: Member, wait: float) -> Member | None:
+        """The session to route to once ``target``'s node is heard again, or its name's
+        next holder (a Computer that reconnected elsewhere), or None when the name left."""
 
 
 #: Appended to the message of an outcome whose call may have run although no answer came.

@@ -78,7 +78,8 @@ def server_secrets(settings: ServerSettings) -> list[str]:
     URL the access log prints, say) or one that reaches a traceback never reaches the log."""
     from urllib.parse import urlsplit
 
-    secrets = [settings.auth_token, settings.admin_token, settings.jwt_secret]
+    secrets = [settings.auth_token, settings.admin_token, settings.jwt_secret,
+               settings.redis_password, settings.redis_sentinel_password]  # fmt: skip
     if settings.redis_url:
         with contextlib.suppress(ValueError):
             secrets.append(urlsplit(settings.redis_url).password)

@@ -97,6 +97,10 @@ class ForwardingMixin(NamespaceCore):
             # another office is "not connected" like a name nobody holds (rule R3).
             if sender is not None and sender.office_id is not None:
                 target = await self._store.member_named(sender.office_id, computer)
+                remote = self._remote
+                if target is not None and remote is not None and remote.unheard(target.sid):
+                    # Its node may have just died: its client is taking the name back elsewhere.
+                    target = await remote.follow(sender.office_id, computer, target, wait)
                 if target is None and self._remote is not None:
                     await self._remote.confirm_absent()  # a 503 while the registry recovers
             refusal = None

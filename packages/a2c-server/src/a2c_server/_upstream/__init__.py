@@ -28,8 +28,9 @@ the pins together.
   call to one sid without upstream's task per recipient); the compact packet class;
   the client manager's undocumented state.
 * :mod:`._redis` (needs the ``redis`` extra, so it is imported by the multi-node modules,
-  not here): :class:`RedisManagerShim` over ``AsyncRedisManager``'s private steps, and the
-  redis-py connection internals the publisher and the registry lookups write with.
+  not here): :class:`RedisManagerShim` over ``AsyncRedisManager``'s private steps; and
+  :mod:`._redis_conn`, the redis-py connection internals the publisher and the registry
+  lookups write with, and the ``Sentinel`` behind a sentinel pool.
 
 Rule for the rest of the package: no ``_name`` of those libraries, no override of one of
 their private methods, no attribute their documentation does not name; ask the fence.

@@ -8,12 +8,10 @@ why :mod:`a2c_server._upstream` does not import it: the multi-node modules do.
 :class:`a2c_server._cluster._multinode._RedisManager` implements; it also reads the manager's
 undocumented ``pubsub``, ``redis``, ``thread`` and ``callbacks`` and sets ``host_id``.
 
-The functions at the end are redis-py's connection internals the publisher
-(:mod:`a2c_server._cluster._publish`) and the registry lookups (:mod:`a2c_server._cluster._mux`)
-write
-with: the stream reader and writer, a connection made from a pool's class and settings
-(``connection_class``, ``connection_kwargs``) without being one of its connections. What
-they write is packed by :mod:`a2c_server._cluster._resp` (RESP is Redis's documented format).
+The redis-py connection internals the publisher (:mod:`a2c_server._cluster._publish`),
+the registry lookups (:mod:`a2c_server._cluster._mux`) and the Sentinel wiring write and
+read with live in :mod:`._redis_conn` (re-exported here). What they write is packed by
+:mod:`a2c_server._cluster._resp` (RESP is Redis's documented format).
 The listener reads the pub/sub connection's hiredis parser (``_reader``,
 ``read_from_socket``, ``_connected``) to take every message one socket read brought.
 """
@@ -32,14 +30,33 @@ from redis._parsers.hiredis import NOT_ENOUGH_DATA, _AsyncHiredisParser
 from redis.exceptions import ConnectionError as RedisConnectionError
 from socketio import packet as sio_packet
 
+from ._redis_conn import (
+    abort_connection,
+    close_sentinel,
+    closed_by_peer,
+    connection_address,
+    connection_writer,
+    fresh_connection,
+    pool_option,
+    read_reply,
+    send_packed,
+    sentinel_of,
+    write_packed,
+)
+
 __all__ = [
     "RedisManagerShim",
     "abort_connection",
+    "close_sentinel",
     "closed_by_peer",
+    "connection_address",
     "connection_writer",
     "fresh_connection",
     "pool_option",
     "read_replies",
+    "read_reply",
+    "send_packed",
+    "sentinel_of",
     "write_packed",
 ]
 
@@ -111,6 +128,15 @@ class RedisManagerShim(socketio.AsyncRedisManager):  # type: ignore[misc]
         """Unregister the callback :meth:`new_ack_id` registered as ``ack``."""
         del self.callbacks[sid][ack]
 
+    async def drop_listener(self, unless_at: Any = None) -> None:
+        """Close the listener's connection (unless it is connected to ``unless_at``, a
+        (host, port)): it reconnects (upstream's ``_redis_connect``, which asks the
+        sentinels for the primary anew) and subscribes again."""
+        pubsub = getattr(self, "pubsub", None)
+        connection = getattr(pubsub, "connection", None)
+        if connection is not None and connection_address(connection) != unless_at:
+            await connection.disconnect()
+
     async def close_redis(self) -> None:
         """Stop listening and close both upstream clients (``sio.shutdown()`` leaves them open)."""
         listener = getattr(self, "thread", None)
@@ -118,9 +144,12 @@ class RedisManagerShim(socketio.AsyncRedisManager):  # type: ignore[misc]
             listener.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await listener
+        sentinel = sentinel_of(getattr(self, "redis", None))
         for client in (getattr(self, "pubsub", None), getattr(self, "redis", None)):
             if client is not None:
                 await client.aclose()
+        if sentinel is not None:
+            await close_sentinel(sentinel)
 
     # ------------------------------------------------------- private overrides
 
@@ -228,7 +257,9 @@ class RedisManagerShim(socketio.AsyncRedisManager):  # type: ignore[misc]
                 retry = min(retry * 2, LISTEN_RETRY_MAX)
 
     def _redis_connect(self) -> None:
-        old = [c for c in (getattr(self, "pubsub", None), getattr(self, "redis", None)) if c]
+        redis = getattr(self, "redis", None)
+        # Behind Sentinel upstream makes a Sentinel client per connect: close it too.
+        old = [c for c in (getattr(self, "pubsub", None), redis, sentinel_of(redis)) if c]
         super()._redis_connect()
         for client in old:
             task = asyncio.get_running_loop().create_task(_close_quietly(client))
@@ -293,36 +324,13 @@ _MESSAGE = (b"message", "message")
 
 async def _close_quietly(client: Any) -> None:
     with contextlib.suppress(Exception):
-        await client.aclose()
+        if isinstance(client, aioredis.Sentinel):
+            await close_sentinel(client)
+        else:
+            await client.aclose()
 
 
 # ------------------------------------------------------------- redis-py connections
-
-
-def fresh_connection(pool: aioredis.ConnectionPool, **overrides: Any) -> Any:
-    """A connection with ``pool``'s class and settings (TLS, unix socket, auth), not its own."""
-    return pool.connection_class(**{**pool.connection_kwargs, **overrides})
-
-
-def pool_option(pool: aioredis.ConnectionPool, name: str) -> Any:
-    """A connection setting of ``pool`` (``socket_timeout``...), None when it is not set."""
-    return pool.connection_kwargs.get(name)
-
-
-def connection_writer(conn: Any) -> asyncio.StreamWriter | None:
-    """The connection's stream writer; None while it is not connected."""
-    writer: asyncio.StreamWriter | None = getattr(conn, "_writer", None)
-    return writer
-
-
-def write_packed(conn: Any, packed: bytes) -> None:
-    """Hand commands packed as RESP to the connection's transport now (no await)."""
-    conn._writer.write(packed)
-
-
-async def read_reply(conn: Any) -> Any:
-    """The next reply on ``conn`` (a pipelined read: no command is sent)."""
-    return await conn.read_response()
 
 
 async def read_replies(conn: Any) -> list[Any]:
@@ -351,26 +359,3 @@ async def read_replies(conn: Any) -> list[Any]:
     while (reply := reader.gets()) is not NOT_ENOUGH_DATA:
         replies.append(reply)
     return replies
-
-
-async def send_packed(conn: Any, packed: list[bytes]) -> None:
-    """Write already packed commands, without the health-check PING redis-py may send first.
-
-    A PING would be answered on a ``CLIENT REPLY OFF`` connection by nothing, and waited for.
-    """
-    await conn.send_packed_command(packed, check_health=False)
-
-
-def closed_by_peer(conn: Any) -> bool:
-    """Whether Redis closed the connection (its stream reader saw the end or an error)."""
-    # redis-py has no public "was this connection closed by the peer" test; the stream
-    # reader sees the end of the stream as soon as Redis closes it.
-    reader = getattr(conn, "_reader", None)
-    return reader is not None and (reader.at_eof() or reader.exception() is not None)
-
-
-def abort_connection(conn: Any) -> None:
-    """Drop the connection's socket at once, with whatever replies are still on their way."""
-    writer = getattr(conn, "_writer", None)
-    if writer is not None:
-        writer.transport.abort()

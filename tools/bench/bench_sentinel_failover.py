@@ -1,0 +1,147 @@
+"""Seconds from ``kill -9`` of the Redis primary (behind Sentinel) to calls answered again.
+
+Run: ``uv run python tools/bench/bench_sentinel_failover.py [--kills 5]`` (needs
+``redis-server``; everything is started privately on free loopback ports).
+
+Each round starts a fresh deployment: a primary and a replica, three sentinels (quorum 2,
+``--down-after-ms``, default 1000, ``--failover-timeout-ms``, default 3000) and two
+``a2c-server --redis redis+sentinel://...`` nodes at their default ``--node-ttl`` (6 s) and
+``--registry-timeout``. An Agent on node 1 calls a Computer on node 2 every 0.1 s
+(``timeout=3``); the primary is killed with SIGKILL. Per round:
+
+* "promoted": until a sentinel names the replica as the primary;
+* "first answered": until the first call that started after the kill was answered;
+* "all answered from": the start of the last failed call, after which every call was
+  answered (the end of the clients' outage);
+* the failed calls, by their answer.
+
+A round ends 10 s after the first answered call (calls must keep succeeding then).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from contextlib import AsyncExitStack
+from pathlib import Path
+
+from a2c_agent import AsyncAgent, result_text
+from a2c_protocol import A2CError
+from a2c_testkit.redis_sentinel import redis_sentinel
+from a2c_testkit.scripted_computer import ScriptedComputer, scripted_tool
+from a2c_testkit.triangle import eventually, redis_node_process
+
+PONG = {"content": [{"type": "text", "text": "pong"}], "isError": False}
+
+
+class Probe:
+    def __init__(self, agent: AsyncAgent) -> None:
+        self.agent = agent
+        self.calls: list[tuple[float, bool, str]] = []
+        self._task: asyncio.Task[None] | None = None
+
+    async def _one(self) -> None:
+        started = time.monotonic()
+        try:
+            text = result_text(await self.agent.call_tool("box", "echo", {}, timeout=3))
+            self.calls.append((started, text == "pong", text))
+        except (A2CError, OSError) as exc:
+            self.calls.append((started, False, type(exc).__name__ + ": " + str(exc)[:60]))
+
+    async def _run(self) -> None:
+        running: set[asyncio.Task[None]] = set()
+        try:
+            while True:
+                task = asyncio.ensure_future(self._one())
+                running.add(task)
+                task.add_done_callback(running.discard)
+                await asyncio.sleep(0.1)
+        finally:
+            for task in running:
+                task.cancel()
+            await asyncio.gather(*running, return_exceptions=True)
+
+    def start(self) -> None:
+        self._task = asyncio.ensure_future(self._run())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+
+
+async def one_round(
+    log_dir: Path, down_after_ms: int, failover_timeout_ms: int
+) -> dict[str, float]:
+    prefix = f"bench-sent-{uuid.uuid4().hex[:8]}"
+    office = f"o-{prefix}"
+    with redis_sentinel(down_after_ms=down_after_ms,
+                        failover_timeout_ms=failover_timeout_ms) as deployment:  # fmt: skip
+        async with AsyncExitStack() as stack:
+            nodes = [redis_node_process(log_dir, deployment.url, n, prefix=prefix)
+                     for n in ("n1", "n2")]  # fmt: skip
+            n1, n2 = [await stack.enter_async_context(n) for n in nodes]
+            box = ScriptedComputer(n2.url, name="box", office_id=office)
+            box.tools = [scripted_tool("echo")]
+            box.tool_results["echo"] = PONG
+            await stack.enter_async_context(box)
+            agent = await stack.enter_async_context(AsyncAgent(n1.url, name="planner"))
+            await agent.join_office(office)
+            probe = Probe(agent)
+            probe.start()
+            await eventually(lambda: any(ok for _, ok, _ in probe.calls), timeout=60,
+                             what="answered before the kill")  # fmt: skip
+            deployment.kill_primary()
+            killed = time.monotonic()
+            await eventually(lambda: deployment.primary_address() == deployment.replica_port,
+                             timeout=120, what="the replica promoted")  # fmt: skip
+            promoted = time.monotonic() - killed
+
+            def first_ok() -> float | None:
+                later = [t for t, ok, _ in probe.calls if ok and t > killed]
+                return min(later) if later else None
+
+            await eventually(lambda: first_ok() is not None, timeout=120, what="answered")
+            first = first_ok()
+            assert first is not None
+            await asyncio.sleep(10)
+            await probe.stop()
+    after = [(t, ok, why) for t, ok, why in probe.calls if t > killed]
+    failed = [(t, why) for t, ok, why in after if not ok]
+    last_failed = max((t for t, _ in failed), default=killed)
+    reasons = collections.Counter(why.split(":")[0] + ":" + why.split(":")[1][:40]
+                                  if ":" in why else why for _, why in failed)  # fmt: skip
+    print(f"  failed calls after the kill: {len(failed)} of {len(after)} {dict(reasons)}")
+    return {"promoted": promoted, "first answered": first - killed,
+            "all answered from": last_failed - killed}  # fmt: skip
+
+
+async def main(kills: int, down_after_ms: int, failover_timeout_ms: int) -> int:
+    log_dir = Path(tempfile.mkdtemp(prefix="bench-sentinel-"))
+    rows: list[dict[str, float]] = []
+    for n in range(kills):
+        row = await one_round(log_dir, down_after_ms, failover_timeout_ms)
+        rows.append(row)
+        print(f"kill {n + 1:2d}: " + ", ".join(f"{k} {v:5.2f} s" for k, v in row.items()),
+              flush=True)  # fmt: skip
+    for key in rows[0]:
+        values = [r[key] for r in rows]
+        print(f"{key}: median {statistics.median(values):.2f} s, max {max(values):.2f} s, "
+              f"min {min(values):.2f} s over {len(values)} kills")  # fmt: skip
+    print(f"(logs in {log_dir})")
+    return 0
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kills", type=int, default=5)
+    parser.add_argument("--down-after-ms", type=int, default=1000)
+    parser.add_argument("--failover-timeout-ms", type=int, default=3000)
+    options = parser.parse_args()
+    sys.exit(asyncio.run(main(options.kills, options.down_after_ms, options.failover_timeout_ms)))
