@@ -34,6 +34,7 @@ class RemoteWatch(Protocol):
 
     async def held_for(self, office_id: str, name: str) -> float | None:
         """Seconds left of a name kept for its Computer's return, or None."""
+
     def unheard(self, sid: str) -> bool:
         """Whether ``sid``'s node is not known to listen (it may have died). No I/O."""
 
