@@ -51,16 +51,42 @@ def _demo_mcp_servers() -> set[int]:
     return found
 
 
+def _descendants(root: int) -> set[int]:
+    """The live processes below ``root`` (its children, theirs, ...)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            # Field 4 of stat is the parent; the name (field 2) may hold blanks.
+            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(parent, []).append(int(entry.name))
+    found: set[int] = set()
+    todo = [root]
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
 async def _run_demo(procs: Any, *args: str) -> str:
-    before = _demo_mcp_servers()
     async with spawn("demo", [bin_path("a2c-demo"), *args], log_dir=procs.log_dir) as demo:
         procs.track(demo)
+        # The demo's own MCP servers, told apart from another demo's (the other variant of
+        # this test may run on another worker at the same time) by their ancestry.
+        its_servers: set[int] = set()
         async with asyncio.timeout(180):
             while demo.running:
+                its_servers |= _demo_mcp_servers() & _descendants(demo.popen.pid)
                 await asyncio.sleep(0.1)
         assert demo.popen.returncode == 0, demo.logs()
+        assert its_servers, "the demo's MCP servers were never seen running"
         # Checked before spawn() cleans up the group: the demo itself left nothing behind.
-        assert _demo_mcp_servers() - before == set()
+        assert _demo_mcp_servers() & its_servers == set()
         return demo.logs()
 
 
