@@ -35,17 +35,11 @@ class CorePort(Protocol):
         self, mcp_server: str, cursor: str | None = None
     ) -> tuple[list[JsonObject], str | None]: ...
 
+    # The link always passes every option: none needs a default here.
     async def call_tool_round(
-        self,
-        tool_name: str,
-        params: JsonObject | None = None,
-        *,
-        timeout: float = 60.0,
-        req_id: str | None = None,
-        agent: str | None = None,
-        finish: ResultFinisher | None = None,
-        extras: CallExtras | None = None,
-    ) -> CallToolResult | InputAnswer: ...
+        self, tool_name: str, params: JsonObject | None, *, timeout: float, req_id: str | None,
+        agent: str | None, finish: ResultFinisher | None, extras: CallExtras | None,
+    ) -> CallToolResult | InputAnswer: ...  # fmt: skip
 
     def in_flight(self) -> list[str]: ...
 
