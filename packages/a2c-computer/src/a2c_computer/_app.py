@@ -135,7 +135,7 @@ class Computer(ComputerCore):
         self.skills = SkillManager(
             skills or default_skill_settings(name),
             blobs=self.blob_store,
-            on_change=lambda: self._announce(Event.UPDATE_SKILLS),
+            on_change=lambda: self._announcer.announce(Event.UPDATE_SKILLS),
         )
         self.add_server_observer(self.skills)
         self._sweeper: asyncio.Task[None] | None = None
@@ -247,7 +247,7 @@ class Computer(ComputerCore):
         finish: ResultFinisher | None = None,
         extras: CallExtras | None = None,
     ) -> CallToolResult | InputAnswer:
-        entry = self._registry.lookup(tool_name).entry
+        entry = self._catalog.lookup(tool_name).entry
         started = time.monotonic()
         result = await super().call_tool_round(
             tool_name,

@@ -165,27 +165,28 @@ async def test_bad_payload_is_400_and_another_computer_is_refused(servers: Any) 
         # Talk to the Computer's namespace directly, bypassing the Server's own validation.
         link = computer.link
         assert link is not None
-        bad = await link._guarded(Event.GET_DESKTOP, link._on_get_desktop)(
+        handlers = link._handlers
+        bad = await handlers._guarded(Event.GET_DESKTOP, handlers._on_get_desktop)(
             {"agent": "ag", "computer": "box"}
         )
         assert bad["code"] == 400 and "req_id" in bad["message"]
-        other = await link._guarded(Event.GET_TOOLS, link._on_get_tools)(
+        other = await handlers._guarded(Event.GET_TOOLS, handlers._on_get_tools)(
             {"agent": "ag", "req_id": "x", "computer": "someone-else"}
         )
         assert other["code"] == 403
         # Every client:* event checks the target before it does anything.
         addressed = {"agent": "ag", "req_id": "x", "computer": "someone-else"}
         for event, handler, extra in (
-            (Event.GET_SKILLS, link._on_get_skills, {}),
-            (Event.GET_SKILL, link._on_get_skill, {"name": "log-triage"}),
-            (Event.GET_BLOB, link._on_get_blob, {"blob_handle": "h"}),
-            (Event.GET_CONFIG, link._on_get_config, {}),
-            (Event.GET_DESKTOP, link._on_get_desktop, {}),
-            (Event.GET_RESOURCES, link._on_get_resources, {"mcp_server": "desk"}),
-            (Event.TOOL_CALL, link._on_tool_call,
+            (Event.GET_SKILLS, handlers._on_get_skills, {}),
+            (Event.GET_SKILL, handlers._on_get_skill, {"name": "log-triage"}),
+            (Event.GET_BLOB, handlers._on_get_blob, {"blob_handle": "h"}),
+            (Event.GET_CONFIG, handlers._on_get_config, {}),
+            (Event.GET_DESKTOP, handlers._on_get_desktop, {}),
+            (Event.GET_RESOURCES, handlers._on_get_resources, {"mcp_server": "desk"}),
+            (Event.TOOL_CALL, handlers._on_tool_call,
              {"tool_name": "add", "params": {"a": 1, "b": 2}, "timeout": 5}),
         ):  # fmt: skip
-            refused = await link._guarded(event, handler)({**addressed, **extra})
+            refused = await handlers._guarded(event, handler)({**addressed, **extra})
             assert refused["code"] == 403, event
         assert computer.history == []  # the refused tool call never ran
         assert (await agent.ask(Event.GET_TOOLS, req_id="x"))["req_id"] == "x"

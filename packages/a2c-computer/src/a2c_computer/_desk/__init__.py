@@ -1,5 +1,5 @@
 """The desktop: window metadata, the organize algorithm, rendering, and the window lint.
 
-Pure rules plus the core's window list. May import ``_mcp`` and the core's shared base
-(``_core``); never ``_server_link`` or ``_toolcalls``.
+Pure rules plus the desk (:class:`~._windows.Desk`), the sole owner of the window lists.
+May import ``_mcp``; never ``_server_link`` or ``_toolcalls``.
 """

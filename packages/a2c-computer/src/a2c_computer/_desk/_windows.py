@@ -1,8 +1,9 @@
-"""The windows of the core: the ``window://`` resources each MCP server lists, and the desktop.
+"""The desk of the core: the ``window://`` resources each MCP server lists, and the desktop.
 
-Re-listing a server's windows (subscribing to new ones, warning about shared hosts), the
-organized desktop (reading only the selected windows) and one page of a server's
-``resources/list``. The rules of the desktop are pure, in :mod:`._desktop`.
+:class:`Desk` alone holds the window lists. Re-listing a server's windows (subscribing to
+new ones, warning about shared hosts), the organized desktop (reading only the selected
+windows) and one page of a server's ``resources/list``. The rules of the desktop are
+pure, in :mod:`._desktop`.
 """
 
 from __future__ import annotations
@@ -10,12 +11,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable, Mapping, Sequence
 
-from a2c_computer._core import CoreBase
 from a2c_computer._mcp import McpServer, ServerStatus
-from a2c_protocol import CapabilityNotSupportedError, JsonObject, McpServerNotFoundError
+from a2c_protocol import (
+    CapabilityNotSupportedError,
+    JsonObject,
+    MCPServerConfig,
+    McpServerNotFoundError,
+)
 
 from ._desktop import (
+    CallRecord,
     WindowInfo,
     describe_window,
     host_collisions,
@@ -25,15 +32,40 @@ from ._desktop import (
     window_uri_set,
 )
 
-__all__ = ["WindowsMixin"]
+__all__ = ["Desk"]
 
 logger = logging.getLogger("a2c_computer")
 
 
-class WindowsMixin(CoreBase):
-    """Keep the windows current and organize them into the desktop."""
+class Desk:
+    """Keep the windows current and organize them into the desktop.
 
-    async def _refresh_windows(self, server: McpServer, *, initial: bool = False) -> bool:
+    ``server`` finds a running MCP server by name, ``servers`` gives the configured ones
+    and ``history`` the recent tool calls (the desktop orders windows by them).
+    """
+
+    def __init__(
+        self,
+        server: Callable[[str], McpServer | None],
+        servers: Callable[[], Mapping[str, MCPServerConfig]],
+        history: Callable[[], Sequence[CallRecord]],
+    ) -> None:
+        self._server = server
+        self._configured = servers
+        self._history = history
+        self._windows: dict[str, list[WindowInfo]] = {}
+        self._window_sets: dict[str, frozenset[str]] = {}
+
+    def count(self, server: str) -> int:
+        """How many windows ``server`` listed last."""
+        return len(self._windows.get(server, []))
+
+    def forget(self, server: str) -> bool:
+        """Drop ``server``'s windows (it went down or left); True if it had any."""
+        self._window_sets.pop(server, None)
+        return bool(self._windows.pop(server, None))
+
+    async def refresh(self, server: McpServer, *, initial: bool = False) -> bool:
         """Re-list the server's windows; True when its window URI set changed."""
         if not server.can_subscribe:
             if initial and server.has_resources:
@@ -84,10 +116,11 @@ class WindowsMixin(CoreBase):
             return []
         infos = select_window(self.windows(), window)
         contents = await asyncio.gather(*(self._read_window(w) for w in infos))
-        return organize(list(zip(infos, contents, strict=True)), size, list(self._history), window)
+        shown = list(zip(infos, contents, strict=True))
+        return organize(shown, size, list(self._history()), window)
 
     async def _read_window(self, info: WindowInfo) -> list[JsonObject] | None:
-        server = self._servers.get(info.server)
+        server = self._server(info.server)
         if server is None or server.status is not ServerStatus.READY:
             return None
         try:
@@ -108,8 +141,8 @@ class WindowsMixin(CoreBase):
         Raises :class:`McpServerNotFoundError` (4014) for an unknown, disabled or not
         running server and :class:`CapabilityNotSupportedError` (4015) without ``resources``.
         """
-        server = self._servers.get(mcp_server)
-        config = self._config.servers.get(mcp_server)
+        server = self._server(mcp_server)
+        config = self._configured().get(mcp_server)
         if (
             server is None
             or config is None

@@ -14,7 +14,7 @@ What it does, and nothing more:
 * speaks MCP with raw JSON results, so that the Computer (not ``mcp``'s typed models) decides
   how lenient to be — e.g. an out-of-range ``annotations.priority`` must not fail a whole
   ``resources/list``; sends ``notifications/cancelled`` when a call is abandoned (timeout or
-  cancel): :mod:`._requests`;
+  cancel): :mod:`._server` too;
 * turns an HTTP 401/403/5xx answer to a JSON-RPC POST into a JSON-RPC error carrying the
   status, so one refused call does not tear the session down and the caller can map it
   (:mod:`._transports`, :mod:`._failures`);

@@ -3,9 +3,12 @@
 Connects polling-first with ``a2c_version`` added by the SDK, ``auth = {"role":
 "computer", ...}``; joins the office; emits ``server:update_*``; on a version refusal reads
 the authoritative body with one plain HTTP GET, disconnects and raises
-``ProtocolVersionError``. What it answers (the ``client:*`` events, a cancel, an Agent
-leaving) is :mod:`~a2c_computer._server_link._link_handlers`; reconnecting and re-joining
-after a transient loss is :mod:`~a2c_computer._server_link._rejoin`.
+``ProtocolVersionError``; after a transient loss it reconnects with back-off and re-joins
+(the wait while its name is held is :mod:`~a2c_computer._server_link._rejoin`'s). It alone
+owns the connection state. What it answers (the ``client:*`` events, a cancel, an Agent
+leaving) is its :class:`~a2c_computer._server_link._link_handlers.LinkHandlers`, and the
+calls received over it are its :class:`~a2c_computer._server_link._link_calls.LinkCalls`;
+of the Computer's core it knows only :class:`~a2c_computer._server_link._port.CorePort`.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -20,7 +24,6 @@ import httpx2
 import socketio
 
 from a2c_computer._blobs import BlobStore
-from a2c_computer._computer import ComputerCore
 from a2c_computer._exceptions import LinkError, ServerRefusedError
 from a2c_computer._landing import LandingSettings, LandingStore
 from a2c_computer._skills import SkillManager
@@ -47,24 +50,27 @@ from a2c_protocol._lines import LINE_0_2, LINE_VERSIONS, Line
 from ._agent_allowlist import AgentAllowList
 from ._decisions import (
     ConnectVerdict,
+    ReconnectRefusal,
     judge_namespace_refusal,
+    judge_reconnect_refusal,
     judge_refusal,
 )
 from ._link_calls import LinkCalls
 from ._link_handlers import LinkHandlers
-from ._rejoin import Reconnecting
+from ._port import CorePort
+from ._rejoin import HeldName
 
 __all__ = ["ComputerLink", "LinkError", "ServerRefusedError"]
 
 logger = logging.getLogger("a2c_computer.link")
 
 
-class ComputerLink(Reconnecting, LinkHandlers):
+class ComputerLink:
     """One Computer's connection to a Server and its office."""
 
     def __init__(
         self,
-        core: ComputerCore,
+        core: CorePort,
         *,
         blobs: BlobStore,
         skills: SkillManager | None = None,
@@ -82,13 +88,6 @@ class ComputerLink(Reconnecting, LinkHandlers):
     ) -> None:
         with_version_query(server_url)  # validates the URL and refuses a hand-set a2c_version
         self._core = core
-        self._blobs = blobs
-        self._landing = landing or LandingStore(LandingSettings())
-        #: Told the raw size of every blob chunk served (the Computer's metrics).
-        self.on_blob_served: Callable[[int], None] | None = None
-        #: When set, only these Agents get answers (``--allow-agent``).
-        self.allowed_agents: AgentAllowList | None = None
-        self._skills = skills
         self.name = name
         self._url = server_url
         self.office_id = office_id
@@ -106,6 +105,17 @@ class ComputerLink(Reconnecting, LinkHandlers):
         self.fatal_error: BaseException | None = None
         self.connections = 0
         self._calls = LinkCalls(core)
+        self._handlers = LinkHandlers(
+            core,
+            blobs=blobs,
+            landing=landing or LandingStore(LandingSettings()),
+            skills=skills,
+            calls=self._calls,
+            name=name,
+            office_id=office_id,
+            client=lambda: self._sio,
+            line=lambda: self.line,
+        )
         #: The protocol line spoken: 0.2 first; 0.4 after a 4008 that says the Server takes
         #: it (``retry_line``), or as pinned by ``protocol`` (``--protocol``).
         self.line: Line = protocol or LINE_0_2
@@ -116,6 +126,24 @@ class ComputerLink(Reconnecting, LinkHandlers):
         #: How long a re-join refused for a held name is retried before saying so loudly.
         self.rejoin_budget = rejoin_budget
         self._core.add_update_listener(self._on_update)
+
+    @property
+    def on_blob_served(self) -> Callable[[int], None] | None:
+        """Told the raw size of every blob chunk served (the Computer's metrics)."""
+        return self._handlers.on_blob_served
+
+    @on_blob_served.setter
+    def on_blob_served(self, told: Callable[[int], None] | None) -> None:
+        self._handlers.on_blob_served = told
+
+    @property
+    def allowed_agents(self) -> AgentAllowList | None:
+        """When set, only these Agents get answers (``--allow-agent``)."""
+        return self._handlers.allowed_agents
+
+    @allowed_agents.setter
+    def allowed_agents(self, allowed: AgentAllowList | None) -> None:
+        self._handlers.allowed_agents = allowed
 
     @property
     def joined(self) -> bool:
@@ -149,7 +177,7 @@ class ComputerLink(Reconnecting, LinkHandlers):
         sio.on("connect_error", self._on_connect_error, namespace=NAMESPACE)
         if not serving:  # a probe (see probe()): its end is no transport loss to recover
             return sio
-        self._register_handlers(sio)
+        self._handlers.register(sio)
 
         async def on_disconnect(*args: Any) -> None:
             # A client this link dropped itself (a refused join, a dead transport being
@@ -325,6 +353,82 @@ class ComputerLink(Reconnecting, LinkHandlers):
                     timeout=5,
                 )
         self._joined.clear()
+
+    # -- after a transport loss -------------------------------------------------
+
+    async def _on_disconnect(self, *args: Any) -> None:
+        self._joined.clear()
+        told, self._cut_reason = self._cut_reason, None
+        self._calls.cancel_undeliverable(args[0] if args else "transport loss")
+        if self._closing or not self._reconnect:
+            return
+        if told is not None:  # expected with short-lived tokens: not a warning
+            fresh = " with a fresh token" if "token" in told else ""  # not for a shutdown
+            logger.info("disconnected by the Server: %s; reconnecting%s", told, fresh)
+        else:
+            logger.warning("disconnected from the Server (%s); reconnecting",
+                           args[0] if args else "transport loss")  # fmt: skip
+        if self._reconnect_task is None or self._reconnect_task.done():
+            self._reconnect_task = asyncio.ensure_future(self._reconnect_loop())
+
+    async def _reconnect_loop(self) -> None:
+        refused_for: str | None = None  # the refusal being waited out, logged once
+        delays = reconnect_delays(initial=0.5, maximum=10.0)
+        held = HeldName(self.rejoin_budget)
+        delay = next(delays)
+        while True:
+            if self._closing:
+                return
+            await asyncio.sleep(delay)
+            if self._is_closing():
+                return
+            delay = next(delays)
+            old = self._sio
+            self._sio = None
+            if old is not None:
+                with contextlib.suppress(Exception):
+                    await old.disconnect()
+            try:
+                await self._connect_once()
+            except ProtocolVersionError as exc:
+                self.fatal_error = exc
+                logger.error("reconnect refused for protocol version; giving up: %s", exc)
+                return
+            except ServerRefusedError as exc:
+                kind = judge_reconnect_refusal(exc, credentials_renew=self._auth_hook is not None)
+                if kind is ReconnectRefusal.NAME_HELD:
+                    delay = held.next_delay(self.name, self.office_id, exc.join_reason)
+                    continue
+                if kind is ReconnectRefusal.TOKEN:
+                    # A token renewed a little late: the next attempt reads it again.
+                    message = str(exc.error)
+                    if message != refused_for:
+                        refused_for = message
+                        logger.warning(
+                            "reconnect refused (%s); retrying with back-off, reading the "
+                            "token again each time",
+                            message,
+                        )
+                    continue
+                # A revoked grant or an office no longer granted needs an operator:
+                # retrying would only hammer the Server.
+                self.fatal_error = exc
+                logger.error("reconnect refused by the Server; giving up: %s", exc)
+                return
+            except Exception as exc:
+                logger.info("reconnect failed: %s", exc)
+                continue
+            if (wait := held.wait) is not None:
+                waited = wait.waited(time.monotonic())
+                logger.warning("re-joined office %s as %s after %.1f s of its name being held",
+                               self.office_id, self.name, waited)  # fmt: skip
+            else:
+                logger.info("reconnected and re-joined office %s", self.office_id)
+            return
+
+    def _is_closing(self) -> bool:
+        # A method, so the type checker does not assume the flag is unchanged across awaits.
+        return self._closing
 
     # -- outgoing ------------------------------------------------------------
 

@@ -24,13 +24,14 @@ import logging
 from collections.abc import Iterator
 from typing import Any
 
-from a2c_computer._computer import ComputerCore
 from a2c_protocol import (
     A2C_CANCEL_REASON,
     CANCEL_REASON_AGENT_GONE,
     CANCEL_REASON_AGENT_REQUESTED,
     CANCEL_REASON_SERVER_GONE,
 )
+
+from ._port import CorePort
 
 __all__ = ["LinkCalls", "notice_reason"]
 
@@ -48,7 +49,7 @@ def notice_reason(data: Any) -> str:
 class LinkCalls:
     """The ``req_id`` of every tool call received over one link and still running."""
 
-    def __init__(self, core: ComputerCore) -> None:
+    def __init__(self, core: CorePort) -> None:
         self._core = core
         self._running: dict[str, str] = {}  # req_id → the calling Agent
 

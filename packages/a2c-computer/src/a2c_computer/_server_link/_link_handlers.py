@@ -1,14 +1,15 @@
 """What a Computer's link answers: the ``client:*`` requests and the two notifications.
 
-:class:`LinkHandlers` is the inbound half of :class:`~a2c_computer._server_link._link.ComputerLink`
-(a mixin, so every handler stays one bound method on the link: no extra hop per call).
-Each ``client:*`` handler runs under :meth:`LinkHandlers._guarded`: the ``--allow-agent``
+:class:`LinkHandlers` is the inbound half of :class:`~a2c_computer._server_link._link.ComputerLink`,
+which holds it and installs its bound methods on each Socket.IO client (no extra hop per
+call). It owns who may ask (``--allow-agent``) and the blob-served counter; what it needs
+of the link (the current client, the protocol line) comes in as callables. Each
+``client:*`` handler runs under :meth:`LinkHandlers._guarded`: the ``--allow-agent``
 check, then an answer that is a model or a flat ErrorPayload, never an exception and never
 a missing ack, sized to fit the Server's message limit. ``notify:tool_call_cancel`` cancels
 one call; ``notify:leave_office`` cancels the calls of the Agent that left. Connecting,
 re-joining and ``server:update_*`` stay in :mod:`~a2c_computer._server_link._link`; a new
-``client:*``
-event only touches this module.
+``client:*`` event only touches this module.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ import socketio
 
 from a2c_computer._blobs import BlobStore, serve_get_blob
 from a2c_computer._bundles import Bundles, config_for_02
-from a2c_computer._computer import ComputerCore
 from a2c_computer._config import agent_view, states_view
 from a2c_computer._exceptions import ComputerError
 from a2c_computer._landing import LandingStore
@@ -61,6 +61,7 @@ from ._agent_allowlist import AgentAllowList
 from ._answers import fit_answer, fit_tool_result
 from ._line04 import Session04
 from ._link_calls import LinkCalls, notice_reason
+from ._port import CorePort
 
 __all__ = ["LinkHandlers"]
 
@@ -73,24 +74,40 @@ def _error(code: int, message: str) -> dict[str, Any]:
 
 
 class LinkHandlers:
-    """The handlers of what the Server sends a Computer (mixed into ``ComputerLink``).
+    """The handlers of what the Server sends a Computer (held by ``ComputerLink``).
 
-    ``ComputerLink.__init__`` sets every attribute declared here.
+    ``client`` gives the link's current Socket.IO client and ``line`` the protocol line
+    it speaks now.
     """
 
-    name: str
-    office_id: str
-    line: Line
-    allowed_agents: AgentAllowList | None
-    on_blob_served: Callable[[int], None] | None
-    _core: ComputerCore
-    _blobs: BlobStore
-    _landing: LandingStore
-    _skills: SkillManager | None
-    _sio: socketio.AsyncClient | None
-    _calls: LinkCalls
+    def __init__(
+        self,
+        core: CorePort,
+        *,
+        blobs: BlobStore,
+        landing: LandingStore,
+        skills: SkillManager | None,
+        calls: LinkCalls,
+        name: str,
+        office_id: str,
+        client: Callable[[], socketio.AsyncClient | None],
+        line: Callable[[], Line],
+    ) -> None:
+        self._core = core
+        self._blobs = blobs
+        self._landing = landing
+        self._skills = skills
+        self._calls = calls
+        self.name = name
+        self.office_id = office_id
+        self._client = client
+        self._line = line
+        #: Told the raw size of every blob chunk served (the Computer's metrics).
+        self.on_blob_served: Callable[[int], None] | None = None
+        #: When set, only these Agents get answers (``--allow-agent``).
+        self.allowed_agents: AgentAllowList | None = None
 
-    def _register_handlers(self, sio: socketio.AsyncClient) -> None:
+    def register(self, sio: socketio.AsyncClient) -> None:
         """Install the ``client:*`` handlers and the two notifications on ``sio``."""
         handlers: dict[Event, Callable[[Any], Awaitable[Any]]] = {
             Event.TOOL_CALL: self._on_tool_call,
@@ -111,7 +128,7 @@ class LinkHandlers:
 
     def _progress_forward(self, req: ToolCallReq) -> ProgressForward:
         async def emit(event: str, data: Any) -> None:
-            sio = self._sio
+            sio = self._client()
             if sio is not None and sio.connected:
                 await sio.emit(event, data, namespace=NAMESPACE)
 
@@ -125,7 +142,7 @@ class LinkHandlers:
             refused = self.allowed_agents and self.allowed_agents.refusal(event.value, data)
             if refused:
                 return refused
-            if self.line != LINE_0_2 and event is not Event.PUT_BLOB:
+            if self._line() != LINE_0_2 and event is not Event.PUT_BLOB:
                 return await in_04_shapes(data)
             return await answered(data)
 
@@ -234,7 +251,7 @@ class LinkHandlers:
         req = from_wire(GetComputerConfigReq, data)
         self._check_target(req.computer)
         view = agent_view(to_wire(self._core.config))
-        if self.line == LINE_0_2:  # 0.4 sessions show bundle_ids and names (``_line04``)
+        if self._line() == LINE_0_2:  # 0.4 sessions show bundle_ids and names (``_line04``)
             view = config_for_02(view)
         return {**view, "a2c_server_states": states_view(self._core.server_states())}
 
