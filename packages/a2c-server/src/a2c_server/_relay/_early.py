@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
+import attrs
 import socketio
 
 from a2c_protocol import ErrorCode, ErrorPayload, Role, to_wire
@@ -54,17 +55,15 @@ def refusal_code(exc: socketio.exceptions.ConnectionRefusedError) -> int:
     return code if isinstance(code, int) else ErrorCode.INTERNAL_ERROR
 
 
+@attrs.define
 class EarlyRefusals:
     """The CONNECT screen that :class:`~a2c_server._relay._sio.SmcpSocketServer` asks first,
     and the refused-token record it shares with the full admission path."""
 
-    def __init__(
-        self, sio: socketio.AsyncServer, auth: AuthProvider, access: Access, metrics: ServerMetrics
-    ) -> None:
-        self._sio = sio
-        self._auth = auth
-        self._access = access
-        self._metrics = metrics
+    _sio: socketio.AsyncServer
+    _auth: AuthProvider
+    _access: Access
+    _metrics: ServerMetrics
 
     def screen(self) -> Callable[[str, Mapping[str, Any], Any], Any] | None:
         """The screen to install, or None when the provider cannot refuse that early."""

@@ -139,7 +139,7 @@ class SmcpNamespace:
                                       self._join_deadlines, self._new_offices, effects)  # fmt: skip
         self._relay = Relay(sio, self._store, self._notices, calls, effects)
         self._forwarding = Forwarding(
-            sio, settings=settings, store=self._store, remote=remote, drain=self._drain,
+            sio=sio, settings=settings, store=self._store, remote=remote, drain=self._drain,
             metrics=self._metrics, access=self._access, expiry=self._expiry, calls=calls,
             new_offices=self._new_offices, progress=self._progress, sessions=self._sessions,
             effects=effects,

@@ -9,12 +9,15 @@ call pays one check for them.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any
 
+import attrs
 import socketio
 
 from a2c_protocol import (
@@ -58,41 +61,30 @@ from ._sio import ack_value
 __all__ = ["Forwarding"]
 
 
+@attrs.define(kw_only=True)
 class Forwarding:
     """``client:*`` requests of Agents, relayed to Computers and answered exactly once."""
 
-    def __init__(
-        self,
-        sio: socketio.AsyncServer,
-        *,
-        settings: ServerSettings,
-        store: StateStore,
-        remote: RemoteWatch | None,
-        drain: Drain,
-        metrics: ServerMetrics,
-        access: Access,
-        expiry: ExpiryWindow,
-        calls: InFlightCalls,
-        new_offices: NewOffices,
-        progress: ProgressRoutes,
-        sessions: LiveSessions,
-        effects: Effects,
-    ) -> None:
-        self._sio = sio
-        self._settings = settings
-        self._store = store
-        self._remote = remote
-        self._drain = drain
-        self._metrics = metrics
-        self._access = access
-        self._expiry = expiry
-        self._calls = calls
-        self._new_offices = new_offices
-        self._progress = progress
-        # Bound lookups of the live sessions: a call reads them as it read a dict before.
-        self._gone_of = sessions.gone_of
-        self._connected = sessions.connected
-        self._effects = effects
+    _sio: socketio.AsyncServer
+    _settings: ServerSettings
+    _store: StateStore
+    _remote: RemoteWatch | None
+    _drain: Drain
+    _metrics: ServerMetrics
+    _access: Access
+    _expiry: ExpiryWindow
+    _calls: InFlightCalls
+    _new_offices: NewOffices
+    _progress: ProgressRoutes
+    _sessions: LiveSessions
+    _effects: Effects
+    # Bound lookups of the live sessions: a call reads them as it read a dict before.
+    _gone_of: Callable[[str], asyncio.Future[None] | None] = attrs.field(init=False)
+    _connected: Callable[[str], bool] = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        self._gone_of = self._sessions.gone_of
+        self._connected = self._sessions.connected
 
     def forwarder(self, event: Event) -> Handler:
         model = EVENTS[event].request

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import attrs
 import socketio
 
 from a2c_protocol import (
@@ -39,27 +40,17 @@ from ._namespace_core import JOIN_FAILED, LOG, Effects
 __all__ = ["Membership"]
 
 
+@attrs.define
 class Membership:
     """``server:join_office``, ``server:leave_office`` and ``server:list_room``."""
 
-    def __init__(
-        self,
-        sio: socketio.AsyncServer,
-        offices: Offices,
-        access: Access,
-        metrics: ServerMetrics,
-        join_deadlines: JoinDeadlines,
-        new_offices: NewOffices,
-        effects: Effects,
-    ) -> None:
-        self._sio = sio
-        self._offices = offices
-        self._store = offices.store
-        self._access = access
-        self._metrics = metrics
-        self._join_deadlines = join_deadlines
-        self._new_offices = new_offices
-        self._effects = effects
+    _sio: socketio.AsyncServer
+    _offices: Offices
+    _access: Access
+    _metrics: ServerMetrics
+    _join_deadlines: JoinDeadlines
+    _new_offices: NewOffices
+    _effects: Effects
 
     async def on_join(self, sid: str, data: Any) -> tuple[bool, str | None]:
         try:
@@ -100,7 +91,7 @@ class Membership:
     async def _note_new_office(self, sid: str, office_id: str) -> None:
         """Whether this Agent's join created its office, for a later 404 (``_absent``)."""
         try:
-            members = await self._store.office_members(office_id)
+            members = await self._offices.store.office_members(office_id)
         except Exception as exc:  # only a message's detail rides on it: the join stands
             log(LOG, logging.DEBUG, "office members not read after join", sid=sid, reason=exc)
             return
@@ -147,7 +138,7 @@ class Membership:
             req = from_wire(ListRoomReq, data)
         except InvalidPayloadError as exc:
             return to_wire(exc.to_payload())  # type: ignore[no-any-return]
-        sender = await self._store.get(sid)
+        sender = await self._offices.store.get(sid)
         refusal = check_list_room(sender, Event.LIST_ROOM.value, req.agent, req.office_id)
         if refusal is not None:
             return self._effects.refuse(refusal, sid, Event.LIST_ROOM, req.req_id, sender)
@@ -159,7 +150,7 @@ class Membership:
                 office_id=m.office_id,
                 a2c_version=m.a2c_version,
             )
-            for m in await self._store.office_members(req.office_id)
+            for m in await self._offices.store.office_members(req.office_id)
             if m.name is not None and m.office_id is not None and m.role is not None
         ]
         return to_wire(ListRoomRet(sessions=sessions, req_id=req.req_id))  # type: ignore[no-any-return]

@@ -12,6 +12,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+import attrs
 import socketio
 
 from a2c_protocol import (
@@ -34,22 +35,15 @@ from ._notices import CoalescedNotices
 __all__ = ["Relay"]
 
 
+@attrs.define
 class Relay:
     """The ``server:*`` events that an office hears as ``notify:*``."""
 
-    def __init__(
-        self,
-        sio: socketio.AsyncServer,
-        store: StateStore,
-        notices: CoalescedNotices,
-        calls: InFlightCalls,
-        effects: Effects,
-    ) -> None:
-        self._sio = sio
-        self._store = store
-        self._notices = notices
-        self._calls = calls
-        self._effects = effects
+    _sio: socketio.AsyncServer
+    _store: StateStore
+    _notices: CoalescedNotices
+    _calls: InFlightCalls
+    _effects: Effects
 
     def relay(
         self,
