@@ -17,11 +17,15 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
+import attrs
+import socketio
+
 from a2c_protocol import ErrorCode, ErrorPayload, Role, to_wire
+from a2c_server._auth import AuthProvider
+from a2c_server._observe._metrics import ServerMetrics
+from a2c_server._state._access import Access
 
-from ._namespace_core import NamespaceCore
-
-__all__ = ["ROLES", "EarlyRefusalMixin", "peer_of"]
+__all__ = ["ROLES", "EarlyRefusals", "peer_of", "refusal", "refusal_code"]
 
 #: ``auth.role`` values a CONNECT may claim.
 ROLES: Final = {role.value: role for role in Role}
@@ -33,10 +37,35 @@ def peer_of(environ: Mapping[str, Any]) -> str | None:
     return f"{client[0]}:{client[1]}" if client else None
 
 
-class EarlyRefusalMixin(NamespaceCore):
-    """The CONNECT screen that :class:`~a2c_server._relay._sio.SmcpSocketServer` asks first."""
+def refusal(code: int, message: str) -> socketio.exceptions.ConnectionRefusedError:
+    """A connect refusal whose ``connect_error`` data is a flat ErrorPayload.
 
-    def _early_screen(self) -> Callable[[str, Mapping[str, Any], Any], Any] | None:
+    python-socketio delivers it to the client as ``{"message": ..., "data": {code, message}}``,
+    so SDKs can map a refused token to 401 instead of parsing free text.
+    """
+    return socketio.exceptions.ConnectionRefusedError(
+        message, to_wire(ErrorPayload(code=code, message=message))
+    )
+
+
+def refusal_code(exc: socketio.exceptions.ConnectionRefusedError) -> int:
+    """The ErrorPayload code a connect refusal carries (500 when it carries none)."""
+    data = exc.error_args.get("data") if isinstance(exc.error_args, dict) else None
+    code = data.get("code") if isinstance(data, dict) else None
+    return code if isinstance(code, int) else ErrorCode.INTERNAL_ERROR
+
+
+@attrs.define
+class EarlyRefusals:
+    """The CONNECT screen that :class:`~a2c_server._relay._sio.SmcpSocketServer` asks first,
+    and the refused-token record it shares with the full admission path."""
+
+    _sio: socketio.AsyncServer
+    _auth: AuthProvider
+    _access: Access
+    _metrics: ServerMetrics
+
+    def screen(self) -> Callable[[str, Mapping[str, Any], Any], Any] | None:
         """The screen to install, or None when the provider cannot refuse that early."""
         quick = getattr(self._auth, "refusal_at_once", None)
         if not callable(quick):
@@ -54,7 +83,7 @@ class EarlyRefusalMixin(NamespaceCore):
             error = quick(auth)
             if error is None:
                 return None
-            self._auth_refused(eio_sid, role, error, peer_of(environ), eio_sid=eio_sid)
+            self.auth_refused(eio_sid, role, error, peer_of(environ), eio_sid=eio_sid)
             self._metrics.connection_refused(ErrorCode.UNAUTHORIZED)
             message = str(error) or "Authentication failed"
             # The shape python-socketio gives a ConnectionRefusedError(message, payload).
@@ -63,7 +92,7 @@ class EarlyRefusalMixin(NamespaceCore):
 
         return screen
 
-    def _auth_refused(
+    def auth_refused(
         self, session: str, role: Role | None, error: object, peer: str | None, **key: str
     ) -> None:
         """The folded WARNING of a refused token and, once per fold, its audit line (a

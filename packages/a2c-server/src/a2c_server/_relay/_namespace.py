@@ -5,18 +5,18 @@ Everything protocol-specific is decided in :mod:`a2c_server._state._rules` and
 (rooms, broadcasts, forwarding). Every handler is wrapped: whatever a payload does, a
 request with an ack gets exactly one answer (a flat 500 for a bug, logged), never silence.
 
-:class:`SmcpNamespace` is the composition of its parts, one module each: office membership
+:class:`SmcpNamespace` holds one handler object per concern, each built with only what it
+reads, and registers their bound methods with python-socketio: office membership
 (:mod:`~a2c_server._relay._namespace_offices`), forwarding ``client:*`` calls
 (:mod:`~a2c_server._relay._namespace_forward`), the ``server:*`` to ``notify:*`` relay
-(:mod:`~a2c_server._relay._namespace_relay`), on a shared core
-(:mod:`~a2c_server._relay._namespace_core`).
-Here live the handler table, the guard around every handler, and a session's lifecycle
-(admission at connect, clean-up at disconnect).
+(:mod:`~a2c_server._relay._namespace_relay`) and the early CONNECT refusals
+(:mod:`~a2c_server._relay._early`); what they share is in
+:mod:`~a2c_server._relay._namespace_core`. Here live the handler table, the guard around
+every handler, and a session's lifecycle (admission at connect, clean-up at disconnect).
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable, Mapping
 from typing import Any, Final
@@ -29,25 +29,49 @@ from a2c_protocol import (
     UPDATE_EVENTS,
     VERSION_QUERY_PARAM,
     ErrorCode,
-    ErrorPayload,
     Event,
     ProtocolVersion,
     Role,
-    to_wire,
 )
-from a2c_server._auth import AuthRequest, Identity
+from a2c_server._auth import AuthProvider, AuthRequest, Identity
+from a2c_server._cluster._remote import RemoteWatch
+from a2c_server._console._observer import CallObserver
 from a2c_server._edge._gate import check_version_query, first_query_value
+from a2c_server._edge._shutdown import Drain
 from a2c_server._exceptions import AuthenticationError, StoreUnavailableError
+from a2c_server._floods._inbound import COALESCED_COST
+from a2c_server._floods._join_deadline import JoinDeadlines
+from a2c_server._observe._audit import Audit
 from a2c_server._observe._logs import log
+from a2c_server._observe._metrics import ServerMetrics
+from a2c_server._settings import ServerSettings
+from a2c_server._state._absent import NewOffices
+from a2c_server._state._access import Access
+from a2c_server._state._offices import Broadcast, Offices
+from a2c_server._state._ratelimit import RequestLimiter
 from a2c_server._state._reclaim import reclaim_key, reclaim_secret_problem
+from a2c_server._state._subjects import SubjectCounts
 from a2c_server._state._uploads import announced_extensions
 from a2c_server._upstream import not_handled, transport_alive
 
-from ._early import ROLES, EarlyRefusalMixin, peer_of
-from ._namespace_core import _JOIN_FAILED, Handler, _flat, _internal_error, _log
-from ._namespace_forward import ForwardingMixin
-from ._namespace_offices import MembershipMixin
-from ._namespace_relay import RelayMixin
+from ._early import ROLES, EarlyRefusals, peer_of, refusal, refusal_code
+from ._expiry import A2C_SESSION_EXPIRED, ExpiryWindow, expired_notice, shutdown_notice
+from ._inflight import InFlightCalls
+from ._namespace_core import (
+    JOIN_FAILED,
+    LOG,
+    UNAVAILABLE,
+    Effects,
+    Handler,
+    LiveSessions,
+    internal_error,
+    unavailable_answer,
+)
+from ._namespace_forward import Forwarding
+from ._namespace_offices import Membership
+from ._namespace_relay import Relay
+from ._notices import CoalescedNotices
+from ._progress import ProgressRoutes
 from ._sio import is_connecting, is_disconnecting
 from ._unknown import UnknownEvents
 
@@ -56,31 +80,104 @@ __all__ = ["SmcpNamespace"]
 _NOT_AN_OBJECT: Final = object()  # an auth that is not a JSON object: a bad role too
 
 
-class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin, EarlyRefusalMixin):
+class SmcpNamespace:
     """Registers the handlers of namespace ``/smcp`` on ``sio``."""
+
+    def __init__(
+        self,
+        sio: socketio.AsyncServer,
+        *,
+        settings: ServerSettings,
+        offices: Offices,
+        auth: AuthProvider,
+        metrics: ServerMetrics | None = None,
+        drain: Drain | None = None,
+        remote: RemoteWatch | None = None,
+        audit: Audit | None = None,
+        subjects: SubjectCounts | None = None,
+    ) -> None:
+        self._sio = sio
+        self._metrics = metrics if metrics is not None else ServerMetrics()
+        self._drain = drain if drain is not None else Drain()
+        self._drain.announce = self._announce_shutdown
+        self._settings = settings
+        self._offices = offices
+        self._store = offices.store
+        self._auth = auth
+        audit = audit if audit is not None else Audit(self._metrics.registry)
+        #: The audit trail, shared with the console (its logins are security decisions too).
+        self.audit = audit
+        self._access = Access(auth, audit, self._expire, subjects=subjects,
+                              max_per_subject=settings.max_connections_per_subject)  # fmt: skip
+        # A session in no office joins one within join_timeout or is closed.
+        self._join_deadlines = JoinDeadlines(settings.join_timeout, sio.refusals,
+                                             self._close_unjoined)  # fmt: skip
+        self._limiter = RequestLimiter(
+            settings.max_requests_per_second, settings.request_burst, self._metrics.registry
+        )
+        self._sessions = LiveSessions()
+        # Multi-node: a sid hosted by another node has a future of its own there. A registry
+        # outage never ends such a call (it was sent), it only marks it disrupted.
+        self._remote = remote
+        # The tool calls relayed for Agents connected here, cancelled when their Agent goes.
+        calls = InFlightCalls()
+        # Token expiry waits for the session's calls in flight (bounded like any call).
+        self._expiry = ExpiryWindow(
+            calls.busy, settings.max_tool_timeout + settings.tool_call_buffer
+        )
+        self._progress = ProgressRoutes(sio, self._store)
+        self._effects = effects = Effects(sio, self._metrics, calls)
+        # server:update_* relayed at most once per interval per sender.
+        self._notices = CoalescedNotices(
+            settings.notice_interval, effects.notice,
+            lambda s: effects.penalize(s, COALESCED_COST),
+        )  # fmt: skip
+        # Which Agent sessions created their office by joining it (a 404 says so, see _absent).
+        self._new_offices = NewOffices()
+        self._early = EarlyRefusals(sio, auth, self._access, self._metrics)
+        self._membership = Membership(sio, offices, self._access, self._metrics,
+                                      self._join_deadlines, self._new_offices, effects)  # fmt: skip
+        self._relay = Relay(sio, self._store, self._notices, calls, effects)
+        self._forwarding = Forwarding(
+            sio=sio, settings=settings, store=self._store, remote=remote, drain=self._drain,
+            metrics=self._metrics, access=self._access, expiry=self._expiry, calls=calls,
+            new_offices=self._new_offices, progress=self._progress, sessions=self._sessions,
+            effects=effects,
+        )  # fmt: skip
+
+    @property
+    def observer(self) -> CallObserver | None:
+        """Set by the console while someone watches it; None costs one attribute check."""
+        return self._effects.observer
+
+    @observer.setter
+    def observer(self, observer: CallObserver | None) -> None:
+        self._effects.observer = observer
 
     def register(self) -> None:
         sio = self._sio
         sio.on("connect", self._on_connect, namespace=NAMESPACE)
-        sio.connect_screen = self._early_screen()
+        sio.connect_screen = self._early.screen()
         sio.on("disconnect", self._on_disconnect, namespace=NAMESPACE)
         for event in EVENTS:
             if event.value.startswith("client:"):
-                handler = self._guard(event, self._forwarder(event), _internal_error)
+                forward = self._forwarding.forwarder(event)
+                handler = self._guard(event, forward, internal_error)
             elif event is Event.LIST_ROOM:
-                handler = self._guard(event, self._on_list_room, _internal_error)
+                handler = self._guard(event, self._membership.on_list_room, internal_error)
             elif event in (Event.JOIN_OFFICE, Event.LEAVE_OFFICE):
-                on = self._on_join if event is Event.JOIN_OFFICE else self._on_leave
-                handler = self._guard(event, on, lambda: _JOIN_FAILED)
+                membership = self._membership
+                on = membership.on_join if event is Event.JOIN_OFFICE else membership.on_leave
+                handler = self._guard(event, on, lambda: JOIN_FAILED)
             elif event in UPDATE_EVENTS:
-                handler = self._guard(event, self._updater(event), lambda: None)
+                handler = self._guard(event, self._relay.updater(event), lambda: None)
             elif event is Event.TOOL_CALL_CANCEL:
-                handler = self._guard(event, self._canceller(), lambda: None)
+                handler = self._guard(event, self._relay.canceller(), lambda: None)
             else:
                 continue  # notify:* are only ever sent by the Server
             sio.on(event.value, handler, namespace=NAMESPACE)
         self._progress.register()
-        unknown = UnknownEvents(not_handled(sio), self._penalize)
+        unknown = UnknownEvents(not_handled(sio), self._effects.penalize)
         sio.on("*", unknown.handle, namespace=NAMESPACE)
 
     def _guard(self, event: Event, handler: Handler, on_error: Callable[[], Any]) -> Any:
@@ -92,13 +189,13 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin, EarlyRefusalMi
             try:
                 return await handler(sid, data)
             except StoreUnavailableError as exc:
-                log(_log, logging.WARNING, "request failed: registry unavailable", sid=sid,
+                log(LOG, logging.WARNING, "request failed: registry unavailable", sid=sid,
                     event=event.value, reason=exc)  # fmt: skip
                 if event is Event.JOIN_OFFICE:
                     self._join_deadlines.undecided(sid)
-                return _unavailable_answer(event, exc)
+                return unavailable_answer(event, exc)
             except Exception:
-                _log.exception("handler failed event=%s sid=%s", event.value, sid)
+                LOG.exception("handler failed event=%s sid=%s", event.value, sid)
                 return on_error()
 
         guarded.__name__ = f"on_{event.name.lower()}"
@@ -109,23 +206,23 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin, EarlyRefusalMi
     async def _on_connect(self, sid: str, environ: Mapping[str, Any], auth: Any = None) -> None:
         if not is_connecting(self._sio, sid, NAMESPACE):
             # Not python-socketio's own CONNECT: never re-run admission for a live session.
-            log(_log, logging.WARNING, "lifecycle refused: connect outside a handshake", sid=sid)
-            raise _refusal(ErrorCode.BAD_REQUEST, "Already connected")
+            log(LOG, logging.WARNING, "lifecycle refused: connect outside a handshake", sid=sid)
+            raise refusal(ErrorCode.BAD_REQUEST, "Already connected")
         try:
             await self._admit(sid, environ, auth)
         except socketio.exceptions.ConnectionRefusedError as exc:
-            self._metrics.connection_refused(_refusal_code(exc))
+            self._metrics.connection_refused(refusal_code(exc))
             raise
         except StoreUnavailableError as exc:
             self._sio.refusals.refused("registry_unavailable",
                 "connection refused: registry unavailable", peer_of(environ), sid=sid,
                 reason=exc)  # fmt: skip
             self._metrics.connection_refused(exc.code)
-            raise _refusal(exc.code, _UNAVAILABLE) from exc
+            raise refusal(exc.code, UNAVAILABLE) from exc
         except Exception as exc:
-            _log.exception("connect handler failed sid=%s", sid)
+            LOG.exception("connect handler failed sid=%s", sid)
             self._metrics.connection_refused(ErrorCode.INTERNAL_ERROR)
-            raise _refusal(ErrorCode.INTERNAL_ERROR, "Internal server error") from exc
+            raise refusal(ErrorCode.INTERNAL_ERROR, "Internal server error") from exc
 
     async def _admit(self, sid: str, environ: Mapping[str, Any], auth: Any) -> None:
         scope = environ.get("asgi.scope") or {}
@@ -134,7 +231,7 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin, EarlyRefusalMi
         # The gate already ran; checking again costs nothing and guards a misconfiguration.
         if check_version_query(query, self._settings.served_versions) is not None:
             self._sio.refusals.refused("version", "connection refused: version", peer, sid=sid)
-            raise _refusal(ErrorCode.PROTOCOL_VERSION_MISMATCH, "A2C version handshake rejected")
+            raise refusal(ErrorCode.PROTOCOL_VERSION_MISMATCH, "A2C version handshake rejected")
         version = str(ProtocolVersion.parse(first_query_value(query, VERSION_QUERY_PARAM) or ""))
         if auth is None:
             auth = {}
@@ -145,14 +242,14 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin, EarlyRefusalMi
         if role is None and claimed is not None:
             self._sio.refusals.refused("bad_role", "connection refused: bad auth.role", peer,
                                        sid=sid)  # fmt: skip
-            raise _refusal(
+            raise refusal(
                 ErrorCode.BAD_REQUEST, 'auth.role, when given, must be "agent" or "computer"'
             )
         bad_secret = reclaim_secret_problem(auth)
         if bad_secret is not None:
             self._sio.refusals.refused("bad_reclaim", "connection refused: bad auth.a2c_reclaim",
                                        peer, sid=sid)  # fmt: skip
-            raise _refusal(ErrorCode.BAD_REQUEST, bad_secret)
+            raise refusal(ErrorCode.BAD_REQUEST, bad_secret)
         headers = {
             bytes(k).decode("latin-1").lower(): bytes(v).decode("latin-1")
             for k, v in scope.get("headers", ())
@@ -161,11 +258,11 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin, EarlyRefusalMi
         try:
             identity = await self._auth.authenticate(request)
         except AuthenticationError as exc:
-            self._auth_refused(sid, role, exc, peer, sid=sid)
-            raise _refusal(ErrorCode.UNAUTHORIZED, str(exc) or "Authentication failed") from exc
+            self._early.auth_refused(sid, role, exc, peer, sid=sid)
+            raise refusal(ErrorCode.UNAUTHORIZED, str(exc) or "Authentication failed") from exc
         except Exception as exc:
-            _log.exception("auth provider failed sid=%s", sid)
-            raise _refusal(ErrorCode.INTERNAL_ERROR, "Authentication failed") from exc
+            LOG.exception("auth provider failed sid=%s", sid)
+            raise refusal(ErrorCode.INTERNAL_ERROR, "Authentication failed") from exc
         if role is None and identity.grant is not None:
             role = identity.grant.role  # the grant's role wins over a join's
         refused = await self._access.check_connect(sid, role, identity, peer)
@@ -173,7 +270,7 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin, EarlyRefusalMi
             self._sio.refusals.refused(f"refused_{refused.code}", "connection refused", peer,
                 sid=sid, identity=identity.subject, code=refused.code,
                 reason=refused.message)  # fmt: skip
-            raise _refusal(refused.code, refused.message)
+            raise refusal(refused.code, refused.message)
         try:
             await self._enter(sid, role, version, identity, peer, announced_extensions(auth),
                               reclaim_key(auth, identity.subject))  # fmt: skip
@@ -194,8 +291,8 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin, EarlyRefusalMi
         if not self._transport_alive(sid):
             # The client left while the provider was deciding; python-socketio will not
             # report a disconnect for a connection it never finished, so stop here.
-            log(_log, logging.INFO, "client left during authentication", sid=sid, peer=peer)
-            raise _refusal(ErrorCode.BAD_REQUEST, "Client went away")
+            log(LOG, logging.INFO, "client left during authentication", sid=sid, peer=peer)
+            raise refusal(ErrorCode.BAD_REQUEST, "Client went away")
         await self._sio.save_session(
             sid,
             {
@@ -206,21 +303,13 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin, EarlyRefusalMi
             namespace=NAMESPACE,
         )
         await self._offices.connect(sid, role, version, extensions, reclaim)
-        self._gone[sid] = asyncio.get_running_loop().create_future()
+        self._sessions.opened(sid)
         self._access.admitted(sid, identity)
         self._join_deadlines.connected(sid, peer)
         self._metrics.connected(sid, role)
         self._metrics.protocol(sid, version)
-        log(
-            _log,
-            logging.INFO,
-            "connected",
-            sid=sid,
-            role=role.value if role else None,
-            identity=identity.subject,
-            a2c_version=version,
-            peer=peer,
-        )
+        log(LOG, logging.INFO, "connected", sid=sid, role=role.value if role else None,
+            identity=identity.subject, a2c_version=version, peer=peer)  # fmt: skip
 
     def _transport_alive(self, sid: str) -> bool:
         return transport_alive(self._sio, sid, NAMESPACE)
@@ -229,7 +318,7 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin, EarlyRefusalMi
         if not is_disconnecting(self._sio, sid, NAMESPACE):
             # Removal only while python-socketio drops the sid: otherwise the transport and
             # its rooms would outlive the registry entry (a ghost).
-            log(_log, logging.WARNING, "lifecycle refused: disconnect of a live session", sid=sid)
+            log(LOG, logging.WARNING, "lifecycle refused: disconnect of a live session", sid=sid)
             return
         try:
             await self._access.forget(sid)
@@ -237,18 +326,16 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin, EarlyRefusalMi
             self._limiter.forget(sid)
             self._notices.forget(sid)
             self._new_offices.forget(sid)
-            gone = self._gone.pop(sid, None)
-            if gone is not None and not gone.done():
-                gone.set_result(None)
+            self._sessions.closed(sid)
             self._metrics.disconnected(sid)
-            await self._cancel_abandoned(sid)
+            await self._effects.cancel_abandoned(sid)
             if self._drain.draining and self._remote is not None:
                 await self._hold_for_return(sid)
             outcome = await self._offices.disconnect(sid)
-            await self._broadcast(outcome.before_leave)
-            log(_log, logging.INFO, "disconnected", sid=sid, office=outcome.left_office)
+            await self._effects.broadcast(outcome.before_leave)
+            log(LOG, logging.INFO, "disconnected", sid=sid, office=outcome.left_office)
         except Exception:
-            _log.exception("disconnect handler failed sid=%s", sid)
+            LOG.exception("disconnect handler failed sid=%s", sid)
 
     async def _hold_for_return(self, sid: str) -> None:
         """A Computer cut by this node's graceful shutdown: keep its name for its return
@@ -262,35 +349,49 @@ class SmcpNamespace(ForwardingMixin, MembershipMixin, RelayMixin, EarlyRefusalMi
         try:
             await self._remote.hold(member.office_id, member.name, self._settings.node_ttl)
         except StoreUnavailableError as exc:  # the 404 of old, not a failed disconnect
-            log(_log, logging.WARNING, "name not kept for its return", sid=sid,
+            log(LOG, logging.WARNING, "name not kept for its return", sid=sid,
                 name=member.name, office=member.office_id, reason=exc)  # fmt: skip
 
+    # ------------------------------------------------------------------ node-wide effects
 
-def _refusal_code(exc: socketio.exceptions.ConnectionRefusedError) -> int:
-    data = exc.error_args.get("data") if isinstance(exc.error_args, dict) else None
-    code = data.get("code") if isinstance(data, dict) else None
-    return code if isinstance(code, int) else ErrorCode.INTERNAL_ERROR
+    async def _expire(self, sid: str) -> None:
+        """The session's token expired: once its tool calls in flight have ended (see
+        :mod:`a2c_server._relay._expiry`), tell it why and disconnect it (its office is told)."""
+        connected = self._sessions.connected
+        await self._expiry.drain(sid, connected)
+        if not connected(sid):
+            return  # it left by itself meanwhile
+        log(LOG, logging.INFO, "token expired, disconnecting", sid=sid)
+        try:  # an extension notice (docs/compatibility.md): clients name the reason
+            await self._sio.emit(A2C_SESSION_EXPIRED, expired_notice(), to=sid,
+                                 namespace=NAMESPACE)  # fmt: skip
+        except Exception as exc:  # the cut below matters, the notice is a courtesy
+            log(LOG, logging.DEBUG, "expiry notice not sent", sid=sid, reason=exc)
+        await self._sio.disconnect(sid, namespace=NAMESPACE)
 
+    async def _announce_shutdown(self) -> None:
+        """Tell the sessions of this node that are in an office (those that may route
+        requests) that they are about to be cut (a graceful shutdown): the extension notice,
+        so our clients hold new requests for their next connection."""
+        notice = shutdown_notice()
+        connected = self._sessions.connected
+        for sid in self._sessions.sids():
+            member = await self._store.get(sid)
+            if member is not None and member.office_id is not None and connected(sid):
+                await self._sio.emit(A2C_SESSION_EXPIRED, notice, to=sid, namespace=NAMESPACE)
 
-_UNAVAILABLE: Final = "Registry unavailable, try again later"
+    async def _close_unjoined(self, sid: str) -> None:
+        if self._sessions.connected(sid):
+            await self._sio.disconnect(sid, namespace=NAMESPACE)
 
+    async def broadcast(self, broadcasts: tuple[Broadcast, ...]) -> None:
+        """Send ``notify:*`` events to office rooms (on every node)."""
+        await self._effects.broadcast(broadcasts)
 
-def _unavailable_answer(event: Event, exc: StoreUnavailableError) -> Any:
-    """What a request gets while the shared registry is down: a flat 503 or a refused ack."""
-    if event in (Event.JOIN_OFFICE, Event.LEAVE_OFFICE):
-        return (False, _UNAVAILABLE)
-    if event is Event.LIST_ROOM or event.value.startswith("client:"):
-        # Raised before the call went out: not delivered, trying again is safe.
-        return _flat(exc.code, _UNAVAILABLE, {"reason": "registry_unavailable", "delivered": False})
-    return None
+    async def leave_room(self, sid: str, office_id: str) -> None:
+        """Take a session hosted here out of an office's room."""
+        await self._sio.leave_room(sid, office_id, namespace=NAMESPACE)
 
-
-def _refusal(code: int, message: str) -> socketio.exceptions.ConnectionRefusedError:
-    """A connect refusal whose ``connect_error`` data is a flat ErrorPayload.
-
-    python-socketio delivers it to the client as ``{"message": ..., "data": {code, message}}``,
-    so SDKs can map a refused token to 401 instead of parsing free text.
-    """
-    return socketio.exceptions.ConnectionRefusedError(
-        message, to_wire(ErrorPayload(code=code, message=message))
-    )
+    async def end_session(self, sid: str) -> None:
+        """Disconnect a session hosted here (one a reconnect of its client replaced)."""
+        await self._sio.disconnect(sid, namespace=NAMESPACE)

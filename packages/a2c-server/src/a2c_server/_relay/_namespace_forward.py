@@ -9,12 +9,15 @@ call pays one check for them.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any
 
+import attrs
 import socketio
 
 from a2c_protocol import (
@@ -28,16 +31,18 @@ from a2c_protocol import (
     from_wire,
     to_wire,
 )
-from a2c_server._cluster._remote import delivered_details, may_have_run_note
-from a2c_server._edge._shutdown import SHUTDOWN_REASON
+from a2c_server._cluster._remote import RemoteWatch, delivered_details, may_have_run_note
+from a2c_server._edge._shutdown import SHUTDOWN_REASON, Drain
 from a2c_server._exceptions import StoreUnavailableError
 from a2c_server._observe import _otel as otel
 from a2c_server._observe._logs import log
-from a2c_server._observe._metrics import RouteOutcome
-from a2c_server._relay._expiry import expiry_refusal
+from a2c_server._observe._metrics import RouteOutcome, ServerMetrics
+from a2c_server._relay._expiry import ExpiryWindow, expiry_refusal
 from a2c_server._relay._mixed import mixed, translated
 from a2c_server._relay._route_fields import route_reader
-from a2c_server._state._absent import absent_computer, returning_computer
+from a2c_server._settings import ServerSettings
+from a2c_server._state._absent import NewOffices, absent_computer, returning_computer
+from a2c_server._state._access import Access
 from a2c_server._state._rules import (
     Member,
     Refusal,
@@ -45,20 +50,43 @@ from a2c_server._state._rules import (
     tool_timeout_problem,
     unsupported_event_refusal,
 )
+from a2c_server._state._store import StateStore
 from a2c_server._state._uploads import upload_refusal
 
-from ._inflight import InFlightCall
-from ._namespace_core import Handler, NamespaceCore, _flat, _internal_error, _log
-from ._progress import Keepalive
+from ._inflight import InFlightCall, InFlightCalls
+from ._namespace_core import LOG, Effects, Handler, LiveSessions, flat, internal_error
+from ._progress import Keepalive, ProgressRoutes
 from ._sio import ack_value
 
-__all__ = ["ForwardingMixin"]
+__all__ = ["Forwarding"]
 
 
-class ForwardingMixin(NamespaceCore):
+@attrs.define(kw_only=True)
+class Forwarding:
     """``client:*`` requests of Agents, relayed to Computers and answered exactly once."""
 
-    def _forwarder(self, event: Event) -> Handler:
+    _sio: socketio.AsyncServer
+    _settings: ServerSettings
+    _store: StateStore
+    _remote: RemoteWatch | None
+    _drain: Drain
+    _metrics: ServerMetrics
+    _access: Access
+    _expiry: ExpiryWindow
+    _calls: InFlightCalls
+    _new_offices: NewOffices
+    _progress: ProgressRoutes
+    _sessions: LiveSessions
+    _effects: Effects
+    # Bound lookups of the live sessions: a call reads them as it read a dict before.
+    _gone_of: Callable[[str], asyncio.Future[None] | None] = attrs.field(init=False)
+    _connected: Callable[[str], bool] = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        self._gone_of = self._sessions.gone_of
+        self._connected = self._sessions.connected
+
+    def forwarder(self, event: Event) -> Handler:
         model = EVENTS[event].request
         plain = route_reader(model)
         is_tool_call = event is Event.TOOL_CALL
@@ -67,7 +95,7 @@ class ForwardingMixin(NamespaceCore):
             if self._drain.draining:
                 self._metrics.route(event.value, RouteOutcome.SHUTDOWN)
                 # Refused before it was sent anywhere: it did not run, trying again is safe.
-                return _flat(ErrorCode.INTERNAL_ERROR, "The Server is shutting down",
+                return flat(ErrorCode.INTERNAL_ERROR, "The Server is shutting down",
                              {"reason": SHUTDOWN_REASON, "delivered": False})  # fmt: skip
             # The plain shape needs no model (see _route_fields); the rest is decoded in full.
             req: Any = None
@@ -109,22 +137,22 @@ class ForwardingMixin(NamespaceCore):
             refusal = refusal or check_route(sender, event.value, agent, computer, target)
             if refusal is not None or target is None:
                 if refusal is None:  # pragma: no cover - check_route refuses a missing target
-                    return _internal_error()
+                    return internal_error()
                 self._metrics.route(event.value, RouteOutcome.REFUSED)
                 if refusal.code == ErrorCode.NOT_FOUND and sender is not None:
                     refusal = await self._absent(sender, computer, refusal)
                 self._access.routed(sid, event, sender, computer, refusal.message,
                                     _tool_of(data))  # fmt: skip
-                return self._refuse(refusal, sid, event, req_id, sender)
+                return self._effects.refuse(refusal, sid, event, req_id, sender)
             if event is Event.PUT_BLOB and sender is not None:
                 refusal = upload_refusal(sender, target)
                 if refusal is not None:
                     self._metrics.route(event.value, RouteOutcome.REFUSED)
-                    return self._refuse(refusal, sid, event, req_id, sender)
+                    return self._effects.refuse(refusal, sid, event, req_id, sender)
             if self._settings.audit_calls is not None and is_tool_call:
                 self._access.routed(sid, event, sender, computer, None, _tool_of(data))
-            if _log.isEnabledFor(logging.DEBUG):  # not even the fields' dict when off
-                log(_log, logging.DEBUG, "forwarding", sid=sid, event=event.value, req_id=req_id,
+            if LOG.isEnabledFor(logging.DEBUG):  # not even the fields' dict when off
+                log(LOG, logging.DEBUG, "forwarding", sid=sid, event=event.value, req_id=req_id,
                     name=agent, office=target.office_id, computer=computer)  # fmt: skip
             # Extension keys never have the plain shape: only a decoded request can ask.
             extended = isinstance(req, ToolCallReq) and (
@@ -139,10 +167,11 @@ class ForwardingMixin(NamespaceCore):
                 call = self._call_extended(sid, event, data, req, target, wait)
             else:
                 call = self._call(sid, event, data, req_id, computer, target.sid, wait)
-            if self.observer is not None:
+            observer = self._effects.observer
+            if observer is not None:
                 if req is None:  # the console shows the request: decode it (valid, see above)
                     req = from_wire(model, data)
-                call = self.observer.watch_call(event.value, req, target.office_id, call)
+                call = observer.watch_call(event.value, req, target.office_id, call)
             # Plain enter/leave instead of context managers: two generator frames a call.
             drain = self._drain
             drain.enter()
@@ -171,14 +200,14 @@ class ForwardingMixin(NamespaceCore):
             try:  # kept for its return (A6)? then "wait", not 404
                 held = await self._remote.held_for(office, computer)
             except StoreUnavailableError as exc:
-                log(_log, logging.DEBUG, "hold not read for a 404", office=office, reason=exc)
+                log(LOG, logging.DEBUG, "hold not read for a 404", office=office, reason=exc)
                 held = None
             if held is not None:
                 return returning_computer(computer, held)
         try:
             members = await self._store.office_members(office)
         except Exception as exc:  # the plain 404 still answers; a 500 would hide it
-            log(_log, logging.DEBUG, "office members not read for a 404", office=office,
+            log(LOG, logging.DEBUG, "office members not read for a 404", office=office,
                 reason=exc)  # fmt: skip
             return refusal
         created = self._new_offices.created(sender.sid, office)
@@ -235,7 +264,7 @@ class ForwardingMixin(NamespaceCore):
         wait: float,
         keepalive: Keepalive | None = None,
     ) -> Any:
-        gone = self._gone.get(target_sid)
+        gone = self._gone_of(target_sid)
         started = time.monotonic()
         remote = None
         if gone is None and self._remote is not None:
@@ -260,7 +289,7 @@ class ForwardingMixin(NamespaceCore):
         sent = event is Event.TOOL_CALL  # a tool call that reached here may have run
         if timed_out:
             self._metrics.route(event.value, RouteOutcome.TIMEOUT, time.monotonic() - started)
-            log(_log, logging.INFO, "forward timed out", sid=sid, event=event.value,
+            log(LOG, logging.INFO, "forward timed out", sid=sid, event=event.value,
                 req_id=req_id, computer=computer, wait=wait,
                 delivered=True if disrupted else None)  # fmt: skip
             message = f"Computer {computer!r} did not answer within {wait:g} seconds"
@@ -268,16 +297,16 @@ class ForwardingMixin(NamespaceCore):
                 message = keepalive.timeout_message(
                     computer, time.monotonic() - started, self._settings.max_tool_timeout
                 )
-            return _flat(ErrorCode.TIMEOUT, message + may_have_run_note(disrupted, sent),
+            return flat(ErrorCode.TIMEOUT, message + may_have_run_note(disrupted, sent),
                          {"computer_name": computer,
                           **delivered_details(disrupted, sent)})  # fmt: skip
         if args is None:
             if expired.done() and not gone.done():
                 self._metrics.route(event.value, RouteOutcome.SHUTDOWN,
                                     time.monotonic() - started)  # fmt: skip
-                log(_log, logging.INFO, "call abandoned at shutdown", sid=sid, event=event.value,
+                log(LOG, logging.INFO, "call abandoned at shutdown", sid=sid, event=event.value,
                     req_id=req_id, computer=computer)  # fmt: skip
-                return _flat(
+                return flat(
                     ErrorCode.INTERNAL_ERROR,
                     f"The Server shut down before Computer {computer!r} answered"
                     + may_have_run_note(disrupted, sent),
@@ -287,22 +316,22 @@ class ForwardingMixin(NamespaceCore):
             return self._computer_gone(sid, event, req_id, computer, started, disrupted, sent)
         answer = ack_value(args)
         elapsed = time.monotonic() - started
-        if sid not in self._gone:
+        if not self._connected(sid):
             # The Agent left while its request was in flight: nobody can read an ack.
             self._metrics.route(event.value, RouteOutcome.AGENT_GONE, elapsed)
-            log(_log, logging.DEBUG, "answer dropped, agent gone", sid=sid, req_id=req_id)
+            log(LOG, logging.DEBUG, "answer dropped, agent gone", sid=sid, req_id=req_id)
             return None
         unsupported = unsupported_event_refusal(event, computer, answer)
         if unsupported is not None:
             self._metrics.route(event.value, RouteOutcome.UNSUPPORTED, elapsed)
-            log(_log, logging.INFO, "computer does not implement the event", sid=target_sid,
+            log(LOG, logging.INFO, "computer does not implement the event", sid=target_sid,
                 event=event.value, req_id=req_id, computer=computer)  # fmt: skip
             return to_wire(unsupported.to_payload())
         if not isinstance(answer, dict):
             self._metrics.route(event.value, RouteOutcome.BAD_ANSWER, elapsed)
-            log(_log, logging.WARNING, "computer answered a non-object", sid=target_sid,
+            log(LOG, logging.WARNING, "computer answered a non-object", sid=target_sid,
                 event=event.value, req_id=req_id)  # fmt: skip
-            return _flat(
+            return flat(
                 ErrorCode.INTERNAL_ERROR,
                 f"Computer {computer!r} answered with a non-object acknowledgement",
                 {"computer_name": computer},
@@ -321,10 +350,10 @@ class ForwardingMixin(NamespaceCore):
         sent: bool = False,
     ) -> dict[str, Any]:
         self._metrics.route(event.value, RouteOutcome.COMPUTER_GONE, time.monotonic() - started)
-        log(_log, logging.INFO, "computer disconnected mid-call", sid=sid, event=event.value,
+        log(LOG, logging.INFO, "computer disconnected mid-call", sid=sid, event=event.value,
             req_id=req_id, computer=computer, delivered=True if disrupted else None)  # fmt: skip
         message = f"Computer {computer!r} disconnected before answering"
-        return _flat(
+        return flat(
             ErrorCode.INTERNAL_ERROR,
             message + may_have_run_note(disrupted, sent),
             {"computer_name": computer, "reason": "computer_disconnected",

@@ -12,6 +12,9 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+import attrs
+import socketio
+
 from a2c_protocol import (
     EVENTS,
     NAMESPACE,
@@ -23,16 +26,26 @@ from a2c_protocol import (
 )
 from a2c_server._observe._logs import log
 from a2c_server._state._rules import Member, Refusal, check_cancel, check_update
+from a2c_server._state._store import StateStore
 
-from ._namespace_core import Handler, NamespaceCore, _log
+from ._inflight import InFlightCalls
+from ._namespace_core import LOG, Effects, Handler
+from ._notices import CoalescedNotices
 
-__all__ = ["RelayMixin"]
+__all__ = ["Relay"]
 
 
-class RelayMixin(NamespaceCore):
+@attrs.define
+class Relay:
     """The ``server:*`` events that an office hears as ``notify:*``."""
 
-    def _relay(
+    _sio: socketio.AsyncServer
+    _store: StateStore
+    _notices: CoalescedNotices
+    _calls: InFlightCalls
+    _effects: Effects
+
+    def relay(
         self,
         event: Event,
         check: Callable[[Member | None, str, Any], Refusal | None],
@@ -54,15 +67,15 @@ class RelayMixin(NamespaceCore):
             try:
                 req = from_wire(spec.request, data)
             except InvalidPayloadError as exc:
-                log(_log, logging.INFO, "invalid payload dropped", sid=sid, event=event.value,
+                log(LOG, logging.INFO, "invalid payload dropped", sid=sid, event=event.value,
                     reason=exc)  # fmt: skip
-                self._penalize(sid)
+                self._effects.penalize(sid)
                 return
             sender = await self._store.get(sid)
             refusal = check(sender, event.value, req)
             if refusal is not None or sender is None or sender.office_id is None:
                 if refusal is not None:
-                    self._refuse(refusal, sid, event, getattr(req, "req_id", None), sender)
+                    self._effects.refuse(refusal, sid, event, getattr(req, "req_id", None), sender)
                 return
             notice = payload(req, sender, notify_model)
             if event in UPDATE_EVENTS:
@@ -71,21 +84,22 @@ class RelayMixin(NamespaceCore):
             await self._sio.emit(
                 notify.value, notice, room=sender.office_id, skip_sid=sid, namespace=NAMESPACE
             )
-            if self.observer is not None:
-                self.observer.office_event(sender.office_id, notify.value, notice)
+            observer = self._effects.observer
+            if observer is not None:
+                observer.office_event(sender.office_id, notify.value, notice)
 
         return on_event
 
-    def _updater(self, event: Event) -> Handler:
-        return self._relay(
+    def updater(self, event: Event) -> Handler:
+        return self.relay(
             event,
             lambda sender, name, req: check_update(sender, name, req.computer),
             # Broadcast on behalf of the registered name, never a claimed one.
             lambda req, sender, model: to_wire(model(computer=sender.name)),
         )
 
-    def _canceller(self) -> Handler:
-        relay = self._relay(
+    def canceller(self) -> Handler:
+        relay = self.relay(
             Event.TOOL_CALL_CANCEL,
             lambda sender, name, req: check_cancel(sender, name, req.agent),
             lambda req, sender, model: to_wire(req),
