@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from a2c_testkit.class_graph import ownership_problems
-from a2c_testkit.import_graph import find_cycles, import_graph
+from a2c_testkit.import_graph import find_cycles, import_graph, private_imports
 
 ROLE_PACKAGES = ("a2c_agent", "a2c_computer", "a2c_server")
 # The packages whose state has one owner per piece (no mixins, no stubs under TYPE_CHECKING,
@@ -91,6 +91,21 @@ def test_the_folder_check_sees_a_crowded_room(tmp_path: Path) -> None:
 @pytest.mark.parametrize("package", COMPOSED_PACKAGES)
 def test_every_piece_of_state_has_one_owner(package: str) -> None:
     assert ownership_problems(sources(package)) == []
+
+
+@pytest.mark.parametrize("package", ["a2c_computer", "a2c_server"])
+def test_no_private_name_taken_from_a_sibling_module(package: str) -> None:
+    assert private_imports(package, sources(package)) == []
+
+
+def test_the_private_import_check_sees_a_private_name(tmp_path: Path) -> None:
+    # The check itself can fail: a private name is reported, a private module is not.
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "_a.py").write_text("_helper = 1\nshared = 2\n")
+    (pkg / "_b.py").write_text("from . import _a\nfrom ._a import _helper, shared\n")
+    assert private_imports("pkg", pkg) == ["pkg._b:2 _helper"]
 
 
 def test_the_ownership_check_sees_mixins_stubs_diamonds_and_towers(tmp_path: Path) -> None:

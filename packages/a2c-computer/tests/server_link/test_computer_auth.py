@@ -81,11 +81,11 @@ def test_sanitizer_drops_unknown_keys_and_bad_actions() -> None:
 
 
 def test_server_error_descriptions_are_redacted() -> None:
-    from a2c_computer._mcp import _describe
+    from a2c_computer._mcp import describe_error
 
     error = ExceptionGroup(
         "transport", [OSError("cannot reach http://h:1/mcp?api_key=s3cr3t (Bearer abc.def.ghi)")]
     )
-    text = _describe(error)
+    text = describe_error(error)
     assert "s3cr3t" not in text and "abc.def.ghi" not in text
     assert "http://h:1/mcp" in text

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-__all__ = ["find_cycles", "import_graph"]
+__all__ = ["find_cycles", "import_graph", "private_imports"]
 
 
 def _module_name(package: str, root: Path, path: Path) -> str:
@@ -56,6 +56,30 @@ def import_graph(package: str, root: Path) -> dict[str, set[str]]:
                 if target in files and target != name:
                     graph[name].add(target)
     return graph
+
+
+def private_imports(package: str, root: Path) -> list[str]:
+    """``module:line name`` for each private name one module takes from another of the package.
+
+    A private module (``from . import _x``) is how modules reach each other here and counts
+    as public between them; a private *name* inside a module (``from ._x import _helper``)
+    is that module's own business, and a sibling that needs it should get a public name.
+    """
+    files = {_module_name(package, root, p): p for p in sorted(root.rglob("*.py"))}
+    found: list[str] = []
+    for name, path in files.items():
+        is_package = path.name == "__init__.py"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if not node.level and not (node.module or "").startswith(package):
+                continue
+            stems = _resolve(name, is_package, node, set(files))
+            for alias in node.names:
+                private = alias.name.startswith("_") and not alias.name.startswith("__")
+                if private and not any(s.endswith(f".{alias.name}") for s in stems):
+                    found.append(f"{name}:{node.lineno} {alias.name}")
+    return found
 
 
 def find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:

@@ -29,7 +29,7 @@ reached through :mod:`a2c_computer._upstream` only.
 
 from ._era import MODERN, era_of
 from ._failures import McpCallFailure
-from ._failures import _describe as _describe  # the tests check its redaction
+from ._failures import describe_error as describe_error  # the tests check its redaction
 from ._inputs import INPUT_REQUIRED, InputCallbacks
 from ._server import McpServer
 from ._status import NotificationKind, ServerStatus

@@ -13,7 +13,7 @@ from a2c_computer._exceptions import ComputerError
 from a2c_computer._observe._logging import SECRETS
 from a2c_protocol import MCPServerConfig, StdioServerConfig
 
-__all__ = ["McpCallFailure", "http_status_of"]
+__all__ = ["McpCallFailure", "closed_message", "describe_error", "failure_of", "http_status_of"]
 
 
 class McpCallFailure(ComputerError):
@@ -43,7 +43,7 @@ def http_status_of(exc: MCPError) -> int | None:
     return status if isinstance(status, int) else None
 
 
-def _failure(exc: MCPError, server: str) -> McpCallFailure:
+def failure_of(exc: MCPError, server: str) -> McpCallFailure:
     if exc.code == CONNECTION_CLOSED:
         return McpCallFailure(f"MCP server {server}: connection closed", connection_lost=True)
     status = http_status_of(exc)
@@ -58,13 +58,13 @@ def _failure(exc: MCPError, server: str) -> McpCallFailure:
     return McpCallFailure(f"MCP server {server}: {exc.message}")
 
 
-def _closed_message(config: MCPServerConfig) -> str:
+def closed_message(config: MCPServerConfig) -> str:
     if isinstance(config, StdioServerConfig):
         return "the MCP server closed the connection (process exited?)"
     return "the MCP server's HTTP stream ended (server restarted or connection dropped)"
 
 
-def _describe(exc: BaseException) -> str:
+def describe_error(exc: BaseException) -> str:
     """A one-line, secret-free description (URLs may carry resolved credentials)."""
     return redact_text(SECRETS.redact(_explain(exc)))
 

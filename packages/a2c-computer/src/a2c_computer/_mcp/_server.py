@@ -37,12 +37,12 @@ from a2c_computer._upstream import send_raw
 from a2c_protocol import JsonObject, MCPServerConfig, SseServerConfig, reconnect_delays
 
 from ._era import MODERN, era_of, open_session
-from ._failures import McpCallFailure, _closed_message, _describe, _failure
+from ._failures import McpCallFailure, closed_message, describe_error, failure_of
 from ._inputs import INPUT_REQUIRED, NO_INPUT, InputCallbacks, input_kinds
 from ._listen import ChangeStream
 from ._status import NotificationKind, ServerStatus
-from ._streams import _CheckedWriter, _WatchedReceive
-from ._transports import TRANSPORTS, _open_stdio
+from ._streams import CheckedWriter, WatchedReceive
+from ._transports import TRANSPORTS, open_stdio
 
 __all__ = ["McpServer"]
 
@@ -179,11 +179,11 @@ class McpServer:
             except Exception as exc:
                 if self._stop.is_set():
                     # Teardown noise of a transport being closed on purpose.
-                    logger.debug("MCP server %s closed: %s", self.name, _describe(exc))
+                    logger.debug("MCP server %s closed: %s", self.name, describe_error(exc))
                 elif self._sign_in_needed() is not None:
-                    logger.debug("MCP server %s: %s", self.name, _describe(exc))
+                    logger.debug("MCP server %s: %s", self.name, describe_error(exc))
                 else:
-                    self.last_error = _describe(exc)
+                    self.last_error = describe_error(exc)
                     logger.warning("MCP server %s failed: %s", self.name, self.last_error)
             finally:
                 self._session = self._dispatcher = self._changes = None
@@ -249,13 +249,13 @@ class McpServer:
         self._signed_out.clear()
         async with AsyncExitStack() as stack:
             auth = self._auth_for(params)
-            if opener is _open_stdio:  # its stderr becomes log records, one per line
+            if opener is open_stdio:  # its stderr becomes log records, one per line
                 errlog = stack.enter_context(stderr_pipe(self.name))
-                opener = functools.partial(_open_stdio, errlog=errlog)
+                opener = functools.partial(open_stdio, errlog=errlog)
             read, write = await stack.enter_async_context(opener(params, self._refused, auth))
-            watched = _WatchedReceive(read, closed)
+            watched = WatchedReceive(read, closed)
             stack.push_async_callback(watched.aclose)
-            checked = _CheckedWriter(
+            checked = CheckedWriter(
                 write,
                 self.name,
                 params.get("encoding") or "utf-8",
@@ -324,7 +324,7 @@ class McpServer:
                 stop_wait.cancel()
             self._session = None
             if closed.is_set() and not self._stop.is_set():
-                self.last_error = _closed_message(self.config)
+                self.last_error = closed_message(self.config)
         return True
 
     async def _keep_alive(self, session: ClientSession, interval: float) -> None:
@@ -335,7 +335,9 @@ class McpServer:
                 with anyio.fail_after(interval * 2):
                     await session.send_ping()
             except Exception as exc:  # the session's own loss detection decides, not a ping
-                logger.debug("MCP server %s: keep-alive ping failed: %s", self.name, _describe(exc))
+                logger.debug(
+                    "MCP server %s: keep-alive ping failed: %s", self.name, describe_error(exc)
+                )
 
     def _lists_may_have_changed(self) -> None:
         """A 2026-07-28 change stream was re-opened: re-read what it would have told."""
@@ -480,7 +482,7 @@ class McpServer:
                 ) from None
             raise
         except MCPError as exc:
-            raise self._noted(_failure(exc, self.name)) from exc
+            raise self._noted(failure_of(exc, self.name)) from exc
         except (anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
             raise McpCallFailure(
                 f"MCP server {self.name}: connection lost", connection_lost=True

@@ -11,10 +11,10 @@ import anyio
 
 from ._failures import McpCallFailure
 
-__all__: list[str] = []
+__all__ = ["CheckedWriter", "WatchedReceive"]
 
 
-class _CheckedWriter:
+class CheckedWriter:
     """The session's write stream, encoding each message before the transport does.
 
     A transport encodes in its own writer task, where a failure (a lone surrogate in an
@@ -39,7 +39,7 @@ class _CheckedWriter:
             ) from exc
         await self._inner.send(item)
 
-    async def __aenter__(self) -> _CheckedWriter:
+    async def __aenter__(self) -> CheckedWriter:
         await self._inner.__aenter__()
         return self
 
@@ -50,7 +50,7 @@ class _CheckedWriter:
         return getattr(self._inner, name)
 
 
-class _WatchedReceive:
+class WatchedReceive:
     """The transport's receiving stream, handed to the MCP session as is, that sets
     ``closed`` when it ends.
 
@@ -72,7 +72,7 @@ class _WatchedReceive:
             self._closed.set()
             raise
 
-    def __aiter__(self) -> _WatchedReceive:
+    def __aiter__(self) -> WatchedReceive:
         return self
 
     async def __anext__(self) -> Any:
@@ -86,7 +86,7 @@ class _WatchedReceive:
         with contextlib.suppress(Exception):
             await self._source.aclose()
 
-    async def __aenter__(self) -> _WatchedReceive:
+    async def __aenter__(self) -> WatchedReceive:
         return self
 
     async def __aexit__(self, *exc: object) -> None:

@@ -30,7 +30,7 @@ from a2c_protocol import (
     parse_iso8601_duration,
 )
 
-__all__ = ["TRANSPORTS", "RefusalSink", "Streams", "TransportFactory"]
+__all__ = ["TRANSPORTS", "RefusalSink", "Streams", "TransportFactory", "open_stdio"]
 
 #: JSON-RPC error code used for an HTTP refusal turned into an error response.
 _HTTP_REFUSAL: Final = -32001
@@ -174,7 +174,7 @@ def _headers(params: Mapping[str, Any]) -> dict[str, str] | None:
 
 
 @contextlib.asynccontextmanager
-async def _open_stdio(
+async def open_stdio(
     params: Mapping[str, Any],
     _: RefusalSink,
     __: httpx2.Auth | None = None,
@@ -230,7 +230,7 @@ async def _open_sse(
 
 
 TRANSPORTS: Final[Mapping[type[Any], TransportFactory]] = {
-    StdioServerConfig: _open_stdio,
+    StdioServerConfig: open_stdio,
     StreamableServerConfig: _open_streamable,
     SseServerConfig: _open_sse,
 }

@@ -39,9 +39,10 @@ from . import _redis_scripts as scripts
 from ._mux import Multiplexer
 from ._redis_conn import close_redis, connect_redis
 
-__all__ = ["RedisStateStore", "connect_redis"]
+__all__ = ["REDIS_UNAVAILABLE", "RedisStateStore", "connect_redis", "decode_member"]
 
-_UNAVAILABLE: Final = (RedisConnectionError, RedisTimeoutError, ReadOnlyError, OSError)
+#: What redis-py raises when the registry cannot be reached now (a 503 to the caller).
+REDIS_UNAVAILABLE: Final = (RedisConnectionError, RedisTimeoutError, ReadOnlyError, OSError)
 _ROLES: Final = {role.value: role for role in Role}
 #: The put script's status for a session that a reconnect of its client took over.
 _RECLAIMED: Final = 2
@@ -65,7 +66,7 @@ def _encode(member: Member, node: str) -> str:
     )
 
 
-def _decode(record: str) -> tuple[Member, str]:
+def decode_member(record: str) -> tuple[Member, str]:
     """A session record: the member and the node hosting it."""
     data = json.loads(record)
     member = Member(
@@ -145,7 +146,7 @@ class RedisStateStore:
     async def _run(self, op: Callable[[], Awaitable[Any]], *, write: bool = False) -> Any:
         try:
             return await op()
-        except _UNAVAILABLE as exc:
+        except REDIS_UNAVAILABLE as exc:
             if write:
                 self.dirty = True
             raise StoreUnavailableError(f"registry unavailable: {exc}") from exc
@@ -178,7 +179,7 @@ class RedisStateStore:
         if status != 0:
             raise StateConflictError(str(result[1]))
         self._local[member.sid] = member
-        displaced = [_decode(r)[0] for r in result[2:]]
+        displaced = [decode_member(r)[0] for r in result[2:]]
         for victim in displaced:
             self._local.pop(victim.sid, None)  # hosted here: its disconnect finds it gone
         return displaced
@@ -199,7 +200,7 @@ class RedisStateStore:
             raise
         if record == "":
             return None  # taken over by a reconnect of its client: its office knows
-        return _decode(record)[0] if record else local
+        return decode_member(record)[0] if record else local
 
     async def hold_name(self, office_id: str, name: str, seconds: float) -> None:
         """Keep ``name`` of ``office_id`` for its Computer's return for ``seconds``: calls
@@ -265,7 +266,7 @@ class RedisStateStore:
 
     def _read(self, record: str) -> Member:
         """Decode a session record, remembering which node hosts it (see :meth:`node_of`)."""
-        member, node = _decode(record)
+        member, node = decode_member(record)
         nodes = self._nodes
         if member.sid not in nodes:
             if len(nodes) >= _REMEMBERED_NODES:
@@ -317,7 +318,7 @@ class RedisStateStore:
         records = await self._run(lambda: self._reap_dead(self._keys, [self.node_id]))
         dead: dict[str, list[Member]] = {}
         for record in records:
-            member, node = _decode(record)
+            member, node = decode_member(record)
             dead.setdefault(node, []).append(member)
         return dead
 
@@ -325,7 +326,7 @@ class RedisStateStore:
         """Drop what an earlier process with this node id left in the registry."""
         self._acked = 0  # the script forgets the write sequence too
         records = await self._run(lambda: self._reap_self(self._keys, [self.node_id]))
-        return [_decode(r)[0] for r in records]
+        return [decode_member(r)[0] for r in records]
 
     async def retire(self) -> None:
         """Leave the registry on a clean shutdown (sessions were removed one by one)."""

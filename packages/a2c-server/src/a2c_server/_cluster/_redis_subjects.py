@@ -24,7 +24,7 @@ from a2c_server._exceptions import StoreUnavailableError
 from a2c_server._observe._logs import log
 from a2c_server._state._subjects import subject_refusal
 
-from ._redis_store import _UNAVAILABLE
+from ._redis_store import REDIS_UNAVAILABLE
 
 __all__ = ["RedisSubjectCounts"]
 
@@ -85,7 +85,7 @@ class RedisSubjectCounts:
         args = [self.node_id, subject, sid, str(cap)]
         try:
             held = int(await self._hold(self._keys, args))
-        except _UNAVAILABLE as exc:
+        except REDIS_UNAVAILABLE as exc:
             raise StoreUnavailableError(f"registry unavailable: {exc}") from exc
         if subject_refusal(held, cap) is None:
             self._held[sid] = subject
@@ -118,7 +118,7 @@ class RedisSubjectCounts:
                 args += (sid, subject)
         try:
             await self._sync(self._keys, args)
-        except _UNAVAILABLE as exc:
+        except REDIS_UNAVAILABLE as exc:
             self._unreleased = {**unreleased, **self._unreleased}
             self.dirty = True
             raise StoreUnavailableError(f"registry unavailable: {exc}") from exc

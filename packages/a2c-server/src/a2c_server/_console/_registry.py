@@ -80,7 +80,7 @@ class Registry:
         return list(local().values()) if callable(local) else []
 
     async def _read_redis(self) -> Snapshot:
-        from a2c_server._cluster._redis_store import _decode
+        from a2c_server._cluster._redis_store import decode_member
 
         client: Any = getattr(self._store, "client")  # noqa: B009 - only the Redis store has it
         p = "{" + self._settings.redis_prefix + "}"
@@ -107,7 +107,7 @@ class Registry:
         truncated = len(sids) > MAX_SESSIONS
         sids = sids[:MAX_SESSIONS]
         records = await client.mget([f"{p}:session:{sid}" for sid in sids]) if sids else []
-        pairs = [_decode(r) for r in records if r]
+        pairs = [decode_member(r) for r in records if r]
         return Snapshot(node_rows, await self._describe(pairs), truncated, "redis")
 
     async def _describe(self, pairs: list[tuple[Member, str]]) -> list[dict[str, Any]]:
