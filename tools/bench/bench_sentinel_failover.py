@@ -31,8 +31,8 @@ import uuid
 from contextlib import AsyncExitStack
 from pathlib import Path
 
-from a2c_agent import AsyncAgent, result_text
-from a2c_protocol import A2CError
+from a2c_agent import AsyncAgent
+from a2c_testkit.call_stream import Probe
 from a2c_testkit.redis_sentinel import redis_sentinel
 from a2c_testkit.scripted_computer import ScriptedComputer, scripted_tool
 from a2c_testkit.triangle import eventually, redis_node_process
@@ -40,40 +40,8 @@ from a2c_testkit.triangle import eventually, redis_node_process
 PONG = {"content": [{"type": "text", "text": "pong"}], "isError": False}
 
 
-class Probe:
-    def __init__(self, agent: AsyncAgent) -> None:
-        self.agent = agent
-        self.calls: list[tuple[float, bool, str]] = []
-        self._task: asyncio.Task[None] | None = None
-
-    async def _one(self) -> None:
-        started = time.monotonic()
-        try:
-            text = result_text(await self.agent.call_tool("box", "echo", {}, timeout=3))
-            self.calls.append((started, text == "pong", text))
-        except (A2CError, OSError) as exc:
-            self.calls.append((started, False, type(exc).__name__ + ": " + str(exc)[:60]))
-
-    async def _run(self) -> None:
-        running: set[asyncio.Task[None]] = set()
-        try:
-            while True:
-                task = asyncio.ensure_future(self._one())
-                running.add(task)
-                task.add_done_callback(running.discard)
-                await asyncio.sleep(0.1)
-        finally:
-            for task in running:
-                task.cancel()
-            await asyncio.gather(*running, return_exceptions=True)
-
-    def start(self) -> None:
-        self._task = asyncio.ensure_future(self._run())
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
+def _why(exc: BaseException) -> str:
+    return type(exc).__name__ + ": " + str(exc)[:60]
 
 
 async def one_round(
@@ -93,7 +61,7 @@ async def one_round(
             await stack.enter_async_context(box)
             agent = await stack.enter_async_context(AsyncAgent(n1.url, name="planner"))
             await agent.join_office(office)
-            probe = Probe(agent)
+            probe = Probe(agent, "box", expect="pong", timeout=3, describe=_why)
             probe.start()
             await eventually(lambda: any(ok for _, ok, _ in probe.calls), timeout=60,
                              what="answered before the kill")  # fmt: skip
