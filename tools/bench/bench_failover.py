@@ -53,7 +53,7 @@ from a2c_testkit.triangle import (
     ServerProcess,
     computer_process,
     eventually,
-    server_process,
+    redis_node_process,
     stdio_scene_entry,
     write_config,
     write_scene,
@@ -115,9 +115,8 @@ async def main(kills: int, source: str | None) -> int:
     with redis_server() as redis:
 
         def node(node_id: str) -> contextlib.AbstractAsyncContextManager[ServerProcess]:
-            args = ["--redis", redis.url, "--node-id", node_id, "--redis-prefix", PREFIX]
-            return server_process(log_dir, port=ports[node_id], name=f"node-{node_id}",
-                                  extra_args=args, env=env)  # fmt: skip
+            return redis_node_process(log_dir, redis.url, node_id, prefix=PREFIX,
+                                      port=ports[node_id], env=env)  # fmt: skip
 
         async with AsyncExitStack() as stack:
             nodes = {i: await stack.enter_async_context(node(i)) for i in ports}
