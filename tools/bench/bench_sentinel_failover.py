@@ -31,13 +31,9 @@ import uuid
 from contextlib import AsyncExitStack
 from pathlib import Path
 
-from a2c_agent import AsyncAgent
 from a2c_testkit.call_stream import Probe
-from a2c_testkit.redis_sentinel import redis_sentinel
-from a2c_testkit.scripted_computer import ScriptedComputer, scripted_tool
-from a2c_testkit.triangle import eventually, redis_node_process
-
-PONG = {"content": [{"type": "text", "text": "pong"}], "isError": False}
+from a2c_testkit.redis_sentinel import echo_office, redis_sentinel, sentinel_nodes
+from a2c_testkit.triangle import eventually
 
 
 def _why(exc: BaseException) -> str:
@@ -52,15 +48,8 @@ async def one_round(
     with redis_sentinel(down_after_ms=down_after_ms,
                         failover_timeout_ms=failover_timeout_ms) as deployment:  # fmt: skip
         async with AsyncExitStack() as stack:
-            nodes = [redis_node_process(log_dir, deployment.url, n, prefix=prefix)
-                     for n in ("n1", "n2")]  # fmt: skip
-            n1, n2 = [await stack.enter_async_context(n) for n in nodes]
-            box = ScriptedComputer(n2.url, name="box", office_id=office)
-            box.tools = [scripted_tool("echo")]
-            box.tool_results["echo"] = PONG
-            await stack.enter_async_context(box)
-            agent = await stack.enter_async_context(AsyncAgent(n1.url, name="planner"))
-            await agent.join_office(office)
+            n1, n2 = await sentinel_nodes(stack, log_dir, deployment, prefix=prefix)
+            _, agent = await echo_office(stack, n2.url, n1.url, office)
             probe = Probe(agent, "box", expect="pong", timeout=3, describe=_why)
             probe.start()
             await eventually(lambda: any(ok for _, ok, _ in probe.calls), timeout=60,

@@ -25,9 +25,14 @@ import pytest
 from a2c_agent import AsyncAgent, JoinOfficeError
 from a2c_protocol import A2CError, Event
 from a2c_testkit.call_stream import Probe
-from a2c_testkit.redis_sentinel import SentinelDeployment, redis_command, redis_sentinel
-from a2c_testkit.scripted_computer import ScriptedComputer, scripted_tool
-from a2c_testkit.triangle import eventually, redis_node_process
+from a2c_testkit.redis_sentinel import (
+    SentinelDeployment,
+    echo_office,
+    redis_command,
+    redis_sentinel,
+    sentinel_nodes,
+)
+from a2c_testkit.triangle import eventually
 
 #: The bounds: every call from 15 s after the kill answered (or from whenever the test
 #: has checked the lost seat, if later), the first one within 30 s (10 s is the goal: a
@@ -35,7 +40,6 @@ from a2c_testkit.triangle import eventually, redis_node_process
 #: tools/bench/bench_sentinel_failover.py).
 BACK_WITHIN = 30.0
 ALL_GOOD_FROM = 15.0
-PONG = {"content": [{"type": "text", "text": "pong"}], "isError": False}
 
 
 def _snapshot(port: int, prefix: str) -> dict[bytes, tuple[bytes, int]]:
@@ -83,17 +87,9 @@ async def test_kill_9_of_the_primary_keeps_offices_and_calls_and_restores_lost_s
     office, lost_office = f"o-{prefix}", f"lost-{prefix}"
     with redis_sentinel(down_after_ms=1000, failover_timeout_ms=3000) as deployment:
         async with AsyncExitStack() as stack:
-            nodes = [
-                redis_node_process(tmp_path, deployment.url, node, prefix=prefix, node_ttl=node_ttl)
-                for node in ("n1", "n2")
-            ]
-            n1, n2 = [await stack.enter_async_context(node) for node in nodes]
-            box = ScriptedComputer(n2.url, name="box", office_id=office)
-            box.tools = [scripted_tool("echo")]
-            box.tool_results["echo"] = PONG
-            await stack.enter_async_context(box)
-            planner = await stack.enter_async_context(AsyncAgent(n1.url, name="planner"))
-            await planner.join_office(office)
+            n1, n2 = await sentinel_nodes(stack, tmp_path, deployment, prefix=prefix,
+                                          node_ttl=node_ttl)  # fmt: skip
+            box, planner = await echo_office(stack, n2.url, n1.url, office)
             probe = Probe(planner, "box", expect="pong", timeout=3)
             probe.start()
             await eventually(lambda: probe.first_ok_after(0.0) is not None, timeout=60,
@@ -160,17 +156,9 @@ async def test_a_demoted_primary_sends_the_nodes_to_the_promoted_one(tmp_path: P
     office = f"o-{prefix}"
     with redis_sentinel(down_after_ms=1000, failover_timeout_ms=3000) as deployment:
         async with AsyncExitStack() as stack:
-            nodes = [
-                redis_node_process(tmp_path, deployment.url, node, prefix=prefix, node_ttl=6.0)
-                for node in ("n1", "n2")
-            ]
-            n1, n2 = [await stack.enter_async_context(node) for node in nodes]
-            box = ScriptedComputer(n2.url, name="box", office_id=office)
-            box.tools = [scripted_tool("echo")]
-            box.tool_results["echo"] = PONG
-            await stack.enter_async_context(box)
-            planner = await stack.enter_async_context(AsyncAgent(n1.url, name="planner"))
-            await planner.join_office(office)
+            n1, n2 = await sentinel_nodes(stack, tmp_path, deployment, prefix=prefix,
+                                          node_ttl=6.0)  # fmt: skip
+            box, planner = await echo_office(stack, n2.url, n1.url, office)
             probe = Probe(planner, "box", expect="pong", timeout=3)
             probe.start()
             await eventually(lambda: probe.first_ok_after(0.0) is not None, timeout=60,
