@@ -33,7 +33,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import os
 import statistics
 import sys
 import tempfile
@@ -41,6 +40,8 @@ import time
 import uuid
 from contextlib import AsyncExitStack
 from pathlib import Path
+
+from _benchkit import source_env
 
 from a2c_agent import AsyncAgent
 from a2c_testkit.call_stream import Probe
@@ -108,10 +109,7 @@ async def main(kills: int, source: str | None) -> int:
     office, peer_office = f"bf-{run}", f"bf-peer-{run}"
     scene = write_scene(log_dir / "desk.json", {"name": "desk", "windows": []})
     config = write_config(log_dir / "computer.json", [stdio_scene_entry("desk", scene)])
-    env = None
-    if source is not None:
-        path = os.pathsep.join(filter(None, [source, os.environ.get("PYTHONPATH")]))
-        env = {"PYTHONPATH": path}
+    env = source_env(source)
     with redis_server() as redis:
 
         def node(node_id: str) -> contextlib.AbstractAsyncContextManager[ServerProcess]:

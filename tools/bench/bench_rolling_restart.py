@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import os
 import statistics
 import sys
 import tempfile
@@ -30,6 +29,8 @@ import time
 import uuid
 from contextlib import AsyncExitStack
 from pathlib import Path
+
+from _benchkit import source_env
 
 from a2c_agent import AsyncAgent, result_text
 from a2c_protocol import A2CError
@@ -68,10 +69,7 @@ async def main(rounds: int, source: str | None) -> int:
     config = write_config(log_dir / "computer.json", [stdio_scene_entry("desk", scene)])
     runs = log_dir / "runs.log"
     runs.touch()
-    env = None
-    if source is not None:
-        path = os.pathsep.join(filter(None, [source, os.environ.get("PYTHONPATH")]))
-        env = {"PYTHONPATH": path}
+    env = source_env(source)
     back: list[float] = []
     with redis_server() as redis:
 
