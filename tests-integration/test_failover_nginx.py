@@ -46,7 +46,7 @@ from a2c_testkit.triangle import (
     ServerProcess,
     computer_process,
     eventually,
-    server_process,
+    redis_node_process,
     stdio_scene_entry,
     write_config,
     write_scene,
@@ -67,11 +67,8 @@ def redis() -> Iterator[RedisServer]:
 def node(
     procs: Any, redis: RedisServer, node_id: str, port: int, node_ttl: float | None = None
 ) -> contextlib.AbstractAsyncContextManager[ServerProcess]:
-    args = ["--redis", redis.url, "--node-id", node_id, "--redis-prefix", PREFIX]
-    if node_ttl is not None:
-        args += ["--node-ttl", str(node_ttl)]
-    return server_process(procs.log_dir, port=port, name=f"node-{node_id}", extra_args=args,
-                          track=procs.track)  # fmt: skip
+    return redis_node_process(procs.log_dir, redis.url, node_id, prefix=PREFIX,
+                              node_ttl=node_ttl, port=port, track=procs.track)  # fmt: skip
 
 
 async def echo(agent: AsyncAgent, box: str) -> bool:

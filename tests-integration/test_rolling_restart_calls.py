@@ -40,7 +40,7 @@ from a2c_testkit.triangle import (
     ServerProcess,
     computer_process,
     eventually,
-    server_process,
+    redis_node_process,
     stdio_scene_entry,
     write_config,
     write_scene,
@@ -61,9 +61,8 @@ def redis() -> Iterator[RedisServer]:
 def node(
     procs: Any, redis: RedisServer, node_id: str, port: int
 ) -> contextlib.AbstractAsyncContextManager[ServerProcess]:
-    args = ["--redis", redis.url, "--node-id", node_id, "--redis-prefix", PREFIX]
-    return server_process(procs.log_dir, port=port, name=f"node-{node_id}", extra_args=args,
-                          track=procs.track)  # fmt: skip
+    return redis_node_process(procs.log_dir, redis.url, node_id, prefix=PREFIX, port=port,
+                              track=procs.track)  # fmt: skip
 
 
 async def bridge_echo(host: Any) -> bool:

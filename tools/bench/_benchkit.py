@@ -19,11 +19,28 @@ import socketio
 
 from a2c_testkit.processes import bin_path, free_port
 
-__all__ = ["NAMESPACE", "cpu_seconds", "join", "process_tree", "rss_bytes", "serve", "server"]
+__all__ = [
+    "NAMESPACE",
+    "cpu_seconds",
+    "join",
+    "process_tree",
+    "rss_bytes",
+    "serve",
+    "server",
+    "source_env",
+]
 
 NAMESPACE = "/smcp"
 HERE = Path(__file__).resolve().parent
 TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def source_env(source: str | None) -> dict[str, str] | None:
+    """The environment that runs a server from another build's sources (``--server-source``),
+    or None for this checkout's."""
+    if source is None:
+        return None
+    return {"PYTHONPATH": os.pathsep.join(filter(None, [source, os.environ.get("PYTHONPATH")]))}
 
 
 def cpu_seconds(pid: int) -> float:
@@ -74,12 +91,8 @@ async def server(
     else:
         level = ["--log-level", log_level] if log_level is not None else []
         argv = [bin_path("a2c-server"), "--port", str(port), *level, *extra]
-    env = None
-    if source is not None:
-        env = {
-            **os.environ,
-            "PYTHONPATH": os.pathsep.join(filter(None, [source, os.environ.get("PYTHONPATH")])),
-        }
+    extra_env = source_env(source)
+    env = {**os.environ, **extra_env} if extra_env is not None else None
     async with serve(argv, port, env) as started:
         yield started
 

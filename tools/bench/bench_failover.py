@@ -33,19 +33,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import os
 import statistics
 import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Any
 
-from a2c_agent import AsyncAgent, result_text
-from a2c_protocol import A2CError
+from _benchkit import source_env
+
+from a2c_agent import AsyncAgent
+from a2c_testkit.call_stream import Probe
 from a2c_testkit.metrics import clients_held
 from a2c_testkit.nginx import fail_timeout, nginx_process
 from a2c_testkit.processes import free_port
@@ -55,7 +54,7 @@ from a2c_testkit.triangle import (
     ServerProcess,
     computer_process,
     eventually,
-    server_process,
+    redis_node_process,
     stdio_scene_entry,
     write_config,
     write_scene,
@@ -63,52 +62,6 @@ from a2c_testkit.triangle import (
 
 PREFIX = "bench-failover"
 PONG = {"content": [{"type": "text", "text": "pong"}], "isError": False}
-
-
-async def answers(call: Callable[[], Awaitable[Any]], ok: Callable[[Any], bool]) -> bool:
-    try:
-        return ok(await call())
-    except (A2CError, OSError):
-        return False
-
-
-class Probe:
-    """Calls every 0.1 s; :meth:`first_after` is when a call started after ``t`` answered."""
-
-    def __init__(self, call: Callable[[], Awaitable[Any]], ok: Callable[[Any], bool]) -> None:
-        self._call, self._ok = call, ok
-        self.answered: list[float] = []  # start times of answered calls
-        self._task: asyncio.Task[None] | None = None
-
-    async def _one(self) -> None:
-        started = time.monotonic()
-        if await answers(self._call, self._ok):
-            self.answered.append(started)
-
-    async def _run(self) -> None:
-        running: set[asyncio.Task[None]] = set()
-        try:
-            while True:
-                task = asyncio.ensure_future(self._one())
-                running.add(task)
-                task.add_done_callback(running.discard)
-                await asyncio.sleep(0.1)
-        finally:
-            for task in running:
-                task.cancel()
-
-    def start(self) -> None:
-        self._task = asyncio.ensure_future(self._run())
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-
-    def first_after(self, moment: float) -> float | None:
-        later = [t for t in self.answered if t > moment]
-        return min(later) - moment if later else None
 
 
 async def one_round(
@@ -125,30 +78,26 @@ async def one_round(
         peer.tool_results["echo"] = PONG
         await observer.join_office(office)
 
-        async def through_computer() -> Any:
-            return await observer.call_tool("box", "echo", {"text": "x"}, timeout=1)
-
-        async def through_agent() -> Any:
-            return await planner.call_tool("peer", "echo", {}, timeout=1)
-
         probes = {
-            "computer": Probe(through_computer, lambda r: result_text(r) == "desk: x"),
-            "agent": Probe(through_agent, lambda r: result_text(r) == "pong"),
+            "computer": Probe(observer, "box", args={"text": "x"}, expect="desk: x", timeout=1),
+            "agent": Probe(planner, "peer", expect="pong", timeout=1),
         }
         for probe in probes.values():
             probe.start()
-        await eventually(lambda: all(p.answered for p in probes.values()), timeout=60,
-                         what="both probes answered before the kill")  # fmt: skip
+        await eventually(
+            lambda: all(p.first_ok_after(0.0) is not None for p in probes.values()),
+            timeout=60, what="both probes answered before the kill",
+        )  # fmt: skip
         nodes[victim].process.kill()
         killed = time.monotonic()
         await eventually(
-            lambda: all(p.first_after(killed) is not None for p in probes.values()),
+            lambda: all(p.first_ok_after(killed) is not None for p in probes.values()),
             timeout=120, what="both probes answered after the kill",
         )  # fmt: skip
         for probe in probes.values():
             await probe.stop()
-        computer_s = probes["computer"].first_after(killed)
-        agent_s = probes["agent"].first_after(killed)
+        computer_s = probes["computer"].first_ok_after(killed)
+        agent_s = probes["agent"].first_ok_after(killed)
     assert computer_s is not None and agent_s is not None
     return victim, computer_s, agent_s
 
@@ -160,16 +109,12 @@ async def main(kills: int, source: str | None) -> int:
     office, peer_office = f"bf-{run}", f"bf-peer-{run}"
     scene = write_scene(log_dir / "desk.json", {"name": "desk", "windows": []})
     config = write_config(log_dir / "computer.json", [stdio_scene_entry("desk", scene)])
-    env = None
-    if source is not None:
-        path = os.pathsep.join(filter(None, [source, os.environ.get("PYTHONPATH")]))
-        env = {"PYTHONPATH": path}
+    env = source_env(source)
     with redis_server() as redis:
 
         def node(node_id: str) -> contextlib.AbstractAsyncContextManager[ServerProcess]:
-            args = ["--redis", redis.url, "--node-id", node_id, "--redis-prefix", PREFIX]
-            return server_process(log_dir, port=ports[node_id], name=f"node-{node_id}",
-                                  extra_args=args, env=env)  # fmt: skip
+            return redis_node_process(log_dir, redis.url, node_id, prefix=PREFIX,
+                                      port=ports[node_id], env=env)  # fmt: skip
 
         async with AsyncExitStack() as stack:
             nodes = {i: await stack.enter_async_context(node(i)) for i in ports}

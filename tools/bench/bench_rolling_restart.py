@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import os
 import statistics
 import sys
 import tempfile
@@ -30,6 +29,8 @@ import time
 import uuid
 from contextlib import AsyncExitStack
 from pathlib import Path
+
+from _benchkit import source_env
 
 from a2c_agent import AsyncAgent, result_text
 from a2c_protocol import A2CError
@@ -42,7 +43,7 @@ from a2c_testkit.triangle import (
     ServerProcess,
     computer_process,
     eventually,
-    server_process,
+    redis_node_process,
     stdio_scene_entry,
     write_config,
     write_scene,
@@ -68,17 +69,13 @@ async def main(rounds: int, source: str | None) -> int:
     config = write_config(log_dir / "computer.json", [stdio_scene_entry("desk", scene)])
     runs = log_dir / "runs.log"
     runs.touch()
-    env = None
-    if source is not None:
-        path = os.pathsep.join(filter(None, [source, os.environ.get("PYTHONPATH")]))
-        env = {"PYTHONPATH": path}
+    env = source_env(source)
     back: list[float] = []
     with redis_server() as redis:
 
         def node(node_id: str) -> contextlib.AbstractAsyncContextManager[ServerProcess]:
-            args = ["--redis", redis.url, "--node-id", node_id, "--redis-prefix", PREFIX]
-            return server_process(log_dir, port=ports[node_id], name=f"node-{node_id}",
-                                  extra_args=args, env=env)  # fmt: skip
+            return redis_node_process(log_dir, redis.url, node_id, prefix=PREFIX,
+                                      port=ports[node_id], env=env)  # fmt: skip
 
         async with AsyncExitStack() as stack:
             nodes = {i: await stack.enter_async_context(node(i)) for i in ports}

@@ -31,49 +31,13 @@ import uuid
 from contextlib import AsyncExitStack
 from pathlib import Path
 
-from a2c_agent import AsyncAgent, result_text
-from a2c_protocol import A2CError
-from a2c_testkit.redis_sentinel import redis_sentinel
-from a2c_testkit.scripted_computer import ScriptedComputer, scripted_tool
-from a2c_testkit.triangle import eventually, redis_node_process
-
-PONG = {"content": [{"type": "text", "text": "pong"}], "isError": False}
+from a2c_testkit.call_stream import Probe
+from a2c_testkit.redis_sentinel import echo_office, redis_sentinel, sentinel_nodes
+from a2c_testkit.triangle import eventually
 
 
-class Probe:
-    def __init__(self, agent: AsyncAgent) -> None:
-        self.agent = agent
-        self.calls: list[tuple[float, bool, str]] = []
-        self._task: asyncio.Task[None] | None = None
-
-    async def _one(self) -> None:
-        started = time.monotonic()
-        try:
-            text = result_text(await self.agent.call_tool("box", "echo", {}, timeout=3))
-            self.calls.append((started, text == "pong", text))
-        except (A2CError, OSError) as exc:
-            self.calls.append((started, False, type(exc).__name__ + ": " + str(exc)[:60]))
-
-    async def _run(self) -> None:
-        running: set[asyncio.Task[None]] = set()
-        try:
-            while True:
-                task = asyncio.ensure_future(self._one())
-                running.add(task)
-                task.add_done_callback(running.discard)
-                await asyncio.sleep(0.1)
-        finally:
-            for task in running:
-                task.cancel()
-            await asyncio.gather(*running, return_exceptions=True)
-
-    def start(self) -> None:
-        self._task = asyncio.ensure_future(self._run())
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
+def _why(exc: BaseException) -> str:
+    return type(exc).__name__ + ": " + str(exc)[:60]
 
 
 async def one_round(
@@ -84,16 +48,9 @@ async def one_round(
     with redis_sentinel(down_after_ms=down_after_ms,
                         failover_timeout_ms=failover_timeout_ms) as deployment:  # fmt: skip
         async with AsyncExitStack() as stack:
-            nodes = [redis_node_process(log_dir, deployment.url, n, prefix=prefix)
-                     for n in ("n1", "n2")]  # fmt: skip
-            n1, n2 = [await stack.enter_async_context(n) for n in nodes]
-            box = ScriptedComputer(n2.url, name="box", office_id=office)
-            box.tools = [scripted_tool("echo")]
-            box.tool_results["echo"] = PONG
-            await stack.enter_async_context(box)
-            agent = await stack.enter_async_context(AsyncAgent(n1.url, name="planner"))
-            await agent.join_office(office)
-            probe = Probe(agent)
+            n1, n2 = await sentinel_nodes(stack, log_dir, deployment, prefix=prefix)
+            _, agent = await echo_office(stack, n2.url, n1.url, office)
+            probe = Probe(agent, "box", expect="pong", timeout=3, describe=_why)
             probe.start()
             await eventually(lambda: any(ok for _, ok, _ in probe.calls), timeout=60,
                              what="answered before the kill")  # fmt: skip

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from a2c_agent import AsyncAgent
+from a2c_protocol import Event
 from a2c_testkit.scripted_computer import ScriptedComputer
 from a2c_testkit.server import RunningServer, running_server
 
@@ -50,5 +51,25 @@ def make_agent(
         kw.setdefault("socketio_path", server.socketio_path)
         agent = AsyncAgent(server.url, name=name, **kw)
         return await stack.enter_async_context(agent)
+
+    return make
+
+
+@pytest.fixture
+def make_office(
+    make_computer: Callable[..., Awaitable[ScriptedComputer]],
+    make_agent: Callable[..., Awaitable[AsyncAgent]],
+) -> Callable[..., Awaitable[tuple[ScriptedComputer, AsyncAgent]]]:
+    """A scripted Computer answering tool calls with ``tool`` and an Agent (``agent_kw``)
+    in its office."""
+
+    async def make(
+        tool: Callable[[dict[str, Any]], Any], **agent_kw: Any
+    ) -> tuple[ScriptedComputer, AsyncAgent]:
+        computer = await make_computer()
+        computer.on(Event.TOOL_CALL, tool)
+        agent = await make_agent(**agent_kw)
+        await agent.join_office(OFFICE)
+        return computer, agent
 
     return make

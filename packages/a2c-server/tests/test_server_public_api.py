@@ -63,6 +63,7 @@ def test_server_testkit_helpers_are_exported() -> None:
         "close_client",
         "connect_raw",
         "connect_refusal",
+        "echo_computer",
         "joined_raw",
         "running_nodes",
         "running_server",

@@ -39,22 +39,11 @@ from a2c_testkit.scripted_input import AskingTool, form_request, sampling_reques
 
 MakeComputer = Callable[..., Awaitable[ScriptedComputer]]
 MakeAgent = Callable[..., Awaitable[AsyncAgent]]
+MakeOffice = Callable[..., Awaitable[tuple[ScriptedComputer, AsyncAgent]]]
 NAME = form_request("Your name?", {"name": {"type": "string"}}, ["name"])
 
 
-async def office(
-    make_computer: MakeComputer, make_agent: MakeAgent, tool: AskingTool, **agent_kw: Any
-) -> tuple[ScriptedComputer, AsyncAgent]:
-    computer = await make_computer()
-    computer.on(Event.TOOL_CALL, tool)
-    agent = await make_agent(**agent_kw)
-    await agent.join_office("office-1")
-    return computer, agent
-
-
-async def test_agent_answers_a_form_through_its_handler(
-    make_computer: MakeComputer, make_agent: MakeAgent
-) -> None:
+async def test_agent_answers_a_form_through_its_handler(make_office: MakeOffice) -> None:
     seen: list[InputRequest] = []
 
     async def handler(request: InputRequest) -> InputResponse:
@@ -62,7 +51,7 @@ async def test_agent_answers_a_form_through_its_handler(
         return ElicitationResponse.accept({"name": "Ann"})
 
     tool = AskingTool([{"q1": NAME}])
-    computer, agent = await office(make_computer, make_agent, tool, input_handler=handler)
+    computer, agent = await make_office(tool, input_handler=handler)
     result = await agent.call_tool("box-1", "greet", {"x": 1}, req_id="call-1")
     assert json.loads(result_text(result)) == [
         {"q1": {"action": "accept", "content": {"name": "Ann"}}}
@@ -80,10 +69,8 @@ async def test_agent_answers_a_form_through_its_handler(
     }  # fmt: skip
 
 
-async def test_agent_without_a_handler_sends_todays_request(
-    make_computer: MakeComputer, make_agent: MakeAgent
-) -> None:
-    computer, agent = await office(make_computer, make_agent, AskingTool([{"q1": NAME}]))
+async def test_agent_without_a_handler_sends_todays_request(make_office: MakeOffice) -> None:
+    computer, agent = await make_office(AskingTool([{"q1": NAME}]))
     result = await agent.call_tool("box-1", "greet", {})
     assert result_text(result) == "declined"
     (request,) = computer.received(Event.TOOL_CALL)
@@ -91,7 +78,7 @@ async def test_agent_without_a_handler_sends_todays_request(
 
 
 async def test_agent_loops_rounds_and_runs_a_plain_handler_in_a_thread(
-    make_computer: MakeComputer, make_agent: MakeAgent
+    make_office: MakeOffice,
 ) -> None:
     threads: list[str] = []
 
@@ -107,7 +94,7 @@ async def test_agent_loops_rounds_and_runs_a_plain_handler_in_a_thread(
 
     rounds = [{"q1": NAME, "q2": url_request("Sign in", "https://example.test/a")},
               {"s1": sampling_request("2+2?")}]  # fmt: skip
-    _, agent = await office(make_computer, make_agent, AskingTool(rounds))
+    _, agent = await make_office(AskingTool(rounds))
     result = await agent.call_tool("box-1", "greet", {}, on_input=handler)
     assert json.loads(result_text(result)) == [
         {"q1": {"action": "decline"}, "q2": {"action": "accept"}},
@@ -117,27 +104,20 @@ async def test_agent_loops_rounds_and_runs_a_plain_handler_in_a_thread(
     assert len(threads) == 3 and threading.main_thread().name not in threads
 
 
-async def test_decline_input_declines_forms_and_refuses_sampling(
-    make_computer: MakeComputer, make_agent: MakeAgent
-) -> None:
+async def test_decline_input_declines_forms_and_refuses_sampling(make_office: MakeOffice) -> None:
     rounds = [{"q1": NAME, "s1": sampling_request("hi")}]
-    _, agent = await office(
-        make_computer, make_agent, AskingTool(rounds), input_handler=decline_input
-    )
+    _, agent = await make_office(AskingTool(rounds), input_handler=decline_input)
     result = await agent.call_tool("box-1", "greet", {})
     answered = json.loads(result_text(result))[0]
     assert answered["q1"] == {"action": "decline"}
     assert answered["s1"]["a2c_error"]["message"].endswith("declined by the Agent")
 
 
-async def test_declared_capabilities_are_the_agents_choice(
-    make_computer: MakeComputer, make_agent: MakeAgent
-) -> None:
+async def test_declared_capabilities_are_the_agents_choice(make_office: MakeOffice) -> None:
     caps = InputCapabilities(url=False, sampling=False, sampling_tools=False)
-    computer, agent = await office(
-        make_computer, make_agent, AskingTool([{"q1": NAME}]), input_handler=decline_input,
-        input_capabilities=caps,
-    )  # fmt: skip
+    computer, agent = await make_office(
+        AskingTool([{"q1": NAME}]), input_handler=decline_input, input_capabilities=caps
+    )
     await agent.call_tool("box-1", "greet", {})
     assert computer.received(Event.TOOL_CALL)[0]["a2c_input"] == {"elicitation": {"form": {}}}
 
@@ -151,7 +131,7 @@ async def test_declared_capabilities_are_the_agents_choice(
     ],
 )
 async def test_a_failing_handler_cancels_the_requests_on_the_computer(
-    make_computer: MakeComputer, make_agent: MakeAgent, answer: object, error: type[Exception]
+    make_office: MakeOffice, answer: object, error: type[Exception]
 ) -> None:
     async def handler(request: InputRequest) -> Any:
         if isinstance(answer, Exception):
@@ -159,7 +139,7 @@ async def test_a_failing_handler_cancels_the_requests_on_the_computer(
         return answer
 
     rounds = [{"q1": NAME, "s1": sampling_request("hi")}]
-    computer, agent = await office(make_computer, make_agent, AskingTool(rounds))
+    computer, agent = await make_office(AskingTool(rounds))
     with pytest.raises(error):
         await agent.call_tool("box-1", "greet", {}, on_input=handler, req_id="c")
     cancel = await computer.wait_for_request(Event.TOOL_CALL, lambda p: p["req_id"] == "c.x")
@@ -168,9 +148,7 @@ async def test_a_failing_handler_cancels_the_requests_on_the_computer(
     assert "cancelled by the Agent" in cancel["a2c_input_responses"]["s1"]["a2c_error"]["message"]
 
 
-async def test_a_cancelled_call_cancels_the_requests_it_waited_on(
-    make_computer: MakeComputer, make_agent: MakeAgent
-) -> None:
+async def test_a_cancelled_call_cancels_the_requests_it_waited_on(make_office: MakeOffice) -> None:
     asked = asyncio.Event()
 
     async def slow(request: InputRequest) -> InputResponse:
@@ -178,7 +156,7 @@ async def test_a_cancelled_call_cancels_the_requests_it_waited_on(
         await asyncio.Event().wait()  # the user never answers
         raise AssertionError("unreachable")
 
-    computer, agent = await office(make_computer, make_agent, AskingTool([{"q1": NAME}]))
+    computer, agent = await make_office(AskingTool([{"q1": NAME}]))
     call = asyncio.create_task(agent.call_tool("box-1", "greet", {}, on_input=slow, req_id="c"))
     await asyncio.wait_for(asked.wait(), 30)
     call.cancel()
@@ -188,13 +166,9 @@ async def test_a_cancelled_call_cancels_the_requests_it_waited_on(
     assert cancel["a2c_input_responses"] == {"q1": {"action": "cancel"}}
 
 
-async def test_too_many_rounds_end_the_call(
-    make_computer: MakeComputer, make_agent: MakeAgent
-) -> None:
+async def test_too_many_rounds_end_the_call(make_office: MakeOffice) -> None:
     tool = AskingTool([{"q": NAME}] * 5)
-    computer, agent = await office(
-        make_computer, make_agent, tool, input_handler=decline_input, max_input_rounds=2
-    )
+    computer, agent = await make_office(tool, input_handler=decline_input, max_input_rounds=2)
     with pytest.raises(InputRoundsExceededError, match="more than 2 times") as caught:
         await agent.call_tool("box-1", "greet", {}, req_id="c")
     assert (caught.value.computer, caught.value.tool, caught.value.rounds) == ("box-1", "greet", 2)

@@ -12,7 +12,6 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 import pytest
 
@@ -32,8 +31,7 @@ from a2c_protocol import Event
 from a2c_testkit.scripted_computer import ScriptedComputer
 from a2c_testkit.scripted_hostile import HostileTool, form, sampling, url
 
-MakeComputer = Callable[..., Awaitable[ScriptedComputer]]
-MakeAgent = Callable[..., Awaitable[AsyncAgent]]
+MakeOffice = Callable[..., Awaitable[tuple[ScriptedComputer, AsyncAgent]]]
 FORMS_ONLY = InputCapabilities(form=True, url=False, sampling=False, sampling_tools=False)
 SUMMARY = "without asking the handler"
 
@@ -53,22 +51,12 @@ def _is_form(request: InputRequest) -> bool:
     return isinstance(request, ElicitationRequest) and request.mode == "form"
 
 
-async def _office(
-    make_computer: MakeComputer, make_agent: MakeAgent, tool: HostileTool, **agent_kw: Any
-) -> tuple[ScriptedComputer, AsyncAgent]:
-    computer = await make_computer()
-    computer.on(Event.TOOL_CALL, tool)
-    agent = await make_agent(**agent_kw)
-    await agent.join_office("office-1")
-    return computer, agent
-
-
 def _summaries(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [r.getMessage() for r in caplog.records if SUMMARY in r.getMessage()]
 
 
 async def test_agent_never_asks_its_handler_about_kinds_it_did_not_declare(
-    make_computer: MakeComputer, make_agent: MakeAgent, caplog: pytest.LogCaptureFixture
+    make_office: MakeOffice, caplog: pytest.LogCaptureFixture
 ) -> None:
     flood = {f"s{i}": sampling(f"question {i}") for i in range(5000)}
     rounds = [{**flood, "u": url("Sign in", "https://example.test/"), "f": form("Name?")},
@@ -76,8 +64,8 @@ async def test_agent_never_asks_its_handler_about_kinds_it_did_not_declare(
     tool = HostileTool(rounds)
     handler = Handler()
     caplog.set_level(logging.WARNING, logger="a2c_agent")
-    _, agent = await _office(
-        make_computer, make_agent, tool, input_handler=handler, input_capabilities=FORMS_ONLY,
+    _, agent = await make_office(
+        tool, input_handler=handler, input_capabilities=FORMS_ONLY,
         max_input_requests_per_round=10_000, max_input_requests_per_call=10_000,
     )  # fmt: skip
     result = await agent.call_tool("box-1", "greet", {}, req_id="c")
@@ -93,12 +81,10 @@ async def test_agent_never_asks_its_handler_about_kinds_it_did_not_declare(
     assert "answered 5002 input requests" in line and "5001 x sampling was not declared" in line
 
 
-async def test_a_round_over_the_cap_is_refused_whole(
-    make_computer: MakeComputer, make_agent: MakeAgent
-) -> None:
+async def test_a_round_over_the_cap_is_refused_whole(make_office: MakeOffice) -> None:
     tool = HostileTool([{f"f{i}": form(f"q{i}") for i in range(17)}])
     handler = Handler()
-    computer, agent = await _office(make_computer, make_agent, tool, input_handler=handler)
+    computer, agent = await make_office(tool, input_handler=handler)
     with pytest.raises(InputRequestsExceededError, match="at most 16 are taken per round") as e:
         await agent.call_tool("box-1", "greet", {}, req_id="c")
     assert (e.value.scope, e.value.count, e.value.cap) == ("round", 17, 16)
@@ -108,24 +94,20 @@ async def test_a_round_over_the_cap_is_refused_whole(
     assert cancel["a2c_input_responses"] == {f"f{i}": {"action": "cancel"} for i in range(17)}
 
 
-async def test_five_thousand_sampling_requests_meet_the_round_cap(
-    make_computer: MakeComputer, make_agent: MakeAgent
-) -> None:
+async def test_five_thousand_sampling_requests_meet_the_round_cap(make_office: MakeOffice) -> None:
     tool = HostileTool([{f"s{i}": sampling(f"q{i}") for i in range(5000)}])
     handler = Handler()
-    _, agent = await _office(make_computer, make_agent, tool, input_handler=handler)
+    _, agent = await make_office(tool, input_handler=handler)
     with pytest.raises(InputRequestsExceededError, match="5000 input requests") as e:
         await agent.call_tool("box-1", "greet", {})
     assert (e.value.scope, e.value.cap) == ("round", 16)
     assert handler.seen == []
 
 
-async def test_rounds_past_the_call_total_are_refused(
-    make_computer: MakeComputer, make_agent: MakeAgent
-) -> None:
+async def test_rounds_past_the_call_total_are_refused(make_office: MakeOffice) -> None:
     rounds = [{f"r{n}f{i}": form(f"q{i}") for i in range(16)} for n in range(5)]  # 80 in all
     handler = Handler()
-    _, agent = await _office(make_computer, make_agent, HostileTool(rounds), input_handler=handler)
+    _, agent = await make_office(HostileTool(rounds), input_handler=handler)
     with pytest.raises(InputRequestsExceededError, match="at most 64 are taken per call") as e:
         await agent.call_tool("box-1", "greet", {})
     assert (e.value.scope, e.value.count, e.value.cap) == ("call", 80, 64)
@@ -144,13 +126,13 @@ async def test_rounds_past_the_call_total_are_refused(
     ],
 )
 async def test_url_mode_carries_only_web_links(
-    make_computer: MakeComputer, make_agent: MakeAgent, link: str, named: str
+    make_office: MakeOffice, link: str, named: str
 ) -> None:
     rounds = [{"bad": url("Open this", link), "good": url("Sign in", "https://ok.example/a"),
                "local": url("Local sign-in", "http://127.0.0.1:8080/cb")}]  # fmt: skip
     tool = HostileTool(rounds)
     handler = Handler()
-    _, agent = await _office(make_computer, make_agent, tool, input_handler=handler)
+    _, agent = await make_office(tool, input_handler=handler)
     await agent.call_tool("box-1", "greet", {})
     assert [r.key for r in handler.seen] == ["good", "local"]
     (answers,) = tool.answers
@@ -159,7 +141,7 @@ async def test_url_mode_carries_only_web_links(
 
 
 async def test_the_handler_is_waited_for_until_the_round_expires(
-    make_computer: MakeComputer, make_agent: MakeAgent, caplog: pytest.LogCaptureFixture
+    make_office: MakeOffice, caplog: pytest.LogCaptureFixture
 ) -> None:
     deadlines: list[float | None] = []
     started = time.time()
@@ -171,7 +153,7 @@ async def test_the_handler_is_waited_for_until_the_round_expires(
 
     tool = HostileTool([{"f": form("Name?")}], expires_in=0.5)
     caplog.set_level(logging.WARNING, logger="a2c_agent")
-    computer, agent = await _office(make_computer, make_agent, tool, input_handler=never)
+    computer, agent = await make_office(tool, input_handler=never)
     with pytest.raises(InputTimeoutError, match=r"within 0\.5 s") as e:  # not the guard's
         await asyncio.wait_for(agent.call_tool("box-1", "greet", {}, req_id="c"), 60)
     assert isinstance(e.value, TimeoutError) and e.value.expires_in == 0.5

@@ -20,7 +20,7 @@ from a2c_protocol import NAMESPACE, Event, ExtensionEvent
 from a2c_server import ServerSettings
 from a2c_server._cluster._redis_store import RedisStateStore
 from a2c_testkit.redis_server import RedisServer
-from a2c_testkit.server import RawClient, RunningServer, joined_raw, running_nodes
+from a2c_testkit.server import RawClient, RunningServer, echo_computer, joined_raw, running_nodes
 from a2c_testkit.triangle import eventually
 
 # A hold longer than any wait of the test (it is --node-ttl): the 503 is seen in time.
@@ -39,13 +39,6 @@ def store_of(node: RunningServer) -> RedisStateStore:
     store = node.app.store
     assert isinstance(store, RedisStateStore)
     return store
-
-
-def echo_computer(client: RawClient) -> None:
-    async def answer(payload: Any) -> dict[str, Any]:
-        return {"content": [{"type": "text", "text": "pong"}], "isError": False}
-
-    client.sio.on(Event.TOOL_CALL.value, answer, namespace=NAMESPACE)
 
 
 async def test_a_computer_cut_by_a_graceful_shutdown_is_waited_for_not_404(

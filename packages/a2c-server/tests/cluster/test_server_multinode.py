@@ -22,7 +22,13 @@ from a2c_server import Member, ServerSettings
 from a2c_server._cluster._redis_store import RedisStateStore, connect_redis
 from a2c_server._state._rules import ROOM_HAS_AGENT
 from a2c_testkit.redis_server import RedisServer, redis_server
-from a2c_testkit.server import RawClient, RunningServer, connect_raw, joined_raw, running_nodes
+from a2c_testkit.server import (
+    RunningServer,
+    connect_raw,
+    echo_computer,
+    joined_raw,
+    running_nodes,
+)
 from a2c_testkit.triangle import eventually
 
 SETTINGS = ServerSettings(tool_call_buffer=0.5, node_ttl=1.5)
@@ -66,13 +72,6 @@ def store_of(node: RunningServer) -> RedisStateStore:
     store = node.app.store
     assert isinstance(store, RedisStateStore)
     return store
-
-
-def echo_computer(client: RawClient) -> None:
-    async def answer(payload: Any) -> dict[str, Any]:
-        return {"content": [{"type": "text", "text": "pong"}], "isError": False}
-
-    client.sio.on(Event.TOOL_CALL.value, answer, namespace=NAMESPACE)
 
 
 async def test_multinode_fifty_agents_race_for_one_seat_exactly_one_wins(

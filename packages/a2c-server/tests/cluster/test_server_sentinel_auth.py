@@ -22,11 +22,8 @@ from a2c_server._cli import settings_from_args
 from a2c_server._cluster._redis_url import parse_redis_target
 from a2c_server._exceptions import SettingsError
 from a2c_server._observe._logs import server_secrets
-from a2c_testkit.redis_sentinel import redis_sentinel
-from a2c_testkit.scripted_computer import ScriptedComputer, scripted_tool
+from a2c_testkit.redis_sentinel import echo_office, redis_sentinel
 from a2c_testkit.triangle import eventually, server_process
-
-PONG = {"content": [{"type": "text", "text": "pong"}], "isError": False}
 
 
 def test_sentinel_urls_parse_with_their_passwords() -> None:
@@ -95,12 +92,7 @@ async def test_password_protected_primary_and_sentinels_through_a_failover(
                 env={"A2C_SERVER_REDIS_PASSWORD": password,
                      "A2C_SERVER_REDIS_SENTINEL_PASSWORD": sentinel_password},
             ))  # fmt: skip
-            box = ScriptedComputer(n2.url, name="box", office_id=office)
-            box.tools = [scripted_tool("echo")]
-            box.tool_results["echo"] = PONG
-            await stack.enter_async_context(box)
-            agent = await stack.enter_async_context(AsyncAgent(n1.url, name="planner"))
-            await agent.join_office(office)
+            _, agent = await echo_office(stack, n2.url, n1.url, office)
             assert await _pong(agent)
             deployment.kill_primary()
             await eventually(lambda: deployment.primary_address() == deployment.replica_port,

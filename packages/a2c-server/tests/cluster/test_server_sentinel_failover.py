@@ -12,7 +12,6 @@ back by the node hosting that Agent, so nobody else can take the seat.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import signal
 import time
@@ -23,11 +22,17 @@ from typing import Any
 
 import pytest
 
-from a2c_agent import AsyncAgent, JoinOfficeError, result_text
+from a2c_agent import AsyncAgent, JoinOfficeError
 from a2c_protocol import A2CError, Event
-from a2c_testkit.redis_sentinel import SentinelDeployment, redis_command, redis_sentinel
-from a2c_testkit.scripted_computer import ScriptedComputer, scripted_tool
-from a2c_testkit.triangle import eventually, redis_node_process
+from a2c_testkit.call_stream import Probe
+from a2c_testkit.redis_sentinel import (
+    SentinelDeployment,
+    echo_office,
+    redis_command,
+    redis_sentinel,
+    sentinel_nodes,
+)
+from a2c_testkit.triangle import eventually
 
 #: The bounds: every call from 15 s after the kill answered (or from whenever the test
 #: has checked the lost seat, if later), the first one within 30 s (10 s is the goal: a
@@ -35,7 +40,6 @@ from a2c_testkit.triangle import eventually, redis_node_process
 #: tools/bench/bench_sentinel_failover.py).
 BACK_WITHIN = 30.0
 ALL_GOOD_FROM = 15.0
-PONG = {"content": [{"type": "text", "text": "pong"}], "isError": False}
 
 
 def _snapshot(port: int, prefix: str) -> dict[bytes, tuple[bytes, int]]:
@@ -62,49 +66,6 @@ def _roll_back(port: int, prefix: str, snapshot: dict[bytes, tuple[bytes, int]])
         assert answer == "OK", answer
 
 
-class Probe:
-    """Calls every 0.1 s; remembers each call's start and whether it was answered."""
-
-    def __init__(self, agent: AsyncAgent, computer: str) -> None:
-        self.agent, self.computer = agent, computer
-        self.calls: list[tuple[float, bool, str]] = []
-        self._task: asyncio.Task[None] | None = None
-
-    async def _one(self) -> None:
-        started = time.monotonic()
-        try:
-            ok = result_text(await self.agent.call_tool(self.computer, "echo", {}, timeout=3))
-            self.calls.append((started, ok == "pong", ok))
-        except (A2CError, OSError) as exc:
-            self.calls.append((started, False, repr(exc)))
-
-    async def _run(self) -> None:
-        running: set[asyncio.Task[None]] = set()
-        try:
-            while True:
-                task = asyncio.ensure_future(self._one())
-                running.add(task)
-                task.add_done_callback(running.discard)
-                await asyncio.sleep(0.1)
-        finally:
-            for task in running:
-                task.cancel()
-            await asyncio.gather(*running, return_exceptions=True)
-
-    def start(self) -> None:
-        self._task = asyncio.ensure_future(self._run())
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-
-    def first_ok_after(self, moment: float) -> float | None:
-        later = [t for t, ok, _ in self.calls if ok and t > moment]
-        return min(later) - moment if later else None
-
-
 def _seat(deployment: SentinelDeployment, prefix: str, office: str) -> Any:
     port = deployment.primary_address()
     if port is None:
@@ -126,18 +87,10 @@ async def test_kill_9_of_the_primary_keeps_offices_and_calls_and_restores_lost_s
     office, lost_office = f"o-{prefix}", f"lost-{prefix}"
     with redis_sentinel(down_after_ms=1000, failover_timeout_ms=3000) as deployment:
         async with AsyncExitStack() as stack:
-            nodes = [
-                redis_node_process(tmp_path, deployment.url, node, prefix=prefix, node_ttl=node_ttl)
-                for node in ("n1", "n2")
-            ]
-            n1, n2 = [await stack.enter_async_context(node) for node in nodes]
-            box = ScriptedComputer(n2.url, name="box", office_id=office)
-            box.tools = [scripted_tool("echo")]
-            box.tool_results["echo"] = PONG
-            await stack.enter_async_context(box)
-            planner = await stack.enter_async_context(AsyncAgent(n1.url, name="planner"))
-            await planner.join_office(office)
-            probe = Probe(planner, "box")
+            n1, n2 = await sentinel_nodes(stack, tmp_path, deployment, prefix=prefix,
+                                          node_ttl=node_ttl)  # fmt: skip
+            box, planner = await echo_office(stack, n2.url, n1.url, office)
+            probe = Probe(planner, "box", expect="pong", timeout=3)
             probe.start()
             await eventually(lambda: probe.first_ok_after(0.0) is not None, timeout=60,
                              what="the Agent's calls answered before the kill")  # fmt: skip
@@ -203,18 +156,10 @@ async def test_a_demoted_primary_sends_the_nodes_to_the_promoted_one(tmp_path: P
     office = f"o-{prefix}"
     with redis_sentinel(down_after_ms=1000, failover_timeout_ms=3000) as deployment:
         async with AsyncExitStack() as stack:
-            nodes = [
-                redis_node_process(tmp_path, deployment.url, node, prefix=prefix, node_ttl=6.0)
-                for node in ("n1", "n2")
-            ]
-            n1, n2 = [await stack.enter_async_context(node) for node in nodes]
-            box = ScriptedComputer(n2.url, name="box", office_id=office)
-            box.tools = [scripted_tool("echo")]
-            box.tool_results["echo"] = PONG
-            await stack.enter_async_context(box)
-            planner = await stack.enter_async_context(AsyncAgent(n1.url, name="planner"))
-            await planner.join_office(office)
-            probe = Probe(planner, "box")
+            n1, n2 = await sentinel_nodes(stack, tmp_path, deployment, prefix=prefix,
+                                          node_ttl=6.0)  # fmt: skip
+            box, planner = await echo_office(stack, n2.url, n1.url, office)
+            probe = Probe(planner, "box", expect="pong", timeout=3)
             probe.start()
             await eventually(lambda: probe.first_ok_after(0.0) is not None, timeout=60,
                              what="calls answered before the failover")  # fmt: skip

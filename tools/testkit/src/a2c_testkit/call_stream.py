@@ -1,16 +1,21 @@
-"""A stream of tool calls kept up through a fault, each call's outcome kept for the verdict.
+"""Streams of tool calls kept up through a fault, each call's outcome kept for the verdict.
 
 The fault tests (a Redis restart, a node's SIGTERM behind nginx) start a call of the
-scene's ``slow`` tool every 50 ms until told to stop. The tool writes each call's id to
-the ``runs`` file when it runs, so afterwards each id that ran can be matched with what
-its caller was told: an answer, "may have run", or "never sent".
+scene's ``slow`` tool every 50 ms until told to stop (:class:`CallStream`). The tool writes
+each call's id to the ``runs`` file when it runs, so afterwards each id that ran can be
+matched with what its caller was told: an answer, "may have run", or "never sent".
+
+The failover tests and benches that only ask *when* calls were answered again use
+:class:`Probe`: a call every 0.1 s, abandoned (cancelled) when the probe stops.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -25,7 +30,7 @@ from a2c_agent import (
 )
 from a2c_protocol import A2CError
 
-__all__ = ["CallStream", "Outcome"]
+__all__ = ["CallStream", "Outcome", "Probe"]
 
 
 @attrs.define
@@ -135,3 +140,71 @@ class CallStream:
                 )
                 kinds[kind] = kinds.get(kind, 0) + 1
         return kinds
+
+
+class Probe:
+    """Calls ``computer``'s ``tool`` every ``every`` seconds from :meth:`start` to :meth:`stop`.
+
+    A call is answered when its result's text is ``expect``. :attr:`calls` holds, per call,
+    its start (monotonic), whether it was answered, and the result's text or, for a call
+    that raised one of ``caught``, ``describe(error)``.
+    """
+
+    def __init__(
+        self,
+        agent: AsyncAgent,
+        computer: str,
+        *,
+        expect: str,
+        timeout: float,
+        tool: str = "echo",
+        args: dict[str, Any] | None = None,
+        every: float = 0.1,
+        caught: tuple[type[BaseException], ...] = (A2CError, OSError),
+        describe: Callable[[BaseException], str] = repr,
+    ) -> None:
+        self.agent, self.computer, self.tool = agent, computer, tool
+        self.args = args or {}
+        self.expect, self.timeout, self.every = expect, timeout, every
+        self.caught, self.describe = caught, describe
+        self.calls: list[tuple[float, bool, str]] = []
+        self._task: asyncio.Task[None] | None = None
+
+    async def _one(self) -> None:
+        started = time.monotonic()
+        try:
+            result = await self.agent.call_tool(
+                self.computer, self.tool, self.args, timeout=self.timeout
+            )
+            text = result_text(result)
+            self.calls.append((started, text == self.expect, text))
+        except self.caught as exc:
+            self.calls.append((started, False, self.describe(exc)))
+
+    async def _run(self) -> None:
+        running: set[asyncio.Task[None]] = set()
+        try:
+            while True:
+                task = asyncio.ensure_future(self._one())
+                running.add(task)
+                task.add_done_callback(running.discard)
+                await asyncio.sleep(self.every)
+        finally:
+            for task in running:
+                task.cancel()
+            await asyncio.gather(*running, return_exceptions=True)
+
+    def start(self) -> None:
+        """Start calling (in the running loop)."""
+        self._task = asyncio.ensure_future(self._run())
+
+    async def stop(self) -> None:
+        """Stop calling; calls still under way are cancelled."""
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+
+    def first_ok_after(self, moment: float) -> float | None:
+        """Seconds from ``moment`` to the start of the first answered call after it."""
+        later = [t for t, ok, _ in self.calls if ok and t > moment]
+        return min(later) - moment if later else None

@@ -21,16 +21,30 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
+from contextlib import AsyncExitStack
 from pathlib import Path
 
 import pytest
 
+from a2c_agent import AsyncAgent
+
 from .processes import free_port
 from .redis_server import require_redis_server
+from .scripted_computer import ScriptedComputer, scripted_tool
+from .triangle import ServerProcess, redis_node_process
 
-__all__ = ["SentinelDeployment", "redis_command", "redis_sentinel"]
+__all__ = [
+    "PONG",
+    "SentinelDeployment",
+    "echo_office",
+    "redis_command",
+    "redis_sentinel",
+    "sentinel_nodes",
+]
 
 SERVICE = "a2c-primary"
+#: What ``box`` of :func:`echo_office` answers to ``echo``.
+PONG = {"content": [{"type": "text", "text": "pong"}], "isError": False}
 
 
 def _encode(*args: str | int | bytes) -> bytes:
@@ -275,3 +289,35 @@ def redis_sentinel(
             yield deployment
         finally:
             deployment.stop()
+
+
+async def sentinel_nodes(
+    stack: AsyncExitStack,
+    log_dir: Path,
+    deployment: SentinelDeployment,
+    *,
+    prefix: str,
+    node_ttl: float | None = None,
+) -> tuple[ServerProcess, ServerProcess]:
+    """Nodes ``n1`` and ``n2`` on ``deployment``'s registry, stopped with ``stack``."""
+    n1, n2 = [
+        await stack.enter_async_context(
+            redis_node_process(log_dir, deployment.url, node, prefix=prefix, node_ttl=node_ttl)
+        )
+        for node in ("n1", "n2")
+    ]
+    return n1, n2
+
+
+async def echo_office(
+    stack: AsyncExitStack, computer_url: str, agent_url: str, office: str
+) -> tuple[ScriptedComputer, AsyncAgent]:
+    """A scripted Computer ``box`` answering ``echo`` with :data:`PONG` at ``computer_url``
+    and an Agent ``planner`` at ``agent_url``, both in ``office``, stopped with ``stack``."""
+    box = ScriptedComputer(computer_url, name="box", office_id=office)
+    box.tools = [scripted_tool("echo")]
+    box.tool_results["echo"] = PONG
+    await stack.enter_async_context(box)
+    planner = await stack.enter_async_context(AsyncAgent(agent_url, name="planner"))
+    await planner.join_office(office)
+    return box, planner

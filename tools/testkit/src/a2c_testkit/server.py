@@ -41,6 +41,7 @@ __all__ = [
     "close_client",
     "connect_raw",
     "connect_refusal",
+    "echo_computer",
     "joined_raw",
     "running_nodes",
     "running_server",
@@ -337,6 +338,15 @@ async def joined_raw(
     client = await stack.enter_async_context(connect_raw(node, role, transports=["websocket"]))
     assert await client.join(role, name, office) == (True, None)
     return client
+
+
+def echo_computer(client: RawClient) -> None:
+    """Make the raw Computer ``client`` answer every tool call with the text ``pong``."""
+
+    async def answer(payload: Any) -> dict[str, Any]:
+        return {"content": [{"type": "text", "text": "pong"}], "isError": False}
+
+    client.sio.on(Event.TOOL_CALL.value, answer, namespace=NAMESPACE)
 
 
 async def close_client(sio: socketio.AsyncClient) -> None:

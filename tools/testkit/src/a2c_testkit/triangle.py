@@ -86,14 +86,17 @@ async def redis_node_process(
     *,
     prefix: str,
     node_ttl: float | None = None,
+    port: int | None = None,
     track: Callable[[ManagedProcess], object] | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> AsyncIterator[ServerProcess]:
-    """``a2c-server --redis`` as node ``node_id`` of the deployment keyed by ``prefix``."""
+    """``a2c-server --redis`` as node ``node_id`` of the deployment keyed by ``prefix``
+    (on ``port`` if given: a restarted node keeps its place behind nginx)."""
     args = ["--redis", redis_url, "--node-id", node_id, "--redis-prefix", prefix]
     if node_ttl is not None:
         args += ["--node-ttl", str(node_ttl)]
     async with server_process(
-        log_dir, name=f"node-{node_id}", extra_args=args, track=track
+        log_dir, port=port, name=f"node-{node_id}", extra_args=args, track=track, env=env
     ) as server:
         yield server
 

@@ -8,6 +8,7 @@ answer is given by a server middleware before that step (:func:`register_raw`).
 
 from __future__ import annotations
 
+import argparse
 import json
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
 from contextvars import ContextVar
@@ -17,6 +18,7 @@ import anyio
 from mcp import types
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel import Server
+from mcp.server.mcpserver import MCPServer
 from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
 from mcp.server.stdio import stdio_server
@@ -28,6 +30,7 @@ __all__ = [
     "current_session",
     "paged",
     "register_raw",
+    "run_from_argv",
     "run_stdio",
     "serve_http_forever",
     "text",
@@ -203,3 +206,16 @@ def serve_http_forever(app: ASGIApp, port: int, *, announce: bool) -> None:
                 print(f"PORT {sock.getsockname()[1]}", flush=True)
 
     anyio.run(run)
+
+
+def run_from_argv(build: Callable[[], MCPServer]) -> None:
+    """The entry point of a test server built on ``MCPServer``: over stdio, or with
+    ``--http PORT`` (0 picks one) over streamable HTTP, announcing the port."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--http", type=int, default=None, metavar="PORT")
+    args = parser.parse_args()
+    server = build()
+    if args.http is None:
+        server.run("stdio")
+    else:
+        serve_http_forever(server.streamable_http_app(), args.http, announce=True)

@@ -32,7 +32,6 @@ And ``echo {text}`` -> ``<protocol version>:<text>``, ``pause {seconds}`` -> ``p
 
 from __future__ import annotations
 
-import argparse
 import json
 import warnings
 from typing import Annotated
@@ -42,7 +41,7 @@ from mcp import MCPDeprecationWarning, types
 from mcp.server.mcpserver import Context, Elicit, ListRoots, MCPServer, Resolve, Sample
 from pydantic import BaseModel, Field
 
-from ._kit import serve_http_forever
+from ._kit import run_from_argv
 
 __all__ = ["build_server", "main"]
 
@@ -204,14 +203,7 @@ def build_server() -> MCPServer:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--http", type=int, default=None, metavar="PORT")
-    args = parser.parse_args()
-    server = build_server()
-    if args.http is None:
-        server.run("stdio")
-    else:
-        serve_http_forever(server.streamable_http_app(), args.http, announce=True)
+    run_from_argv(build_server)
 
 
 if __name__ == "__main__":

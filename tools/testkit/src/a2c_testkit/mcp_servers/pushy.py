@@ -29,7 +29,6 @@ And ``pause {seconds}`` -> ``paused`` (asks nothing).
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +37,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import BaseModel
 
-from ._kit import serve_http_forever
+from ._kit import run_from_argv
 
 __all__ = ["build_server", "main"]
 
@@ -168,14 +167,7 @@ def build_server() -> MCPServer:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--http", type=int, default=None, metavar="PORT")
-    args = parser.parse_args()
-    server = build_server()
-    if args.http is None:
-        server.run("stdio")
-    else:
-        serve_http_forever(server.streamable_http_app(), args.http, announce=True)
+    run_from_argv(build_server)
 
 
 if __name__ == "__main__":
