@@ -55,7 +55,7 @@ async def main(calls: int, rounds: int) -> None:
                 extra: dict[str, Any] = {"on_input": _answer} if asks else {}
                 result = await agent.call_tool("box", tool, {"text": "x"} if not asks else {},
                                                **extra)  # fmt: skip
-                text = result.content[0]["text"]  # type: ignore[index]
+                text = result.content[0]["text"]
                 assert said in text, text
 
             return once
