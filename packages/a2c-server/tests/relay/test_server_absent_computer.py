@@ -9,7 +9,13 @@ from typing import Any
 
 from a2c_protocol import Event, Role
 from a2c_server import Member
-from a2c_server._state._absent import MAX_LISTED, NewOffices, absent_computer
+from a2c_server._state._absent import (
+    MAX_LISTED,
+    MIN_RETURN_HOLD,
+    NewOffices,
+    absent_computer,
+    return_hold,
+)
 from a2c_testkit.server import RawClient, RunningServer, connect_raw, running_server
 
 
@@ -103,3 +109,9 @@ async def test_an_office_the_caller_did_not_create_is_only_said_to_be_empty() ->
         assert isinstance(answer, dict) and answer["message"] == (
             "Computer 'box-1' is not in office 'main': the office has no Computer right now"
         ), answer
+
+
+def test_a_returning_computers_name_is_held_past_its_longest_reconnect_wait() -> None:
+    # A7: the Computer backs off up to 10 s between reconnects; the hold outlasts two of them.
+    assert return_hold(6.0) == MIN_RETURN_HOLD == 20.0
+    assert return_hold(45.0) == 45.0

@@ -45,7 +45,7 @@ from a2c_server._observe._audit import Audit
 from a2c_server._observe._logs import log
 from a2c_server._observe._metrics import ServerMetrics
 from a2c_server._settings import ServerSettings
-from a2c_server._state._absent import NewOffices
+from a2c_server._state._absent import NewOffices, return_hold
 from a2c_server._state._access import Access
 from a2c_server._state._offices import Broadcast, Offices
 from a2c_server._state._ratelimit import RequestLimiter
@@ -339,15 +339,16 @@ class SmcpNamespace:
 
     async def _hold_for_return(self, sid: str) -> None:
         """A Computer cut by this node's graceful shutdown: keep its name for its return
-        (``--node-ttl`` seconds, the reclaim window of a node that dies), so calls to it
-        from other nodes wait for it instead of a 404 (``_state._absent`` A6)."""
+        (``_state._absent`` A7: ``--node-ttl``, at least 20 s), so calls to it from other
+        nodes wait for it instead of a 404 (A6)."""
         member = await self._store.get(sid)
         if member is None or member.role is not Role.COMPUTER:
             return
         if member.name is None or member.office_id is None or self._remote is None:
             return
         try:
-            await self._remote.hold(member.office_id, member.name, self._settings.node_ttl)
+            hold = return_hold(self._settings.node_ttl)
+            await self._remote.hold(member.office_id, member.name, hold)
         except StoreUnavailableError as exc:  # the 404 of old, not a failed disconnect
             log(LOG, logging.WARNING, "name not kept for its return", sid=sid,
                 name=member.name, office=member.office_id, reason=exc)  # fmt: skip

@@ -17,6 +17,10 @@ Rules:
   and it has not joined again yet, multi-node) is no 404: the answer is a ``503`` with
   ``details.reason: "computer_returning"`` and ``delivered: false`` (the request was not
   sent; the Agent SDK waits and sends it again), at most for the rest of the hold.
+* A7 The hold lasts :func:`return_hold` seconds: ``--node-ttl``, but never less than
+  :data:`MIN_RETURN_HOLD`, since a Computer whose first reconnects fail (its node still
+  restarting, a balancer still skipping it) backs off up to 10 s between tries; a hold
+  shorter than that turned its return into a 404 on a busy machine.
 """
 
 from __future__ import annotations
@@ -29,14 +33,29 @@ from a2c_protocol import ErrorCode, Role
 
 from ._rules import Member, Refusal
 
-__all__ = ["MAX_LISTED", "RETURNING", "NewOffices", "absent_computer", "returning_computer"]
+__all__ = [
+    "MAX_LISTED",
+    "MIN_RETURN_HOLD",
+    "RETURNING",
+    "NewOffices",
+    "absent_computer",
+    "return_hold",
+    "returning_computer",
+]
 
 #: How many of the office's Computers the message names.
 MAX_LISTED: Final = 10
 #: ``details.reason`` of a call to a Computer whose name is kept for its return (A6).
 RETURNING: Final = "computer_returning"
+#: The shortest hold of a returning Computer's name (A7): two of its longest reconnect waits.
+MIN_RETURN_HOLD: Final = 20.0
 #: The flat code of A6: "try again", as for a registry that is away (never a 404).
 _UNAVAILABLE: Final = 503
+
+
+def return_hold(node_ttl: float) -> float:
+    """A7: how long a Computer's name is kept for its return after a graceful shutdown."""
+    return max(node_ttl, MIN_RETURN_HOLD)
 
 
 def returning_computer(computer: str, seconds: float) -> Refusal:
