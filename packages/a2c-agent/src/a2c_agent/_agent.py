@@ -28,7 +28,6 @@ from a2c_protocol import (
 from a2c_protocol._input import DEFAULT_MAX_REQUESTS_PER_CALL, DEFAULT_MAX_REQUESTS_PER_ROUND
 from a2c_protocol._lines import LINE_0_2, LINE_VERSIONS, Line
 
-from ._core import _req_id as _req_id
 from ._events import DesktopListener, NotificationListener, StateListener, ToolsListener
 from ._notify import Listeners, NotificationStream
 from ._rpc._blobpull import DEFAULT_CHUNK_BYTES, DEFAULT_MAX_IN_FLIGHT
@@ -46,9 +45,6 @@ from ._session._connection import (
 )
 from ._session._lifecycle import AgentState
 from ._session._link import LinkMixin
-from ._session._link import _close_code_recorder as _close_code_recorder
-from ._session._link import _error_from_refusal as _error_from_refusal
-from ._session._membership import _DEPART_TIMEOUT as _DEPART_TIMEOUT
 from ._skills import SkillTracker
 from ._types import AgentTool
 from ._upload._mixin import UploadMixin
@@ -270,6 +266,16 @@ class AsyncAgent(LinkMixin, RequestsMixin, UploadMixin):
         :class:`UnauthorizedError`; such refusals are never retried.
         """
         return self._last_error
+
+    @property
+    def last_cut(self) -> str | None:
+        """Why the Server last cut this agent's connection, in its own words (e.g.
+        ``"token expired"``), or None if the last drop came unannounced.
+
+        Set when the Server announces the cut and again when the connection drops, so
+        a state listener seeing ``RECONNECTING`` can say why at once.
+        """
+        return self._last_cut
 
     # ------------------------------------------------------------------- lifecycle
 

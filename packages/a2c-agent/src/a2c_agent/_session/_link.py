@@ -294,7 +294,7 @@ class LinkMixin(RejoinMixin):
 
     async def _on_disconnect(self, reason: object = None) -> None:
         told, self._cut_reason = self._cut_reason, None
-        self._last_cut = told  # read by `a2c-agent watch` to say why it reconnects
+        self._last_cut = told  # AsyncAgent.last_cut: `a2c-agent watch` says why it reconnects
         # Said to every request still out: each was sent, so a tool call may have run.
         after = "while the request was out; a tool call may have run: retry only an idempotent one"
         if told is not None:
