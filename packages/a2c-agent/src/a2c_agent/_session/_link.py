@@ -137,9 +137,7 @@ class LinkMixin(RejoinMixin):
         self._fail_pending(AgentStateError("the agent was closed"))
         for stream in list(self._streams):
             stream.close()
-        self._office = None
-        self._cache.clear()
-        self._skills.clear()
+        self._vacate(tell_listeners=False)
         self._transition(Transition.CLOSED)
 
     def _make_client(self) -> socketio.AsyncClient:
@@ -317,8 +315,7 @@ class LinkMixin(RejoinMixin):
         if state is AgentState.RECONNECTING and self._reconnect_task is None:
             self._reconnect_task = asyncio.ensure_future(self._reconnect_loop())
         elif state is AgentState.CLOSED:
-            self._office = None
-            self._drop_all_tools()
+            self._vacate()
 
     async def _reconnect_loop(self) -> None:
         delays = reconnect_delays(initial=self._reconnect_delay, maximum=self._reconnect_max_delay)

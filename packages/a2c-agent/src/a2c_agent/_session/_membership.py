@@ -57,8 +57,7 @@ class MembershipMixin(EventsMixin):
         args = await self._request(Event.LEAVE_OFFICE, LeaveOfficeReq(office_id=office))
         self._calls.take_unflushed()  # the leave's ack: the Server has seen those cancels
         decode_office_ack(Event.LEAVE_OFFICE, office, args)
-        self._office = None
-        self._drop_all_tools()
+        self._vacate()
 
     async def list_room(self, office_id: str | None = None) -> list[SessionInfo]:
         """The members of ``office_id`` (default: the agent's office)."""
@@ -87,6 +86,21 @@ class MembershipMixin(EventsMixin):
                 logger.info("leaving office %r before closing failed: %s", office, exc)
 
         await depart(self._calls, self._send_cancel, leave)
+
+    def _vacate(self, *, tell_listeners: bool = True) -> None:
+        """Be out of the office: every path that leaves it (a leave, a close, a lost link
+        that ends the agent, a refusal that ends it) comes through here, so the office
+        and the tools seen in it go together.
+
+        ``tell_listeners=False`` (closing) clears the tools without telling the tools
+        listeners each Computer is gone: the agent itself is.
+        """
+        self._office = None
+        if tell_listeners:
+            self._drop_all_tools()
+        else:
+            self._cache.clear()
+            self._skills.clear()
 
     async def _join(self, office_id: str) -> None:
         request = EnterOfficeReq(role=Role.AGENT, name=self._name, office_id=office_id)

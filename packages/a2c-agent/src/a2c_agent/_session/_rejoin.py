@@ -122,8 +122,7 @@ class RejoinMixin(MembershipMixin):
         re-joining): ``CLOSED``, with ``error`` as :attr:`last_error`."""
         self._last_error = error
         self._held, self._reconnecting_reason = None, None
-        self._office = None
-        self._drop_all_tools()
+        self._vacate()
         self._transition(Transition.GIVE_UP)
         for stream in list(self._streams):
             stream.close()
