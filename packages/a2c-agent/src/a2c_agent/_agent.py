@@ -17,8 +17,6 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import socketio
-
 from a2c_protocol import (
     REJOIN_BUDGET,
     InputCapabilities,
@@ -28,6 +26,7 @@ from a2c_protocol import (
 from a2c_protocol._input import DEFAULT_MAX_REQUESTS_PER_CALL, DEFAULT_MAX_REQUESTS_PER_ROUND
 from a2c_protocol._lines import LINE_0_2, LINE_VERSIONS, Line
 
+from ._channel import Channel
 from ._events import DesktopListener, NotificationListener, StateListener, ToolsListener
 from ._notify import Listeners, NotificationStream
 from ._rpc._blobpull import DEFAULT_CHUNK_BYTES, DEFAULT_MAX_IN_FLIGHT
@@ -191,7 +190,7 @@ class AsyncAgent(LinkMixin, RequestsMixin, UploadMixin):
         )
         self._resend_unsent = resend_unsent
         # The protocol line: 0.2 first, 0.4 after a 4008 saying the Server takes it, or pinned.
-        self._line: Line = protocol or LINE_0_2
+        self._channel = Channel(protocol or LINE_0_2, request_timeout)
         self._line_pinned = protocol is not None
         if protocol is not None:
             self._url = with_version_query(server_url, LINE_VERSIONS[protocol])
@@ -202,7 +201,6 @@ class AsyncAgent(LinkMixin, RequestsMixin, UploadMixin):
         self._state_waiters: list[asyncio.Future[None]] = []
         self._office: str | None = None
         self._cache = ToolCache()
-        self._pending: set[asyncio.Future[tuple[Any, ...]]] = set()
         self._calls = InFlightCalls()
         self._progress = ProgressWaits(self._spawn)
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -218,8 +216,6 @@ class AsyncAgent(LinkMixin, RequestsMixin, UploadMixin):
         self._last_error: BaseException | None = None
         self._cut_reason: str | None = None
         self._last_cut: str | None = None
-        self._emit_lock: asyncio.Lock | None = None
-        self._sio: socketio.AsyncClient | None = None
         # One per agent, never logged: see _session/_rejoin.py.
         self._reclaim = new_reclaim_secret()
         self._rejoin_budget = rejoin_budget
@@ -251,7 +247,7 @@ class AsyncAgent(LinkMixin, RequestsMixin, UploadMixin):
     @property
     def protocol(self) -> str:
         """The protocol version this agent announces (and whose shapes it speaks)."""
-        return LINE_VERSIONS[self._line]
+        return LINE_VERSIONS[self._channel.line]
 
     @property
     def tools(self) -> Mapping[str, tuple[AgentTool, ...]]:

@@ -94,7 +94,7 @@ async def _office(
 
 
 async def _drop(srv: RunningServer, agent: AsyncAgent) -> None:
-    sid = agent._sio.get_sid(NAMESPACE)  # type: ignore[union-attr]
+    sid = agent._channel.sio.get_sid(NAMESPACE)  # type: ignore[union-attr]
     await srv.app.sio.disconnect(sid, namespace=NAMESPACE)
 
 
@@ -164,7 +164,7 @@ async def test_after_the_servers_notice_of_a_cut_nothing_new_goes_out_on_that_co
         assert drain.announce is not None
         await drain.announce()
         await eventually(lambda: agent.state is AgentState.RECONNECTING, what="the notice")
-        assert agent._sio is not None and agent._sio.connected  # not cut yet
+        assert agent._channel.sio is not None and agent._channel.sio.connected  # not cut yet
         assert "server shutting down" in (agent.reconnecting_reason or "")
         call = asyncio.create_task(agent.call_tool("box", "echo", {}, timeout=30))
         await eventually(lambda: bool(agent._state_waiters), what="the call waiting")

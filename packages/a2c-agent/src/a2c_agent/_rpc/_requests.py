@@ -368,7 +368,7 @@ class RequestsMixin(FacadesMixin):
         )
         with self._calls.tracking(req_id), progress as bind:
             try:
-                args = await self._request(
+                args = await self._channel.request(
                     Event.TOOL_CALL, request, timeout=timeout + self._tool_call_grace, bind=bind
                 )
             except AckTimeoutError:
@@ -402,6 +402,6 @@ class RequestsMixin(FacadesMixin):
         """Send ``server:tool_call_cancel`` for ``req_id`` (best effort, no answer)."""
         self._require_connected()
         self._calls.claim(req_id)  # sent now: leaving will not send it again
-        await self._emit(
+        await self._channel.emit(
             Event.TOOL_CALL_CANCEL, to_wire(AgentCallData(agent=self._name, req_id=req_id))
         )

@@ -92,8 +92,7 @@ class LinkMixin(RejoinMixin):
         handshake refusals, :class:`AgentConnectionError` when the Server is unreachable.
         """
         self._transition(Transition.OPEN)
-        self._emit_lock = asyncio.Lock()
-        self._sio = self._make_client()
+        self._channel.attach(self._make_client())
         try:
             await self._open_transport()
         except BaseException:
@@ -132,9 +131,9 @@ class LinkMixin(RejoinMixin):
             if task is not current:
                 task.cancel()
         await asyncio.gather(*(t for t in self._tasks if t is not current), return_exceptions=True)
-        if self._sio is not None:
+        if self._channel.sio is not None:
             await self._safe_disconnect()
-        self._fail_pending(AgentStateError("the agent was closed"))
+        self._channel.fail_pending(AgentStateError("the agent was closed"))
         for stream in list(self._streams):
             stream.close()
         self._vacate(tell_listeners=False)
@@ -173,7 +172,7 @@ class LinkMixin(RejoinMixin):
     # ---------------------------------------------------------------- connecting
 
     async def _open_transport(self) -> None:
-        sio = self._client()
+        sio = self._channel.client()
         self._connect_error = None
         self._close_code = None
         try:
@@ -195,20 +194,21 @@ class LinkMixin(RejoinMixin):
             error = await self._diagnose(exc, refused_namespace)
             line = None
             if isinstance(error, ProtocolVersionError) and not self._line_pinned:
-                line = retry_line(error, LINE_VERSIONS[self._line])
+                line = retry_line(error, LINE_VERSIONS[self._channel.line])
             if line is not None:
+                spoken = LINE_VERSIONS[self._channel.line]
                 logger.info("the server refused protocol %s and accepts %s: speaking %s",
-                            LINE_VERSIONS[self._line], LINE_VERSIONS[line], line)  # fmt: skip
-                self._line, self._line_pinned = line, True  # once: never back and forth
+                            spoken, LINE_VERSIONS[line], line)  # fmt: skip
+                self._channel.line, self._line_pinned = line, True  # once: never back and forth
                 self._url = with_version_query(self._server_url, LINE_VERSIONS[line])
-                self._sio = self._make_client()
+                self._channel.sio = self._make_client()
                 await self._open_transport()
                 return
             if isinstance(error, ProtocolVersionError):
                 logger.error(
                     "a2c protocol version refused: this SDK speaks %s, the server runs %s "
                     "(accepts %s..%s); not retrying",
-                    LINE_VERSIONS[self._line],
+                    LINE_VERSIONS[self._channel.line],
                     error.server_version or "?",
                     error.min_supported or "?",
                     error.max_supported or "?",
@@ -249,7 +249,7 @@ class LinkMixin(RejoinMixin):
 
     async def _mark_connected(self) -> None:
         self._transition(Transition.CONNECTED)
-        sio = self._sio
+        sio = self._channel.sio
         if sio is not None and not sio.connected:
             # The link dropped between the handshake and now; its disconnect event was
             # ignored because we were not CONNECTED yet, so handle the loss here.
@@ -259,7 +259,7 @@ class LinkMixin(RejoinMixin):
         # Names the protocol line on every connect, the default one included, so a log says
         # which shapes the session speaks without knowing whether a 4008 fallback happened.
         logger.info("agent %s connected to %s (protocol %s)", self._name, self._server_url,
-                    LINE_VERSIONS[self._line])  # fmt: skip
+                    LINE_VERSIONS[self._channel.line])  # fmt: skip
 
     async def _on_connect_error(self, data: object = None) -> None:
         self._connect_error = data
@@ -284,7 +284,7 @@ class LinkMixin(RejoinMixin):
         """A Server that announced the cut but never made it: leave by ourselves, once the
         requests still out had their time (a Server of this project cuts within its grace)."""
         await asyncio.sleep(_CUT_WITHIN)
-        sio = self._sio
+        sio = self._channel.sio
         if self._leaving and self._links == link and sio is not None and sio.connected:
             logger.info("agent %s: the Server announced a cut %g s ago and did not make it; "
                         "reconnecting", self._name, _CUT_WITHIN)  # fmt: skip
@@ -302,7 +302,7 @@ class LinkMixin(RejoinMixin):
         else:
             logger.info("agent %s disconnected (%s)", self._name, reason)
             lost = ConnectionLostError(f"connection lost ({reason}) {after}", may_have_run=True)
-        self._fail_pending(lost)
+        self._channel.fail_pending(lost)
         if self._leaving:  # the announced cut: RECONNECTING already, reconnect now
             self._leaving = False
             if self._state is AgentState.RECONNECTING and self._reconnect_task is None:

@@ -54,7 +54,7 @@ class MembershipMixin(EventsMixin):
             raise AgentStateError("the agent is not in an office")
         for req_id in self._calls.claim_all():  # cancelled while still in the office
             await self._send_cancel(req_id)
-        args = await self._request(Event.LEAVE_OFFICE, LeaveOfficeReq(office_id=office))
+        args = await self._channel.request(Event.LEAVE_OFFICE, LeaveOfficeReq(office_id=office))
         self._calls.take_unflushed()  # the leave's ack: the Server has seen those cancels
         decode_office_ack(Event.LEAVE_OFFICE, office, args)
         self._vacate()
@@ -78,7 +78,7 @@ class MembershipMixin(EventsMixin):
         async def leave() -> None:
             wait = min(self._request_timeout, _DEPART_TIMEOUT)
             try:
-                args = await self._request(
+                args = await self._channel.request(
                     Event.LEAVE_OFFICE, LeaveOfficeReq(office_id=office or ""), timeout=wait
                 )
                 decode_office_ack(Event.LEAVE_OFFICE, office or "", args)
@@ -104,6 +104,6 @@ class MembershipMixin(EventsMixin):
 
     async def _join(self, office_id: str) -> None:
         request = EnterOfficeReq(role=Role.AGENT, name=self._name, office_id=office_id)
-        args = await self._request(Event.JOIN_OFFICE, request)
+        args = await self._channel.request(Event.JOIN_OFFICE, request)
         decode_office_ack(Event.JOIN_OFFICE, office_id, args)
         self._office = office_id

@@ -70,7 +70,7 @@ class RejoinMixin(MembershipMixin):
                     await self._give_up(delay)
                     return False
                 await asyncio.sleep(delay)
-                sio = self._sio
+                sio = self._channel.sio
                 if self._now() is not AgentState.RECONNECTING:
                     return False
                 if sio is None or not sio.connected:
@@ -129,7 +129,7 @@ class RejoinMixin(MembershipMixin):
         await self._safe_disconnect()
 
     async def _safe_disconnect(self) -> None:
-        sio = self._sio
+        sio = self._channel.sio
         if sio is None:
             return
         try:
