@@ -46,7 +46,8 @@ from ._session._lifecycle import AgentState
 from ._session._link import LinkMixin
 from ._skills import SkillTracker
 from ._types import AgentTool
-from ._upload._mixin import UploadMixin
+from ._upload._push import Landed, Source, UploadProgress
+from ._upload._put import put_blob
 
 __all__ = [
     "AsyncAgent",
@@ -57,7 +58,7 @@ __all__ = [
 ]
 
 
-class AsyncAgent(LinkMixin, RequestsMixin, UploadMixin):
+class AsyncAgent(LinkMixin, RequestsMixin):
     """The Agent role of A2C-SMCP 0.2: call tools on Computers through a Server.
 
     Use it as an async context manager::
@@ -272,6 +273,25 @@ class AsyncAgent(LinkMixin, RequestsMixin, UploadMixin):
         a state listener seeing ``RECONNECTING`` can say why at once.
         """
         return self._last_cut
+
+    async def put_blob(
+        self,
+        computer: str,
+        source: Source,
+        name_hint: str | None = None,
+        progress: UploadProgress | None = None,
+    ) -> Landed:
+        """Upload ``source`` (bytes, a file path or an async iterator of bytes) to
+        ``computer``'s landing dir; returns where it landed (a path on the Computer, to
+        hand to its tools) with the size and SHA-256 both sides checked.
+
+        ``name_hint`` suggests the file name (a path's own name by default); the Computer
+        makes it safe and never overwrites. Chunks go one at a time, each after the
+        previous ack; ``progress(sent, total)`` is called after each. Raises
+        :class:`~a2c_protocol.BlobWriteError` (4019, ``reason``: ``forbidden`` when the
+        Computer takes no uploads, ``too_large``, ``busy``, ``integrity``, ...).
+        """
+        return await put_blob(self._ask, self._name, computer, source, name_hint, progress)
 
     # ------------------------------------------------------------------- lifecycle
 
