@@ -18,7 +18,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from a2c_protocol import (
+    DEFAULT_SKILL_REL_PATH,
     REJOIN_BUDGET,
+    A2CSkillRef,
+    GetBlobRet,
     InputCapabilities,
     new_reclaim_secret,
     with_version_query,
@@ -29,7 +32,8 @@ from a2c_protocol._lines import LINE_0_2, LINE_VERSIONS, Line
 from ._channel import Channel
 from ._events import DesktopListener, NotificationListener, StateListener, ToolsListener
 from ._notify import Listeners, NotificationStream
-from ._rpc._blobpull import DEFAULT_CHUNK_BYTES, DEFAULT_MAX_IN_FLIGHT
+from ._rpc._blobpull import DEFAULT_CHUNK_BYTES, DEFAULT_MAX_IN_FLIGHT, BlobData, ProgressFn
+from ._rpc._facades import ComputerFiles
 from ._rpc._inflight import TOOL_CALL_GRACE, InFlightCalls
 from ._rpc._input import DEFAULT_MAX_INPUT_ROUNDS, InputHandler, InputLimits
 from ._rpc._progress import ProgressWaits
@@ -44,7 +48,7 @@ from ._session._connection import (
 )
 from ._session._lifecycle import AgentState
 from ._session._link import LinkMixin
-from ._skills import SkillTracker
+from ._skills import SkillFile, SkillTracker
 from ._types import AgentTool
 from ._upload._push import Landed, Source, UploadProgress
 from ._upload._put import put_blob
@@ -211,7 +215,8 @@ class AsyncAgent(LinkMixin, RequestsMixin):
         self._tools_listeners = Listeners(self._spawn)
         self._desktop_listeners = Listeners(self._spawn)
         self._state_listeners = Listeners(self._spawn)
-        self._skills = SkillTracker(self._fetch_skills, self._spawn)
+        self._files = ComputerFiles(self._ask, name, blob_chunk_bytes, blob_max_in_flight)
+        self._skills = SkillTracker(self._files.fetch_skills, self._spawn)
         self._connect_error: object = None
         self._close_code: int | None = None
         self._last_error: BaseException | None = None
@@ -273,6 +278,72 @@ class AsyncAgent(LinkMixin, RequestsMixin):
         a state listener seeing ``RECONNECTING`` can say why at once.
         """
         return self._last_cut
+
+    # ------------------------------------------------------------ skills and blobs
+
+    @property
+    def skills(self) -> Mapping[str, tuple[A2CSkillRef, ...]]:
+        """Computer name → its last fetched skills; refreshed on ``notify:update_skills``."""
+        return self._skills.view()
+
+    async def get_skills(self, computer: str) -> list[A2CSkillRef]:
+        """The skills ``computer`` offers now, in its discovery order (also cached)."""
+        return await self._skills.fetch(computer)
+
+    async def get_skill(
+        self,
+        computer: str,
+        name: str,
+        rel_path: str = DEFAULT_SKILL_REL_PATH,
+        *,
+        max_bytes: int | None = None,
+    ) -> SkillFile:
+        """One file of skill ``name`` (copied from ``A2CSkillRef.name``), verified.
+
+        Inline text and blob-handle answers both end as bytes checked against the answer's
+        ``total_size`` and ``sha256`` (:class:`SkillIntegrityError` otherwise). Raises
+        :class:`~a2c_protocol.InvalidSkillNameError` (4016),
+        :class:`~a2c_protocol.SkillNotFoundError` (4014) and
+        :class:`~a2c_protocol.SkillResourceError` (4017, ``reason``).
+        """
+        return await self._files.get_skill(computer, name, rel_path, max_bytes=max_bytes)
+
+    async def get_blob(
+        self,
+        computer: str,
+        handle: str,
+        *,
+        offset: int = 0,
+        max_chunk_bytes: int | None = None,
+    ) -> GetBlobRet:
+        """One chunk of the blob behind ``handle`` (minted by ``computer``) at ``offset``.
+
+        ``max_chunk_bytes`` is a suggestion in raw bytes; the Computer clamps it. Raises
+        :class:`~a2c_protocol.BlobNotAccessibleError` (4018) with ``reason``
+        ``invalid_handle``, ``forbidden``, ``gone`` or ``range``.
+        """
+        return await self._files.get_blob(
+            computer, handle, offset=offset, max_chunk_bytes=max_chunk_bytes
+        )
+
+    async def read_blob(
+        self,
+        computer: str,
+        handle: str,
+        *,
+        max_bytes: int | None = None,
+        progress: ProgressFn | None = None,
+    ) -> BlobData:
+        """Every byte of the blob behind ``handle``, verified against its SHA-256.
+
+        Chunks are fetched by absolute offset, ``blob_max_in_flight`` at a time. A source
+        that changes during the read, a refused offset or a digest mismatch restarts the
+        read from 0 (three reads at most, then :class:`BlobIntegrityError`); other 4018
+        reasons raise :class:`~a2c_protocol.BlobNotAccessibleError` at once. ``max_bytes``
+        refuses larger blobs with :class:`BlobLimitError`; ``progress(received, total)``
+        is called after each chunk.
+        """
+        return await self._files.read_blob(computer, handle, max_bytes=max_bytes, progress=progress)
 
     async def put_blob(
         self,

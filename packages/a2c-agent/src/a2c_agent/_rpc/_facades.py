@@ -1,12 +1,12 @@
-"""The skills and blobs facades of the Agent: thin requests around
-:mod:`a2c_agent._skills` and :mod:`a2c_agent._rpc._blobpull`.
+"""The skills and blobs of a Computer, as the Agent asks for them: thin requests around
+:mod:`a2c_agent._skills` and :mod:`a2c_agent._rpc._blobpull`, held by ``AsyncAgent``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from typing import Any, Protocol, TypeVar
 
-from a2c_agent._core import AgentCore, _req_id
+from a2c_agent._core import _req_id
 from a2c_agent._skills import SkillFile, read_skill_file
 from a2c_protocol import (
     DEFAULT_SKILL_REL_PATH,
@@ -22,18 +22,29 @@ from a2c_protocol import (
 
 from ._blobpull import BlobData, ProgressFn, pull_blob
 
+T = TypeVar("T")
 
-class FacadesMixin(AgentCore):
+
+class Ask(Protocol):
+    """One acked request of a connected agent, its answer decoded (``AgentCore._ask``)."""
+
+    async def __call__(self, event: Event, payload: Any, response: type[T]) -> T: ...
+
+
+class ComputerFiles:
     """Skills and blobs of a Computer, over ``client:get_skill(s)`` and ``client:get_blob``."""
 
-    @property
-    def skills(self) -> Mapping[str, tuple[A2CSkillRef, ...]]:
-        """Computer name → its last fetched skills; refreshed on ``notify:update_skills``."""
-        return self._skills.view()
+    __slots__ = ("_ask", "_chunk_bytes", "_max_in_flight", "_name")
 
-    async def get_skills(self, computer: str) -> list[A2CSkillRef]:
-        """The skills ``computer`` offers now, in its discovery order (also cached)."""
-        return await self._skills.fetch(computer)
+    def __init__(
+        self,
+        ask: Ask,
+        name: str,
+        chunk_bytes: int,
+        max_in_flight: int,
+    ) -> None:
+        self._ask, self._name = ask, name
+        self._chunk_bytes, self._max_in_flight = chunk_bytes, max_in_flight
 
     async def get_skill(
         self,
@@ -43,14 +54,7 @@ class FacadesMixin(AgentCore):
         *,
         max_bytes: int | None = None,
     ) -> SkillFile:
-        """One file of skill ``name`` (copied from ``A2CSkillRef.name``), verified.
-
-        Inline text and blob-handle answers both end as bytes checked against the answer's
-        ``total_size`` and ``sha256`` (:class:`SkillIntegrityError` otherwise). Raises
-        :class:`~a2c_protocol.InvalidSkillNameError` (4016),
-        :class:`~a2c_protocol.SkillNotFoundError` (4014) and
-        :class:`~a2c_protocol.SkillResourceError` (4017, ``reason``).
-        """
+        """See :meth:`AsyncAgent.get_skill`."""
 
         async def ask(skill: str, path: str) -> GetSkillRet:
             request = GetSkillReq(
@@ -63,7 +67,7 @@ class FacadesMixin(AgentCore):
 
         return await read_skill_file(ask, pull, name, rel_path, max_bytes=max_bytes)
 
-    async def _fetch_skills(self, computer: str) -> list[A2CSkillRef]:
+    async def fetch_skills(self, computer: str) -> list[A2CSkillRef]:
         ret = await self._ask(
             Event.GET_SKILLS,
             GetSkillsReq(agent=self._name, req_id=_req_id(), computer=computer),
@@ -81,12 +85,7 @@ class FacadesMixin(AgentCore):
         offset: int = 0,
         max_chunk_bytes: int | None = None,
     ) -> GetBlobRet:
-        """One chunk of the blob behind ``handle`` (minted by ``computer``) at ``offset``.
-
-        ``max_chunk_bytes`` is a suggestion in raw bytes; the Computer clamps it. Raises
-        :class:`~a2c_protocol.BlobNotAccessibleError` (4018) with ``reason``
-        ``invalid_handle``, ``forbidden``, ``gone`` or ``range``.
-        """
+        """See :meth:`AsyncAgent.get_blob`."""
         request = GetBlobReq(
             agent=self._name,
             req_id=_req_id(),
@@ -105,15 +104,7 @@ class FacadesMixin(AgentCore):
         max_bytes: int | None = None,
         progress: ProgressFn | None = None,
     ) -> BlobData:
-        """Every byte of the blob behind ``handle``, verified against its SHA-256.
-
-        Chunks are fetched by absolute offset, ``blob_max_in_flight`` at a time. A source
-        that changes during the read, a refused offset or a digest mismatch restarts the
-        read from 0 (three reads at most, then :class:`BlobIntegrityError`); other 4018
-        reasons raise :class:`~a2c_protocol.BlobNotAccessibleError` at once. ``max_bytes``
-        refuses larger blobs with :class:`BlobLimitError`; ``progress(received, total)``
-        is called after each chunk.
-        """
+        """See :meth:`AsyncAgent.read_blob`."""
 
         async def fetch(offset: int, size: int) -> GetBlobRet:
             return await self.get_blob(computer, handle, offset=offset, max_chunk_bytes=size)
@@ -121,8 +112,8 @@ class FacadesMixin(AgentCore):
         return await pull_blob(
             fetch,
             handle=handle,
-            chunk_bytes=self._blob_chunk_bytes,
-            max_in_flight=self._blob_max_in_flight,
+            chunk_bytes=self._chunk_bytes,
+            max_in_flight=self._max_in_flight,
             max_bytes=max_bytes,
             progress=progress,
         )

@@ -10,7 +10,7 @@ import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
-from a2c_agent._core import _req_id
+from a2c_agent._core import AgentCore, _req_id
 from a2c_agent._exceptions import (
     AckTimeoutError,
     InvalidResponseError,
@@ -49,7 +49,7 @@ from a2c_protocol._input import (
 
 from ._blobdrain import drain_result, needs_drain
 from ._blobpull import BlobData
-from ._facades import FacadesMixin
+from ._facades import ComputerFiles
 from ._input import InputHandler, input_rounds
 from ._otel import call_span, tracing_idle
 from ._progress import ProgressCallback
@@ -62,8 +62,10 @@ logger = logging.getLogger("a2c_agent")
 _NO_PROGRESS: contextlib.nullcontext[None] = contextlib.nullcontext(None)  # reusable, stateless
 
 
-class RequestsMixin(FacadesMixin):
+class RequestsMixin(AgentCore):
     """The ``client:get_*`` requests, tool calls and their cancellation."""
+
+    _files: ComputerFiles
 
     # ----------------------------------------------------------------- client:get_*
 
@@ -394,7 +396,7 @@ class RequestsMixin(FacadesMixin):
             return result
 
         async def pull(handle: str, limit: int | None) -> BlobData:
-            return await self.read_blob(computer, handle, max_bytes=limit)
+            return await self._files.read_blob(computer, handle, max_bytes=limit)
 
         return await drain_result(result, pull, max_bytes=self._max_drained_bytes)
 
