@@ -290,61 +290,6 @@ class AsyncAgent(LinkMixin, RequestsMixin):
         """The skills ``computer`` offers now, in its discovery order (also cached)."""
         return await self._skills.fetch(computer)
 
-    async def get_skill(
-        self,
-        computer: str,
-        name: str,
-        rel_path: str = DEFAULT_SKILL_REL_PATH,
-        *,
-        max_bytes: int | None = None,
-    ) -> SkillFile:
-        """One file of skill ``name`` (copied from ``A2CSkillRef.name``), verified.
-
-        Inline text and blob-handle answers both end as bytes checked against the answer's
-        ``total_size`` and ``sha256`` (:class:`SkillIntegrityError` otherwise). Raises
-        :class:`~a2c_protocol.InvalidSkillNameError` (4016),
-        :class:`~a2c_protocol.SkillNotFoundError` (4014) and
-        :class:`~a2c_protocol.SkillResourceError` (4017, ``reason``).
-        """
-        return await self._files.get_skill(computer, name, rel_path, max_bytes=max_bytes)
-
-    async def get_blob(
-        self,
-        computer: str,
-        handle: str,
-        *,
-        offset: int = 0,
-        max_chunk_bytes: int | None = None,
-    ) -> GetBlobRet:
-        """One chunk of the blob behind ``handle`` (minted by ``computer``) at ``offset``.
-
-        ``max_chunk_bytes`` is a suggestion in raw bytes; the Computer clamps it. Raises
-        :class:`~a2c_protocol.BlobNotAccessibleError` (4018) with ``reason``
-        ``invalid_handle``, ``forbidden``, ``gone`` or ``range``.
-        """
-        return await self._files.get_blob(
-            computer, handle, offset=offset, max_chunk_bytes=max_chunk_bytes
-        )
-
-    async def read_blob(
-        self,
-        computer: str,
-        handle: str,
-        *,
-        max_bytes: int | None = None,
-        progress: ProgressFn | None = None,
-    ) -> BlobData:
-        """Every byte of the blob behind ``handle``, verified against its SHA-256.
-
-        Chunks are fetched by absolute offset, ``blob_max_in_flight`` at a time. A source
-        that changes during the read, a refused offset or a digest mismatch restarts the
-        read from 0 (three reads at most, then :class:`BlobIntegrityError`); other 4018
-        reasons raise :class:`~a2c_protocol.BlobNotAccessibleError` at once. ``max_bytes``
-        refuses larger blobs with :class:`BlobLimitError`; ``progress(received, total)``
-        is called after each chunk.
-        """
-        return await self._files.read_blob(computer, handle, max_bytes=max_bytes, progress=progress)
-
     async def put_blob(
         self,
         computer: str,
@@ -363,6 +308,54 @@ class AsyncAgent(LinkMixin, RequestsMixin):
         Computer takes no uploads, ``too_large``, ``busy``, ``integrity``, ...).
         """
         return await put_blob(self._ask, self._name, computer, source, name_hint, progress)
+
+    async def get_skill(
+        self,
+        computer: str,
+        name: str,
+        rel_path: str = DEFAULT_SKILL_REL_PATH,
+        *,
+        max_bytes: int | None = None,
+    ) -> SkillFile:
+        """One file of skill ``name`` (copied from ``A2CSkillRef.name``), verified.
+
+        Inline text and blob-handle answers both end as bytes checked against the answer's
+        ``total_size`` and ``sha256`` (:class:`SkillIntegrityError` otherwise). Raises
+        :class:`~a2c_protocol.InvalidSkillNameError` (4016),
+        :class:`~a2c_protocol.SkillNotFoundError` (4014) and
+        :class:`~a2c_protocol.SkillResourceError` (4017, ``reason``).
+        """
+        return await self._files.get_skill(computer, name, rel_path, max_bytes)
+
+    async def get_blob(
+        self, computer: str, handle: str, *, offset: int = 0, max_chunk_bytes: int | None = None
+    ) -> GetBlobRet:
+        """One chunk of the blob behind ``handle`` (minted by ``computer``) at ``offset``.
+
+        ``max_chunk_bytes`` is a suggestion in raw bytes; the Computer clamps it. Raises
+        :class:`~a2c_protocol.BlobNotAccessibleError` (4018) with ``reason``
+        ``invalid_handle``, ``forbidden``, ``gone`` or ``range``.
+        """
+        return await self._files.get_blob(computer, handle, offset, max_chunk_bytes)
+
+    async def read_blob(
+        self,
+        computer: str,
+        handle: str,
+        *,
+        max_bytes: int | None = None,
+        progress: ProgressFn | None = None,
+    ) -> BlobData:
+        """Every byte of the blob behind ``handle``, verified against its SHA-256.
+
+        Chunks are fetched by absolute offset, ``blob_max_in_flight`` at a time. A source
+        that changes during the read, a refused offset or a digest mismatch restarts the
+        read from 0 (three reads at most, then :class:`BlobIntegrityError`); other 4018
+        reasons raise :class:`~a2c_protocol.BlobNotAccessibleError` at once. ``max_bytes``
+        refuses larger blobs with :class:`BlobLimitError`; ``progress(received, total)``
+        is called after each chunk.
+        """
+        return await self._files.read_blob(computer, handle, max_bytes, progress)
 
     # ------------------------------------------------------------------- lifecycle
 

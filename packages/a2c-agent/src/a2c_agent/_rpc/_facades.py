@@ -9,7 +9,6 @@ from typing import Any, Protocol, TypeVar
 from a2c_agent._core import _req_id
 from a2c_agent._skills import SkillFile, read_skill_file
 from a2c_protocol import (
-    DEFAULT_SKILL_REL_PATH,
     A2CSkillRef,
     Event,
     GetBlobReq,
@@ -47,12 +46,7 @@ class ComputerFiles:
         self._chunk_bytes, self._max_in_flight = chunk_bytes, max_in_flight
 
     async def get_skill(
-        self,
-        computer: str,
-        name: str,
-        rel_path: str = DEFAULT_SKILL_REL_PATH,
-        *,
-        max_bytes: int | None = None,
+        self, computer: str, name: str, rel_path: str, max_bytes: int | None
     ) -> SkillFile:
         """See :meth:`AsyncAgent.get_skill`."""
 
@@ -63,7 +57,7 @@ class ComputerFiles:
             return await self._ask(Event.GET_SKILL, request, GetSkillRet)
 
         async def pull(handle: str, limit: int | None) -> BlobData:
-            return await self.read_blob(computer, handle, max_bytes=limit)
+            return await self.read_blob(computer, handle, limit, None)
 
         return await read_skill_file(ask, pull, name, rel_path, max_bytes=max_bytes)
 
@@ -78,12 +72,7 @@ class ComputerFiles:
     # ------------------------------------------------------------------ blobs
 
     async def get_blob(
-        self,
-        computer: str,
-        handle: str,
-        *,
-        offset: int = 0,
-        max_chunk_bytes: int | None = None,
+        self, computer: str, handle: str, offset: int = 0, max_chunk_bytes: int | None = None
     ) -> GetBlobRet:
         """See :meth:`AsyncAgent.get_blob`."""
         request = GetBlobReq(
@@ -97,17 +86,12 @@ class ComputerFiles:
         return await self._ask(Event.GET_BLOB, request, GetBlobRet)
 
     async def read_blob(
-        self,
-        computer: str,
-        handle: str,
-        *,
-        max_bytes: int | None = None,
-        progress: ProgressFn | None = None,
+        self, computer: str, handle: str, max_bytes: int | None, progress: ProgressFn | None
     ) -> BlobData:
         """See :meth:`AsyncAgent.read_blob`."""
 
         async def fetch(offset: int, size: int) -> GetBlobRet:
-            return await self.get_blob(computer, handle, offset=offset, max_chunk_bytes=size)
+            return await self.get_blob(computer, handle, offset, size)
 
         return await pull_blob(
             fetch,

@@ -396,7 +396,7 @@ class RequestsMixin(AgentCore):
             return result
 
         async def pull(handle: str, limit: int | None) -> BlobData:
-            return await self._files.read_blob(computer, handle, max_bytes=limit)
+            return await self._files.read_blob(computer, handle, limit, None)
 
         return await drain_result(result, pull, max_bytes=self._max_drained_bytes)
 
