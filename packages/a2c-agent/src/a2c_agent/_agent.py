@@ -3,12 +3,13 @@
 This module only translates between python-socketio and the pure rules in
 :mod:`a2c_agent._rules`, :mod:`a2c_agent._session._lifecycle` and
 :mod:`a2c_agent._session._connection`.
-``AsyncAgent`` is the composition of its parts, one module each: the link
-(:mod:`~a2c_agent._session._link`), office membership (:mod:`~a2c_agent._session._membership`), what
-the
-Server pushes (:mod:`~a2c_agent._events`), requests (:mod:`~a2c_agent._rpc._requests`), the
-skills and blobs facades (:mod:`~a2c_agent._rpc._facades`), on a shared core
-(:mod:`~a2c_agent._core`). Here live its construction and its properties.
+``AsyncAgent`` is the composition of its parts: the link
+(:mod:`~a2c_agent._session._link`), office membership (:mod:`~a2c_agent._session._membership`),
+what the Server pushes (:mod:`~a2c_agent._events`) and requests
+(:mod:`~a2c_agent._rpc._requests`) on a shared core (:mod:`~a2c_agent._core`); it holds the
+channel (:mod:`~a2c_agent._channel`) and the skills and blobs requests
+(:mod:`~a2c_agent._rpc._facades`). Here live its construction, its properties and the
+methods it hands to those it holds.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
-"""The shared core of the Agent: its state, background tasks and acked requests.
+"""The shared core of the Agent: its state, background tasks and decoded requests.
 
-Every part of :class:`~a2c_agent.AsyncAgent` (link, membership, events, requests,
-facades) builds on :class:`AgentCore`; it decides nothing about the protocol itself.
+The link, membership, events and requests of :class:`~a2c_agent.AsyncAgent` build on
+:class:`AgentCore`; it decides nothing about the protocol itself. Sending is the
+:class:`~a2c_agent._channel.Channel`'s.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ def _req_id() -> str:
 
 class AgentCore:
     """The state every part of :class:`~a2c_agent.AsyncAgent` shares, and the plumbing
-    they all use: the lifecycle state, background tasks and one acked request.
+    they all use: the lifecycle state, background tasks and one decoded request.
 
     ``AsyncAgent.__init__`` sets every attribute declared here.
     """
