@@ -47,7 +47,7 @@ from ._session._connection import (
     check_transports,
     versioned_url,
 )
-from ._session._lifecycle import AgentState
+from ._session._lifecycle import AgentState, Lifecycle
 from ._session._link import LinkMixin
 from ._skills import SkillFile, SkillTracker
 from ._types import AgentTool
@@ -201,10 +201,7 @@ class AsyncAgent(LinkMixin, RequestsMixin):
         if protocol is not None:
             self._url = with_version_query(server_url, LINE_VERSIONS[protocol])
 
-        self._state = AgentState.IDLE
-        self._links = 0
         self._leaving = False
-        self._state_waiters: list[asyncio.Future[None]] = []
         self._office: str | None = None
         self._cache = ToolCache()
         self._calls = InFlightCalls()
@@ -216,6 +213,10 @@ class AsyncAgent(LinkMixin, RequestsMixin):
         self._tools_listeners = Listeners(self._spawn)
         self._desktop_listeners = Listeners(self._spawn)
         self._state_listeners = Listeners(self._spawn)
+        self._life = Lifecycle(
+            name, reconnect=reconnect, listeners=self._state_listeners,
+            why_not=self._why_not_connected,
+        )  # fmt: skip
         self._files = ComputerFiles(self._ask, name, blob_chunk_bytes, blob_max_in_flight)
         self._skills = SkillTracker(self._files.fetch_skills, self._spawn)
         self._connect_error: object = None
@@ -239,7 +240,7 @@ class AsyncAgent(LinkMixin, RequestsMixin):
     @property
     def state(self) -> AgentState:
         """The current lifecycle state."""
-        return self._state
+        return self._life.state
 
     @property
     def office_id(self) -> str | None:

@@ -37,7 +37,7 @@ from ._rules import (
 from ._session._connection import (
     AuthSource,
 )
-from ._session._lifecycle import AgentState, Transition, next_state, require_connected
+from ._session._lifecycle import Lifecycle
 from ._skills import SkillTracker
 
 logger = logging.getLogger("a2c_agent")
@@ -82,7 +82,6 @@ class AgentCore:
     #: Send again a tool call that provably never reached a Computer (``_rpc/_resend``).
     _resend_unsent: bool
 
-    _state: AgentState
     _office: str | None
     _cache: ToolCache
     _calls: InFlightCalls
@@ -101,43 +100,13 @@ class AgentCore:
     _cut_reason: str | None
     _last_cut: str | None
     _reclaim: str
-    #: How many times the agent became CONNECTED: a new number is a new link.
-    _links: int
+    _life: Lifecycle
     #: The Server announced it is about to cut this connection (RECONNECTING until it does).
     _leaving: bool
-    _state_waiters: list[asyncio.Future[None]]
 
     def _why_not_connected(self) -> str | None:
         """What a reconnecting agent waits for (see ``_session._rejoin``)."""
         return None
-
-    def _require_connected(self) -> None:
-        if self._state is not AgentState.CONNECTED:  # the reason only when it is said
-            require_connected(self._state, self._why_not_connected())
-
-    def _now(self) -> AgentState:
-        # A call, so type checkers do not carry a narrowed state across awaits.
-        return self._state
-
-    def _transition(self, transition: Transition) -> None:
-        old = self._state
-        new = next_state(old, transition, reconnect=self._reconnect)
-        if new is not old:
-            self._state = new
-            if new is AgentState.CONNECTED:
-                self._links += 1
-            logger.debug("agent %s: %s -> %s", self._name, old.value, new.value)
-            waiters, self._state_waiters = self._state_waiters, []
-            for waiter in waiters:
-                if not waiter.done():
-                    waiter.set_result(None)
-            self._state_listeners.fire(old, new)
-
-    def _state_change(self) -> asyncio.Future[None]:
-        """A future resolved at the next change of :attr:`_state`."""
-        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._state_waiters.append(waiter)
-        return waiter
 
     def _spawn(self, awaitable: Awaitable[Any]) -> None:
         async def run() -> None:
@@ -153,7 +122,7 @@ class AgentCore:
             logger.error("agent background task failed", exc_info=task.exception())
 
     async def _ask(self, event: Event, payload: Any, response: type[T]) -> T:
-        self._require_connected()
+        self._life.require_connected()
         try:
             args = await self._channel.request(event, payload)
         except AckTimeoutError as exc:

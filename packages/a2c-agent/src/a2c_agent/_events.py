@@ -83,7 +83,7 @@ class EventsMixin(AgentCore):
             self._streams.discard(stream)
 
         stream = NotificationStream(frozenset(events) if events else None, forget)
-        if self._state is AgentState.CLOSED:
+        if self._life.state is AgentState.CLOSED:
             stream.close()
         else:
             self._streams.add(stream)
@@ -198,7 +198,7 @@ class EventsMixin(AgentCore):
         except InvalidResponseError as exc:
             logger.warning("dropped a malformed %s: %s", event.value, exc)
             return
-        if self._state is not AgentState.CONNECTED:
+        if self._life.state is not AgentState.CONNECTED:
             return
         in_office = self._office is not None
         for action in actions_for(

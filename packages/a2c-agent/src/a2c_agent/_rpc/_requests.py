@@ -346,10 +346,10 @@ class RequestsMixin(AgentCore):
     ) -> CallToolResult | InputRequired:
         if timeout <= 0:
             raise ValueError("timeout must be positive")
-        if self._state is not AgentState.CONNECTED:
+        if self._life.state is not AgentState.CONNECTED:
             # Reconnecting: never sent from outside the office; the error says what the
             # agent waits for (one compare on the plain path).
-            self._require_connected()
+            self._life.require_connected()
         if req_id is not None and not (isinstance(req_id, str) and req_id):
             raise ValueError("req_id must be a non-empty string")
         req_id = req_id or _req_id()
@@ -402,7 +402,7 @@ class RequestsMixin(AgentCore):
 
     async def cancel_tool_call(self, req_id: str) -> None:
         """Send ``server:tool_call_cancel`` for ``req_id`` (best effort, no answer)."""
-        self._require_connected()
+        self._life.require_connected()
         self._calls.claim(req_id)  # sent now: leaving will not send it again
         await self._channel.emit(
             Event.TOOL_CALL_CANCEL, to_wire(AgentCallData(agent=self._name, req_id=req_id))

@@ -91,15 +91,15 @@ class LinkMixin(RejoinMixin):
         (after disconnecting; never retried), another :class:`RemoteError` for other
         handshake refusals, :class:`AgentConnectionError` when the Server is unreachable.
         """
-        self._transition(Transition.OPEN)
+        self._life.move(Transition.OPEN)
         self._channel.attach(self._make_client())
         try:
             await self._open_transport()
         except BaseException:
-            if self._state is AgentState.CONNECTING:
-                self._transition(Transition.CONNECT_FAILED)
+            if self._life.state is AgentState.CONNECTING:
+                self._life.move(Transition.CONNECT_FAILED)
             raise
-        if self._state is AgentState.CONNECTING:
+        if self._life.state is AgentState.CONNECTING:
             await self._mark_connected()
 
     async def close(self) -> None:
@@ -110,18 +110,18 @@ class LinkMixin(RejoinMixin):
         so no tool keeps running for a caller that is gone. ``async with`` calls this
         however the block ends (an exception, a cancelled task, Ctrl-C).
         """
-        if self._state is AgentState.CLOSED:
+        if self._life.state is AgentState.CLOSED:
             return
         try:
-            if self._state is AgentState.CONNECTED and self._office is not None:
+            if self._life.state is AgentState.CONNECTED and self._office is not None:
                 await self._depart()
         finally:  # interrupted or not, the agent ends closed
             await self._close_now()
 
     async def _close_now(self) -> None:
-        if self._state is AgentState.CLOSED:
+        if self._life.state is AgentState.CLOSED:
             return
-        self._transition(Transition.CLOSE)
+        self._life.move(Transition.CLOSE)
         current = asyncio.current_task()
         if self._reconnect_task is not None and self._reconnect_task is not current:
             self._reconnect_task.cancel()
@@ -137,7 +137,7 @@ class LinkMixin(RejoinMixin):
         for stream in list(self._streams):
             stream.close()
         self._vacate(tell_listeners=False)
-        self._transition(Transition.CLOSED)
+        self._life.move(Transition.CLOSED)
 
     def _make_client(self) -> socketio.AsyncClient:
         def record(code: int) -> None:
@@ -248,7 +248,7 @@ class LinkMixin(RejoinMixin):
         )
 
     async def _mark_connected(self) -> None:
-        self._transition(Transition.CONNECTED)
+        self._life.move(Transition.CONNECTED)
         sio = self._channel.sio
         if sio is not None and not sio.connected:
             # The link dropped between the handshake and now; its disconnect event was
@@ -268,7 +268,7 @@ class LinkMixin(RejoinMixin):
         # The Server says why it is about to cut us (an extension, docs/compatibility.md).
         said = data.get("reason") if isinstance(data, dict) else None
         self._cut_reason = said[:200] if isinstance(said, str) and said else "token expired"
-        if self._state is AgentState.CONNECTED and self._reconnect:
+        if self._life.state is AgentState.CONNECTED and self._reconnect:
             # Nothing new goes out on a connection about to be cut: a request sent now could
             # be lost with it, unanswered, and nobody could tell whether it ran. New requests
             # wait for the next connection (RECONNECTING); those out still get their answers.
@@ -277,15 +277,15 @@ class LinkMixin(RejoinMixin):
             self._reconnecting_reason = (
                 f"the Server is closing this connection ({self._cut_reason})"
             )
-            self._transition(Transition.LOST)
-            self._spawn(self._cut_or_leave(self._links))
+            self._life.move(Transition.LOST)
+            self._spawn(self._cut_or_leave(self._life.links))
 
     async def _cut_or_leave(self, link: int) -> None:
         """A Server that announced the cut but never made it: leave by ourselves, once the
         requests still out had their time (a Server of this project cuts within its grace)."""
         await asyncio.sleep(_CUT_WITHIN)
         sio = self._channel.sio
-        if self._leaving and self._links == link and sio is not None and sio.connected:
+        if self._leaving and self._life.links == link and sio is not None and sio.connected:
             logger.info("agent %s: the Server announced a cut %g s ago and did not make it; "
                         "reconnecting", self._name, _CUT_WITHIN)  # fmt: skip
             await self._safe_disconnect()
@@ -305,13 +305,13 @@ class LinkMixin(RejoinMixin):
         self._channel.fail_pending(lost)
         if self._leaving:  # the announced cut: RECONNECTING already, reconnect now
             self._leaving = False
-            if self._state is AgentState.RECONNECTING and self._reconnect_task is None:
+            if self._life.state is AgentState.RECONNECTING and self._reconnect_task is None:
                 self._reconnect_task = asyncio.ensure_future(self._reconnect_loop())
             return
-        if self._state is not AgentState.CONNECTED:
+        if self._life.state is not AgentState.CONNECTED:
             return
-        self._transition(Transition.LOST)
-        state = self._now()
+        self._life.move(Transition.LOST)
+        state = self._life.now()
         if state is AgentState.RECONNECTING and self._reconnect_task is None:
             self._reconnect_task = asyncio.ensure_future(self._reconnect_loop())
         elif state is AgentState.CLOSED:
@@ -320,9 +320,9 @@ class LinkMixin(RejoinMixin):
     async def _reconnect_loop(self) -> None:
         delays = reconnect_delays(initial=self._reconnect_delay, maximum=self._reconnect_max_delay)
         try:
-            while self._now() is AgentState.RECONNECTING:
+            while self._life.now() is AgentState.RECONNECTING:
                 await asyncio.sleep(next(delays))
-                if self._now() is not AgentState.RECONNECTING:
+                if self._life.now() is not AgentState.RECONNECTING:
                     return
                 try:
                     await self._open_transport()

@@ -39,7 +39,7 @@ class MembershipMixin(EventsMixin):
         With the tool cache on, the tools of every Computer already in the office are
         fetched before this returns (failures are logged, not raised).
         """
-        self._require_connected()
+        self._life.require_connected()
         if self._office is not None and self._office != office_id:
             await self.leave_office()
         await self._join(office_id)
@@ -48,7 +48,7 @@ class MembershipMixin(EventsMixin):
 
     async def leave_office(self) -> None:
         """Leave the current office; raises :class:`LeaveOfficeError` if refused."""
-        self._require_connected()
+        self._life.require_connected()
         office = self._office
         if office is None:
             raise AgentStateError("the agent is not in an office")

@@ -44,7 +44,7 @@ class RejoinMixin(MembershipMixin):
     def reconnecting_reason(self) -> str | None:
         """While :attr:`state` is ``RECONNECTING``, what the agent waits for, in one
         sentence (the connection, or its name or seat in the office); else None."""
-        if self._state is not AgentState.RECONNECTING:
+        if self._life.state is not AgentState.RECONNECTING:
             return None
         return self._reconnecting_reason or "the connection to the Server is down"
 
@@ -71,7 +71,7 @@ class RejoinMixin(MembershipMixin):
                     return False
                 await asyncio.sleep(delay)
                 sio = self._channel.sio
-                if self._now() is not AgentState.RECONNECTING:
+                if self._life.now() is not AgentState.RECONNECTING:
                     return False
                 if sio is None or not sio.connected:
                     return False  # the reconnect loop opens a new transport
@@ -123,7 +123,7 @@ class RejoinMixin(MembershipMixin):
         self._last_error = error
         self._held, self._reconnecting_reason = None, None
         self._vacate()
-        self._transition(Transition.GIVE_UP)
+        self._life.move(Transition.GIVE_UP)
         for stream in list(self._streams):
             stream.close()
         await self._safe_disconnect()
