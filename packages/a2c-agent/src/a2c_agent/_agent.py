@@ -3,12 +3,13 @@
 This module only translates between python-socketio and the pure rules in
 :mod:`a2c_agent._rules`, :mod:`a2c_agent._session._lifecycle` and
 :mod:`a2c_agent._session._connection`.
-``AsyncAgent`` is the composition of its parts, one module each: the link
-(:mod:`~a2c_agent._session._link`), office membership (:mod:`~a2c_agent._session._membership`), what
-the
-Server pushes (:mod:`~a2c_agent._events`), requests (:mod:`~a2c_agent._rpc._requests`), the
-skills and blobs facades (:mod:`~a2c_agent._rpc._facades`), on a shared core
-(:mod:`~a2c_agent._core`). Here live its construction and its properties.
+``AsyncAgent`` is the composition of its parts: the link
+(:mod:`~a2c_agent._session._link`), office membership (:mod:`~a2c_agent._session._membership`),
+what the Server pushes (:mod:`~a2c_agent._events`) and requests
+(:mod:`~a2c_agent._rpc._requests`) on a shared core (:mod:`~a2c_agent._core`); it holds the
+channel (:mod:`~a2c_agent._channel`) and the skills and blobs requests
+(:mod:`~a2c_agent._rpc._facades`). Here live its construction, its properties and the
+methods it hands to those it holds.
 """
 
 from __future__ import annotations
@@ -17,10 +18,11 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import socketio
-
 from a2c_protocol import (
+    DEFAULT_SKILL_REL_PATH,
     REJOIN_BUDGET,
+    A2CSkillRef,
+    GetBlobRet,
     InputCapabilities,
     new_reclaim_secret,
     with_version_query,
@@ -28,10 +30,11 @@ from a2c_protocol import (
 from a2c_protocol._input import DEFAULT_MAX_REQUESTS_PER_CALL, DEFAULT_MAX_REQUESTS_PER_ROUND
 from a2c_protocol._lines import LINE_0_2, LINE_VERSIONS, Line
 
-from ._core import _req_id as _req_id
+from ._channel import Channel
 from ._events import DesktopListener, NotificationListener, StateListener, ToolsListener
 from ._notify import Listeners, NotificationStream
-from ._rpc._blobpull import DEFAULT_CHUNK_BYTES, DEFAULT_MAX_IN_FLIGHT
+from ._rpc._blobpull import DEFAULT_CHUNK_BYTES, DEFAULT_MAX_IN_FLIGHT, BlobData, ProgressFn
+from ._rpc._facades import ComputerFiles
 from ._rpc._inflight import TOOL_CALL_GRACE, InFlightCalls
 from ._rpc._input import DEFAULT_MAX_INPUT_ROUNDS, InputHandler, InputLimits
 from ._rpc._progress import ProgressWaits
@@ -44,14 +47,12 @@ from ._session._connection import (
     check_transports,
     versioned_url,
 )
-from ._session._lifecycle import AgentState
+from ._session._lifecycle import AgentState, Lifecycle
 from ._session._link import LinkMixin
-from ._session._link import _close_code_recorder as _close_code_recorder
-from ._session._link import _error_from_refusal as _error_from_refusal
-from ._session._membership import _DEPART_TIMEOUT as _DEPART_TIMEOUT
-from ._skills import SkillTracker
+from ._skills import SkillFile, SkillTracker
 from ._types import AgentTool
-from ._upload._mixin import UploadMixin
+from ._upload._push import Landed, Source, UploadProgress
+from ._upload._put import put_blob
 
 __all__ = [
     "AsyncAgent",
@@ -62,7 +63,7 @@ __all__ = [
 ]
 
 
-class AsyncAgent(LinkMixin, RequestsMixin, UploadMixin):
+class AsyncAgent(LinkMixin, RequestsMixin):
     """The Agent role of A2C-SMCP 0.2: call tools on Computers through a Server.
 
     Use it as an async context manager::
@@ -195,18 +196,14 @@ class AsyncAgent(LinkMixin, RequestsMixin, UploadMixin):
         )
         self._resend_unsent = resend_unsent
         # The protocol line: 0.2 first, 0.4 after a 4008 saying the Server takes it, or pinned.
-        self._line: Line = protocol or LINE_0_2
+        self._channel = Channel(protocol or LINE_0_2, request_timeout)
         self._line_pinned = protocol is not None
         if protocol is not None:
             self._url = with_version_query(server_url, LINE_VERSIONS[protocol])
 
-        self._state = AgentState.IDLE
-        self._links = 0
         self._leaving = False
-        self._state_waiters: list[asyncio.Future[None]] = []
         self._office: str | None = None
         self._cache = ToolCache()
-        self._pending: set[asyncio.Future[tuple[Any, ...]]] = set()
         self._calls = InFlightCalls()
         self._progress = ProgressWaits(self._spawn)
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -216,14 +213,17 @@ class AsyncAgent(LinkMixin, RequestsMixin, UploadMixin):
         self._tools_listeners = Listeners(self._spawn)
         self._desktop_listeners = Listeners(self._spawn)
         self._state_listeners = Listeners(self._spawn)
-        self._skills = SkillTracker(self._fetch_skills, self._spawn)
+        self._life = Lifecycle(
+            name, reconnect=reconnect, listeners=self._state_listeners,
+            why_not=self._why_not_connected,
+        )  # fmt: skip
+        self._files = ComputerFiles(self._ask, name, blob_chunk_bytes, blob_max_in_flight)
+        self._skills = SkillTracker(self._files.fetch_skills, self._spawn)
         self._connect_error: object = None
         self._close_code: int | None = None
         self._last_error: BaseException | None = None
         self._cut_reason: str | None = None
         self._last_cut: str | None = None
-        self._emit_lock: asyncio.Lock | None = None
-        self._sio: socketio.AsyncClient | None = None
         # One per agent, never logged: see _session/_rejoin.py.
         self._reclaim = new_reclaim_secret()
         self._rejoin_budget = rejoin_budget
@@ -240,7 +240,7 @@ class AsyncAgent(LinkMixin, RequestsMixin, UploadMixin):
     @property
     def state(self) -> AgentState:
         """The current lifecycle state."""
-        return self._state
+        return self._life.state
 
     @property
     def office_id(self) -> str | None:
@@ -255,7 +255,7 @@ class AsyncAgent(LinkMixin, RequestsMixin, UploadMixin):
     @property
     def protocol(self) -> str:
         """The protocol version this agent announces (and whose shapes it speaks)."""
-        return LINE_VERSIONS[self._line]
+        return LINE_VERSIONS[self._channel.line]
 
     @property
     def tools(self) -> Mapping[str, tuple[AgentTool, ...]]:
@@ -270,6 +270,94 @@ class AsyncAgent(LinkMixin, RequestsMixin, UploadMixin):
         :class:`UnauthorizedError`; such refusals are never retried.
         """
         return self._last_error
+
+    @property
+    def last_cut(self) -> str | None:
+        """Why the Server last cut this agent's connection, in its own words (e.g.
+        ``"token expired"``), or None if the last drop came unannounced.
+
+        Set when the Server announces the cut and again when the connection drops, so
+        a state listener seeing ``RECONNECTING`` can say why at once.
+        """
+        return self._last_cut
+
+    # ------------------------------------------------------------ skills and blobs
+
+    @property
+    def skills(self) -> Mapping[str, tuple[A2CSkillRef, ...]]:
+        """Computer name → its last fetched skills; refreshed on ``notify:update_skills``."""
+        return self._skills.view()
+
+    async def get_skills(self, computer: str) -> list[A2CSkillRef]:
+        """The skills ``computer`` offers now, in its discovery order (also cached)."""
+        return await self._skills.fetch(computer)
+
+    async def put_blob(
+        self,
+        computer: str,
+        source: Source,
+        name_hint: str | None = None,
+        progress: UploadProgress | None = None,
+    ) -> Landed:
+        """Upload ``source`` (bytes, a file path or an async iterator of bytes) to
+        ``computer``'s landing dir; returns where it landed (a path on the Computer, to
+        hand to its tools) with the size and SHA-256 both sides checked.
+
+        ``name_hint`` suggests the file name (a path's own name by default); the Computer
+        makes it safe and never overwrites. Chunks go one at a time, each after the
+        previous ack; ``progress(sent, total)`` is called after each. Raises
+        :class:`~a2c_protocol.BlobWriteError` (4019, ``reason``: ``forbidden`` when the
+        Computer takes no uploads, ``too_large``, ``busy``, ``integrity``, ...).
+        """
+        return await put_blob(self._ask, self._name, computer, source, name_hint, progress)
+
+    async def get_skill(
+        self,
+        computer: str,
+        name: str,
+        rel_path: str = DEFAULT_SKILL_REL_PATH,
+        *,
+        max_bytes: int | None = None,
+    ) -> SkillFile:
+        """One file of skill ``name`` (copied from ``A2CSkillRef.name``), verified.
+
+        Inline text and blob-handle answers both end as bytes checked against the answer's
+        ``total_size`` and ``sha256`` (:class:`SkillIntegrityError` otherwise). Raises
+        :class:`~a2c_protocol.InvalidSkillNameError` (4016),
+        :class:`~a2c_protocol.SkillNotFoundError` (4014) and
+        :class:`~a2c_protocol.SkillResourceError` (4017, ``reason``).
+        """
+        return await self._files.get_skill(computer, name, rel_path, max_bytes)
+
+    async def get_blob(
+        self, computer: str, handle: str, *, offset: int = 0, max_chunk_bytes: int | None = None
+    ) -> GetBlobRet:
+        """One chunk of the blob behind ``handle`` (minted by ``computer``) at ``offset``.
+
+        ``max_chunk_bytes`` is a suggestion in raw bytes; the Computer clamps it. Raises
+        :class:`~a2c_protocol.BlobNotAccessibleError` (4018) with ``reason``
+        ``invalid_handle``, ``forbidden``, ``gone`` or ``range``.
+        """
+        return await self._files.get_blob(computer, handle, offset, max_chunk_bytes)
+
+    async def read_blob(
+        self,
+        computer: str,
+        handle: str,
+        *,
+        max_bytes: int | None = None,
+        progress: ProgressFn | None = None,
+    ) -> BlobData:
+        """Every byte of the blob behind ``handle``, verified against its SHA-256.
+
+        Chunks are fetched by absolute offset, ``blob_max_in_flight`` at a time. A source
+        that changes during the read, a refused offset or a digest mismatch restarts the
+        read from 0 (three reads at most, then :class:`BlobIntegrityError`); other 4018
+        reasons raise :class:`~a2c_protocol.BlobNotAccessibleError` at once. ``max_bytes``
+        refuses larger blobs with :class:`BlobLimitError`; ``progress(received, total)``
+        is called after each chunk.
+        """
+        return await self._files.read_blob(computer, handle, max_bytes, progress)
 
     # ------------------------------------------------------------------- lifecycle
 

@@ -1,7 +1,8 @@
-"""The shared core of the Agent: its state, background tasks and acked requests.
+"""The shared core of the Agent: its state, background tasks and decoded requests.
 
-Every part of :class:`~a2c_agent.AsyncAgent` (link, membership, events, requests,
-facades) builds on :class:`AgentCore`; it decides nothing about the protocol itself.
+The link, membership, events and requests of :class:`~a2c_agent.AsyncAgent` build on
+:class:`AgentCore`; it decides nothing about the protocol itself. Sending is the
+:class:`~a2c_agent._channel.Channel`'s.
 """
 
 from __future__ import annotations
@@ -9,28 +10,22 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from typing import Any, TypeVar
 
-import socketio
-
 from a2c_protocol import (
-    NAMESPACE,
     A2CError,
     AgentCallData,
     Event,
     InputCapabilities,
     to_wire,
 )
-from a2c_protocol._lines import LINE_0_2, Line, translate_answer
 
+from ._channel import Channel
 from ._exceptions import (
     AckTimeoutError,
-    AgentStateError,
-    ConnectionLostError,
 )
 from ._notify import Listeners, NotificationStream
-from ._rpc._deadline import Deadline, expire
 from ._rpc._inflight import InFlightCalls
 from ._rpc._input import InputHandler, InputLimits
 from ._rpc._progress import ProgressWaits
@@ -42,7 +37,7 @@ from ._rules import (
 from ._session._connection import (
     AuthSource,
 )
-from ._session._lifecycle import AgentState, Transition, next_state, require_connected
+from ._session._lifecycle import Lifecycle
 from ._skills import SkillTracker
 
 logger = logging.getLogger("a2c_agent")
@@ -56,14 +51,14 @@ def _req_id() -> str:
 
 class AgentCore:
     """The state every part of :class:`~a2c_agent.AsyncAgent` shares, and the plumbing
-    they all use: the lifecycle state, background tasks and one acked request.
+    they all use: the lifecycle state, background tasks and one decoded request.
 
     ``AsyncAgent.__init__`` sets every attribute declared here.
     """
 
     _url: str
+    _channel: Channel
     _server_url: str
-    _line: Line
     _line_pinned: bool
     _name: str
     _auth_source: AuthSource
@@ -87,10 +82,8 @@ class AgentCore:
     #: Send again a tool call that provably never reached a Computer (``_rpc/_resend``).
     _resend_unsent: bool
 
-    _state: AgentState
     _office: str | None
     _cache: ToolCache
-    _pending: set[asyncio.Future[tuple[Any, ...]]]
     _calls: InFlightCalls
     _progress: ProgressWaits
     _tasks: set[asyncio.Task[Any]]
@@ -106,46 +99,14 @@ class AgentCore:
     _last_error: BaseException | None
     _cut_reason: str | None
     _last_cut: str | None
-    _emit_lock: asyncio.Lock | None
-    _sio: socketio.AsyncClient | None
     _reclaim: str
-    #: How many times the agent became CONNECTED: a new number is a new link.
-    _links: int
+    _life: Lifecycle
     #: The Server announced it is about to cut this connection (RECONNECTING until it does).
     _leaving: bool
-    _state_waiters: list[asyncio.Future[None]]
 
     def _why_not_connected(self) -> str | None:
         """What a reconnecting agent waits for (see ``_session._rejoin``)."""
         return None
-
-    def _require_connected(self) -> None:
-        if self._state is not AgentState.CONNECTED:  # the reason only when it is said
-            require_connected(self._state, self._why_not_connected())
-
-    def _now(self) -> AgentState:
-        # A call, so type checkers do not carry a narrowed state across awaits.
-        return self._state
-
-    def _transition(self, transition: Transition) -> None:
-        old = self._state
-        new = next_state(old, transition, reconnect=self._reconnect)
-        if new is not old:
-            self._state = new
-            if new is AgentState.CONNECTED:
-                self._links += 1
-            logger.debug("agent %s: %s -> %s", self._name, old.value, new.value)
-            waiters, self._state_waiters = self._state_waiters, []
-            for waiter in waiters:
-                if not waiter.done():
-                    waiter.set_result(None)
-            self._state_listeners.fire(old, new)
-
-    def _state_change(self) -> asyncio.Future[None]:
-        """A future resolved at the next change of :attr:`_state`."""
-        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._state_waiters.append(waiter)
-        return waiter
 
     def _spawn(self, awaitable: Awaitable[Any]) -> None:
         async def run() -> None:
@@ -160,66 +121,10 @@ class AgentCore:
         if not task.cancelled() and task.exception() is not None:
             logger.error("agent background task failed", exc_info=task.exception())
 
-    def _client(self) -> socketio.AsyncClient:
-        if self._sio is None:
-            raise AgentStateError("the agent is not open")
-        return self._sio
-
-    async def _emit(
-        self, event: Event, data: Any, callback: Callable[..., None] | None = None
-    ) -> None:
-        sio = self._client()
-        lock = self._emit_lock
-        if lock is None:  # pragma: no cover - set in open()
-            raise AgentStateError("the agent is not open")
-        try:
-            async with lock:
-                await sio.emit(event.value, data, namespace=NAMESPACE, callback=callback)
-        except socketio.exceptions.SocketIOError as exc:
-            raise ConnectionLostError(f"cannot send {event.value}: not connected") from exc
-
-    async def _request(
-        self,
-        event: Event,
-        payload: Any,
-        *,
-        timeout: float | None = None,
-        bind: Callable[[Deadline], None] | None = None,
-    ) -> tuple[Any, ...]:
-        """Send ``payload`` (a model, or its JSON object as ``to_wire`` gives it) and wait
-        for the ack's values; :class:`AckTimeoutError` after ``timeout`` (default: the
-        agent's ``request_timeout``). ``bind`` receives a deadline it may push back."""
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[tuple[Any, ...]] = loop.create_future()
-
-        def on_ack(*args: Any) -> None:
-            if self._line != LINE_0_2:  # a 0.4 session: answers in 0.4 shapes, we read 0.2
-                args = tuple(translate_answer(event.value, a, agent=LINE_0_2,
-                                              computer=self._line) for a in args)  # fmt: skip
-            if not future.done():
-                future.set_result(args)
-
-        self._pending.add(future)
-        wait = self._request_timeout if timeout is None else timeout
-        try:
-            await self._emit(event, payload if type(payload) is dict else to_wire(payload), on_ack)
-            timer: asyncio.TimerHandle | Deadline
-            if bind is None:
-                timer = loop.call_at(loop.time() + wait, expire, future, event.value, wait)
-            else:
-                timer = Deadline(loop, future, event.value, wait)
-                bind(timer)
-            try:
-                return await future
-            finally:
-                timer.cancel()
-        finally:
-            self._pending.discard(future)
-
     async def _ask(self, event: Event, payload: Any, response: type[T]) -> T:
-        self._require_connected()
+        self._life.require_connected()
         try:
-            args = await self._request(event, payload)
+            args = await self._channel.request(event, payload)
         except AckTimeoutError as exc:
             unsupported = unanswered(event, exc)
             if unsupported is None:
@@ -227,15 +132,9 @@ class AgentCore:
             raise unsupported from exc
         return decode_ack(event, response, args)
 
-    def _fail_pending(self, error: Exception) -> None:
-        for future in list(self._pending):
-            if not future.done():
-                future.set_exception(error)
-        self._pending.clear()
-
     async def _send_cancel(self, req_id: str) -> None:
         try:
-            await self._emit(
+            await self._channel.emit(
                 Event.TOOL_CALL_CANCEL, to_wire(AgentCallData(agent=self._name, req_id=req_id))
             )
         except A2CError as exc:

@@ -83,7 +83,7 @@ class EventsMixin(AgentCore):
             self._streams.discard(stream)
 
         stream = NotificationStream(frozenset(events) if events else None, forget)
-        if self._state is AgentState.CLOSED:
+        if self._life.state is AgentState.CLOSED:
             stream.close()
         else:
             self._streams.add(stream)
@@ -129,7 +129,7 @@ class EventsMixin(AgentCore):
             ret = decode_ack(
                 Event.LIST_ROOM,
                 ListRoomRet,
-                await self._request(
+                await self._channel.request(
                     Event.LIST_ROOM,
                     ListRoomReq(agent=self._name, req_id=_req_id(), office_id=office),
                 ),
@@ -150,7 +150,7 @@ class EventsMixin(AgentCore):
                 ret = decode_ack(
                     Event.GET_TOOLS,
                     GetToolsRet,
-                    await self._request(
+                    await self._channel.request(
                         Event.GET_TOOLS,
                         GetToolsReq(agent=self._name, req_id=_req_id(), computer=action.computer),
                     ),
@@ -166,7 +166,7 @@ class EventsMixin(AgentCore):
                 ret_desktop = decode_ack(
                     Event.GET_DESKTOP,
                     GetDeskTopRet,
-                    await self._request(
+                    await self._channel.request(
                         Event.GET_DESKTOP,
                         GetDeskTopReq(
                             agent=self._name,
@@ -198,7 +198,7 @@ class EventsMixin(AgentCore):
         except InvalidResponseError as exc:
             logger.warning("dropped a malformed %s: %s", event.value, exc)
             return
-        if self._state is not AgentState.CONNECTED:
+        if self._life.state is not AgentState.CONNECTED:
             return
         in_office = self._office is not None
         for action in actions_for(

@@ -94,7 +94,7 @@ async def _office(
 
 
 async def _drop(srv: RunningServer, agent: AsyncAgent) -> None:
-    sid = agent._sio.get_sid(NAMESPACE)  # type: ignore[union-attr]
+    sid = agent._channel.sio.get_sid(NAMESPACE)  # type: ignore[union-attr]
     await srv.app.sio.disconnect(sid, namespace=NAMESPACE)
 
 
@@ -119,7 +119,7 @@ async def test_a_call_refused_by_a_draining_server_goes_out_on_the_next_connecti
         drain.draining = True  # refuses calls unsent, as after SIGTERM
         call = asyncio.create_task(agent.call_tool("box", "echo", {}, timeout=30))
         # Refused, the call waits for a change of connection (not the same one again).
-        await eventually(lambda: bool(agent._state_waiters), what="waiting for a new link")
+        await eventually(lambda: bool(agent._life.waiters), what="waiting for a new link")
         assert not call.done() and calls == []
         drain.draining = False  # "restarted": the next connection is served
         await _drop(srv, agent)
@@ -164,10 +164,10 @@ async def test_after_the_servers_notice_of_a_cut_nothing_new_goes_out_on_that_co
         assert drain.announce is not None
         await drain.announce()
         await eventually(lambda: agent.state is AgentState.RECONNECTING, what="the notice")
-        assert agent._sio is not None and agent._sio.connected  # not cut yet
+        assert agent._channel.sio is not None and agent._channel.sio.connected  # not cut yet
         assert "server shutting down" in (agent.reconnecting_reason or "")
         call = asyncio.create_task(agent.call_tool("box", "echo", {}, timeout=30))
-        await eventually(lambda: bool(agent._state_waiters), what="the call waiting")
+        await eventually(lambda: bool(agent._life.waiters), what="the call waiting")
         assert calls == [] and not call.done()  # held back, not sent to a closing node
         drain.draining = False  # "restarted"
         await _drop(srv, agent)  # the cut the notice announced

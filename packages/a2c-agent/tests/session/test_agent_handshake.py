@@ -124,8 +124,8 @@ async def test_incompatible_version_raises_once_and_never_retries():
         await asyncio.sleep(1.0)
         assert len(counting.handshakes) == 2
         assert all(kind == "http" for kind, _ in counting.handshakes)  # no WS upgrade (C8)
-        assert agent._sio is not None and not agent._sio.connected
-        assert agent._sio.eio.state == "disconnected"
+        assert agent._channel.sio is not None and not agent._channel.sio.connected
+        assert agent._channel.sio.eio.state == "disconnected"
         await agent.close()
 
 

@@ -42,7 +42,7 @@ class Gate:
 
 async def drop(srv: RunningServer, agent: AsyncAgent) -> None:
     """The Server ends the agent's session (as a dying node's balancer would)."""
-    sid = agent._sio.get_sid(NAMESPACE)  # type: ignore[union-attr]
+    sid = agent._channel.sio.get_sid(NAMESPACE)  # type: ignore[union-attr]
     await srv.app.sio.disconnect(sid, namespace=NAMESPACE)
     # Not CONNECTED any more (an ungated reconnect may already have ended it: CLOSED).
     await eventually(lambda: agent.state is not AgentState.CONNECTED, what="the loss seen")

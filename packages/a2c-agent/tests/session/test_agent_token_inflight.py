@@ -54,8 +54,11 @@ async def test_a_call_in_flight_survives_the_expiry_of_its_agents_token(
             return {"token": handed[-1]}
 
         reconnected = asyncio.Event()
+        cuts: list[str | None] = []
 
         def on_state(old: AgentState, new: AgentState) -> None:
+            if new is AgentState.RECONNECTING:
+                cuts.append(agent.last_cut)  # what `a2c-agent watch` prints at once
             if old is AgentState.RECONNECTING and new is AgentState.CONNECTED:
                 reconnected.set()
 
@@ -98,6 +101,7 @@ async def test_a_call_in_flight_survives_the_expiry_of_its_agents_token(
                 await asyncio.wait_for(reconnected.wait(), WAIT)
                 assert len(handed) >= 2 and handed[0] != handed[1]
                 assert agent.office_id == OFFICE
+                assert cuts and cuts[0] == "token expired", cuts
             finally:
                 release.set()
                 await agent.close()

@@ -54,7 +54,7 @@ def notification_line(notification: AgentNotification, when: dt.datetime) -> str
 
 def _reporter(agent: AsyncAgent) -> Callable[[AgentState, AgentState], None]:
     def report(old: AgentState, new: AgentState) -> None:
-        _report_state(old, new, agent._last_cut, agent.office_id)
+        _report_state(old, new, agent.last_cut, agent.office_id)
 
     return report
 

@@ -10,7 +10,7 @@ import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
-from a2c_agent._core import _req_id
+from a2c_agent._core import AgentCore, _req_id
 from a2c_agent._exceptions import (
     AckTimeoutError,
     InvalidResponseError,
@@ -49,7 +49,7 @@ from a2c_protocol._input import (
 
 from ._blobdrain import drain_result, needs_drain
 from ._blobpull import BlobData
-from ._facades import FacadesMixin
+from ._facades import ComputerFiles
 from ._input import InputHandler, input_rounds
 from ._otel import call_span, tracing_idle
 from ._progress import ProgressCallback
@@ -62,8 +62,10 @@ logger = logging.getLogger("a2c_agent")
 _NO_PROGRESS: contextlib.nullcontext[None] = contextlib.nullcontext(None)  # reusable, stateless
 
 
-class RequestsMixin(FacadesMixin):
+class RequestsMixin(AgentCore):
     """The ``client:get_*`` requests, tool calls and their cancellation."""
+
+    _files: ComputerFiles
 
     # ----------------------------------------------------------------- client:get_*
 
@@ -344,10 +346,10 @@ class RequestsMixin(FacadesMixin):
     ) -> CallToolResult | InputRequired:
         if timeout <= 0:
             raise ValueError("timeout must be positive")
-        if self._state is not AgentState.CONNECTED:
+        if self._life.state is not AgentState.CONNECTED:
             # Reconnecting: never sent from outside the office; the error says what the
             # agent waits for (one compare on the plain path).
-            self._require_connected()
+            self._life.require_connected()
         if req_id is not None and not (isinstance(req_id, str) and req_id):
             raise ValueError("req_id must be a non-empty string")
         req_id = req_id or _req_id()
@@ -368,7 +370,7 @@ class RequestsMixin(FacadesMixin):
         )
         with self._calls.tracking(req_id), progress as bind:
             try:
-                args = await self._request(
+                args = await self._channel.request(
                     Event.TOOL_CALL, request, timeout=timeout + self._tool_call_grace, bind=bind
                 )
             except AckTimeoutError:
@@ -394,14 +396,14 @@ class RequestsMixin(FacadesMixin):
             return result
 
         async def pull(handle: str, limit: int | None) -> BlobData:
-            return await self.read_blob(computer, handle, max_bytes=limit)
+            return await self._files.read_blob(computer, handle, limit, None)
 
         return await drain_result(result, pull, max_bytes=self._max_drained_bytes)
 
     async def cancel_tool_call(self, req_id: str) -> None:
         """Send ``server:tool_call_cancel`` for ``req_id`` (best effort, no answer)."""
-        self._require_connected()
+        self._life.require_connected()
         self._calls.claim(req_id)  # sent now: leaving will not send it again
-        await self._emit(
+        await self._channel.emit(
             Event.TOOL_CALL_CANCEL, to_wire(AgentCallData(agent=self._name, req_id=req_id))
         )

@@ -37,7 +37,7 @@ async def resend(
     may have reached a Computer."""
     loop = asyncio.get_running_loop()
     resends = Resends(loop.time(), timeout)
-    link = agent._links  # the link that refused it
+    link = agent._life.links  # the link that refused it
     while True:
         wait = resend_wait(exc)
         if wait is None:
@@ -53,7 +53,7 @@ async def resend(
         resends.tries += 1
         logger.debug("tool %r on %r sent again (try %d, %.1f s left): not delivered: %s",
                      tool_name, computer, resends.tries, left, exc)  # fmt: skip
-        link = agent._links
+        link = agent._life.links
         try:
             return await attempt(timeout=left)
         except RESENT as again:
@@ -69,14 +69,14 @@ async def until_sendable(agent: AgentCore, link: int, timeout: float) -> bool:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while True:
-        state = agent._state
-        if state is AgentState.CONNECTED and agent._links > link:
+        state = agent._life.state
+        if state is AgentState.CONNECTED and agent._life.links > link:
             return True
         if state is not AgentState.CONNECTED and state is not AgentState.RECONNECTING:
-            agent._require_connected()  # closed or closing: raises
+            agent._life.require_connected()  # closed or closing: raises
         left = deadline - loop.time()
         if left <= 0:
             return False
-        change = agent._state_change()
+        change = agent._life.change()
         await asyncio.wait((change,), timeout=left)
         change.cancel()

@@ -18,12 +18,18 @@ Rules:
 
 from __future__ import annotations
 
+import asyncio
+import logging
+from collections.abc import Callable
 from enum import Enum
 from typing import Final
 
 from a2c_agent._exceptions import AgentConnectionError, AgentStateError
+from a2c_agent._notify import Listeners
 
-__all__ = ["AgentState", "Transition", "next_state", "require_connected"]
+__all__ = ["AgentState", "Lifecycle", "Transition", "next_state", "require_connected"]
+
+logger = logging.getLogger("a2c_agent")
 
 
 class AgentState(Enum):
@@ -107,3 +113,53 @@ def require_connected(state: AgentState, why: str | None = None) -> None:
     if state is AgentState.IDLE:
         raise AgentStateError("the agent is not connected; use 'async with AsyncAgent(...)'")
     raise AgentStateError(f"the agent is {state.value}; no requests can be sent")
+
+
+class Lifecycle:
+    """The one owner of an agent's state: it moves by the table above, counts the links
+    (each new ``CONNECTED``), wakes those waiting for a change and tells the listeners."""
+
+    __slots__ = ("_listeners", "_name", "_reconnect", "_why_not", "links", "state", "waiters")
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        reconnect: bool,
+        listeners: Listeners,
+        why_not: Callable[[], str | None],
+    ) -> None:
+        self.state = AgentState.IDLE
+        #: How many times the agent became CONNECTED: a new number is a new link.
+        self.links = 0
+        self.waiters: list[asyncio.Future[None]] = []
+        self._name, self._reconnect = name, reconnect
+        self._listeners, self._why_not = listeners, why_not
+
+    def now(self) -> AgentState:
+        # A call, so type checkers do not carry a narrowed state across awaits.
+        return self.state
+
+    def require_connected(self) -> None:
+        if self.state is not AgentState.CONNECTED:  # the reason only when it is said
+            require_connected(self.state, self._why_not())
+
+    def move(self, transition: Transition) -> None:
+        old = self.state
+        new = next_state(old, transition, reconnect=self._reconnect)
+        if new is not old:
+            self.state = new
+            if new is AgentState.CONNECTED:
+                self.links += 1
+            logger.debug("agent %s: %s -> %s", self._name, old.value, new.value)
+            waiters, self.waiters = self.waiters, []
+            for waiter in waiters:
+                if not waiter.done():
+                    waiter.set_result(None)
+            self._listeners.fire(old, new)
+
+    def change(self) -> asyncio.Future[None]:
+        """A future resolved at the next change of :attr:`state`."""
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.waiters.append(waiter)
+        return waiter

@@ -91,16 +91,15 @@ class LinkMixin(RejoinMixin):
         (after disconnecting; never retried), another :class:`RemoteError` for other
         handshake refusals, :class:`AgentConnectionError` when the Server is unreachable.
         """
-        self._transition(Transition.OPEN)
-        self._emit_lock = asyncio.Lock()
-        self._sio = self._make_client()
+        self._life.move(Transition.OPEN)
+        self._channel.attach(self._make_client())
         try:
             await self._open_transport()
         except BaseException:
-            if self._state is AgentState.CONNECTING:
-                self._transition(Transition.CONNECT_FAILED)
+            if self._life.state is AgentState.CONNECTING:
+                self._life.move(Transition.CONNECT_FAILED)
             raise
-        if self._state is AgentState.CONNECTING:
+        if self._life.state is AgentState.CONNECTING:
             await self._mark_connected()
 
     async def close(self) -> None:
@@ -111,18 +110,18 @@ class LinkMixin(RejoinMixin):
         so no tool keeps running for a caller that is gone. ``async with`` calls this
         however the block ends (an exception, a cancelled task, Ctrl-C).
         """
-        if self._state is AgentState.CLOSED:
+        if self._life.state is AgentState.CLOSED:
             return
         try:
-            if self._state is AgentState.CONNECTED and self._office is not None:
+            if self._life.state is AgentState.CONNECTED and self._office is not None:
                 await self._depart()
         finally:  # interrupted or not, the agent ends closed
             await self._close_now()
 
     async def _close_now(self) -> None:
-        if self._state is AgentState.CLOSED:
+        if self._life.state is AgentState.CLOSED:
             return
-        self._transition(Transition.CLOSE)
+        self._life.move(Transition.CLOSE)
         current = asyncio.current_task()
         if self._reconnect_task is not None and self._reconnect_task is not current:
             self._reconnect_task.cancel()
@@ -132,15 +131,13 @@ class LinkMixin(RejoinMixin):
             if task is not current:
                 task.cancel()
         await asyncio.gather(*(t for t in self._tasks if t is not current), return_exceptions=True)
-        if self._sio is not None:
+        if self._channel.sio is not None:
             await self._safe_disconnect()
-        self._fail_pending(AgentStateError("the agent was closed"))
+        self._channel.fail_pending(AgentStateError("the agent was closed"))
         for stream in list(self._streams):
             stream.close()
-        self._office = None
-        self._cache.clear()
-        self._skills.clear()
-        self._transition(Transition.CLOSED)
+        self._vacate(tell_listeners=False)
+        self._life.move(Transition.CLOSED)
 
     def _make_client(self) -> socketio.AsyncClient:
         def record(code: int) -> None:
@@ -175,7 +172,7 @@ class LinkMixin(RejoinMixin):
     # ---------------------------------------------------------------- connecting
 
     async def _open_transport(self) -> None:
-        sio = self._client()
+        sio = self._channel.client()
         self._connect_error = None
         self._close_code = None
         try:
@@ -197,20 +194,21 @@ class LinkMixin(RejoinMixin):
             error = await self._diagnose(exc, refused_namespace)
             line = None
             if isinstance(error, ProtocolVersionError) and not self._line_pinned:
-                line = retry_line(error, LINE_VERSIONS[self._line])
+                line = retry_line(error, LINE_VERSIONS[self._channel.line])
             if line is not None:
+                spoken = LINE_VERSIONS[self._channel.line]
                 logger.info("the server refused protocol %s and accepts %s: speaking %s",
-                            LINE_VERSIONS[self._line], LINE_VERSIONS[line], line)  # fmt: skip
-                self._line, self._line_pinned = line, True  # once: never back and forth
+                            spoken, LINE_VERSIONS[line], line)  # fmt: skip
+                self._channel.line, self._line_pinned = line, True  # once: never back and forth
                 self._url = with_version_query(self._server_url, LINE_VERSIONS[line])
-                self._sio = self._make_client()
+                self._channel.sio = self._make_client()
                 await self._open_transport()
                 return
             if isinstance(error, ProtocolVersionError):
                 logger.error(
                     "a2c protocol version refused: this SDK speaks %s, the server runs %s "
                     "(accepts %s..%s); not retrying",
-                    LINE_VERSIONS[self._line],
+                    LINE_VERSIONS[self._channel.line],
                     error.server_version or "?",
                     error.min_supported or "?",
                     error.max_supported or "?",
@@ -250,8 +248,8 @@ class LinkMixin(RejoinMixin):
         )
 
     async def _mark_connected(self) -> None:
-        self._transition(Transition.CONNECTED)
-        sio = self._sio
+        self._life.move(Transition.CONNECTED)
+        sio = self._channel.sio
         if sio is not None and not sio.connected:
             # The link dropped between the handshake and now; its disconnect event was
             # ignored because we were not CONNECTED yet, so handle the loss here.
@@ -261,7 +259,7 @@ class LinkMixin(RejoinMixin):
         # Names the protocol line on every connect, the default one included, so a log says
         # which shapes the session speaks without knowing whether a 4008 fallback happened.
         logger.info("agent %s connected to %s (protocol %s)", self._name, self._server_url,
-                    LINE_VERSIONS[self._line])  # fmt: skip
+                    LINE_VERSIONS[self._channel.line])  # fmt: skip
 
     async def _on_connect_error(self, data: object = None) -> None:
         self._connect_error = data
@@ -270,7 +268,7 @@ class LinkMixin(RejoinMixin):
         # The Server says why it is about to cut us (an extension, docs/compatibility.md).
         said = data.get("reason") if isinstance(data, dict) else None
         self._cut_reason = said[:200] if isinstance(said, str) and said else "token expired"
-        if self._state is AgentState.CONNECTED and self._reconnect:
+        if self._life.state is AgentState.CONNECTED and self._reconnect:
             # Nothing new goes out on a connection about to be cut: a request sent now could
             # be lost with it, unanswered, and nobody could tell whether it ran. New requests
             # wait for the next connection (RECONNECTING); those out still get their answers.
@@ -279,22 +277,22 @@ class LinkMixin(RejoinMixin):
             self._reconnecting_reason = (
                 f"the Server is closing this connection ({self._cut_reason})"
             )
-            self._transition(Transition.LOST)
-            self._spawn(self._cut_or_leave(self._links))
+            self._life.move(Transition.LOST)
+            self._spawn(self._cut_or_leave(self._life.links))
 
     async def _cut_or_leave(self, link: int) -> None:
         """A Server that announced the cut but never made it: leave by ourselves, once the
         requests still out had their time (a Server of this project cuts within its grace)."""
         await asyncio.sleep(_CUT_WITHIN)
-        sio = self._sio
-        if self._leaving and self._links == link and sio is not None and sio.connected:
+        sio = self._channel.sio
+        if self._leaving and self._life.links == link and sio is not None and sio.connected:
             logger.info("agent %s: the Server announced a cut %g s ago and did not make it; "
                         "reconnecting", self._name, _CUT_WITHIN)  # fmt: skip
             await self._safe_disconnect()
 
     async def _on_disconnect(self, reason: object = None) -> None:
         told, self._cut_reason = self._cut_reason, None
-        self._last_cut = told  # read by `a2c-agent watch` to say why it reconnects
+        self._last_cut = told  # AsyncAgent.last_cut: `a2c-agent watch` says why it reconnects
         # Said to every request still out: each was sent, so a tool call may have run.
         after = "while the request was out; a tool call may have run: retry only an idempotent one"
         if told is not None:
@@ -304,28 +302,27 @@ class LinkMixin(RejoinMixin):
         else:
             logger.info("agent %s disconnected (%s)", self._name, reason)
             lost = ConnectionLostError(f"connection lost ({reason}) {after}", may_have_run=True)
-        self._fail_pending(lost)
+        self._channel.fail_pending(lost)
         if self._leaving:  # the announced cut: RECONNECTING already, reconnect now
             self._leaving = False
-            if self._state is AgentState.RECONNECTING and self._reconnect_task is None:
+            if self._life.state is AgentState.RECONNECTING and self._reconnect_task is None:
                 self._reconnect_task = asyncio.ensure_future(self._reconnect_loop())
             return
-        if self._state is not AgentState.CONNECTED:
+        if self._life.state is not AgentState.CONNECTED:
             return
-        self._transition(Transition.LOST)
-        state = self._now()
+        self._life.move(Transition.LOST)
+        state = self._life.now()
         if state is AgentState.RECONNECTING and self._reconnect_task is None:
             self._reconnect_task = asyncio.ensure_future(self._reconnect_loop())
         elif state is AgentState.CLOSED:
-            self._office = None
-            self._drop_all_tools()
+            self._vacate()
 
     async def _reconnect_loop(self) -> None:
         delays = reconnect_delays(initial=self._reconnect_delay, maximum=self._reconnect_max_delay)
         try:
-            while self._now() is AgentState.RECONNECTING:
+            while self._life.now() is AgentState.RECONNECTING:
                 await asyncio.sleep(next(delays))
-                if self._now() is not AgentState.RECONNECTING:
+                if self._life.now() is not AgentState.RECONNECTING:
                     return
                 try:
                     await self._open_transport()

@@ -39,7 +39,7 @@ class MembershipMixin(EventsMixin):
         With the tool cache on, the tools of every Computer already in the office are
         fetched before this returns (failures are logged, not raised).
         """
-        self._require_connected()
+        self._life.require_connected()
         if self._office is not None and self._office != office_id:
             await self.leave_office()
         await self._join(office_id)
@@ -48,17 +48,16 @@ class MembershipMixin(EventsMixin):
 
     async def leave_office(self) -> None:
         """Leave the current office; raises :class:`LeaveOfficeError` if refused."""
-        self._require_connected()
+        self._life.require_connected()
         office = self._office
         if office is None:
             raise AgentStateError("the agent is not in an office")
         for req_id in self._calls.claim_all():  # cancelled while still in the office
             await self._send_cancel(req_id)
-        args = await self._request(Event.LEAVE_OFFICE, LeaveOfficeReq(office_id=office))
+        args = await self._channel.request(Event.LEAVE_OFFICE, LeaveOfficeReq(office_id=office))
         self._calls.take_unflushed()  # the leave's ack: the Server has seen those cancels
         decode_office_ack(Event.LEAVE_OFFICE, office, args)
-        self._office = None
-        self._drop_all_tools()
+        self._vacate()
 
     async def list_room(self, office_id: str | None = None) -> list[SessionInfo]:
         """The members of ``office_id`` (default: the agent's office)."""
@@ -79,7 +78,7 @@ class MembershipMixin(EventsMixin):
         async def leave() -> None:
             wait = min(self._request_timeout, _DEPART_TIMEOUT)
             try:
-                args = await self._request(
+                args = await self._channel.request(
                     Event.LEAVE_OFFICE, LeaveOfficeReq(office_id=office or ""), timeout=wait
                 )
                 decode_office_ack(Event.LEAVE_OFFICE, office or "", args)
@@ -88,8 +87,23 @@ class MembershipMixin(EventsMixin):
 
         await depart(self._calls, self._send_cancel, leave)
 
+    def _vacate(self, *, tell_listeners: bool = True) -> None:
+        """Be out of the office: every path that leaves it (a leave, a close, a lost link
+        that ends the agent, a refusal that ends it) comes through here, so the office
+        and the tools seen in it go together.
+
+        ``tell_listeners=False`` (closing) clears the tools without telling the tools
+        listeners each Computer is gone: the agent itself is.
+        """
+        self._office = None
+        if tell_listeners:
+            self._drop_all_tools()
+        else:
+            self._cache.clear()
+            self._skills.clear()
+
     async def _join(self, office_id: str) -> None:
         request = EnterOfficeReq(role=Role.AGENT, name=self._name, office_id=office_id)
-        args = await self._request(Event.JOIN_OFFICE, request)
+        args = await self._channel.request(Event.JOIN_OFFICE, request)
         decode_office_ack(Event.JOIN_OFFICE, office_id, args)
         self._office = office_id

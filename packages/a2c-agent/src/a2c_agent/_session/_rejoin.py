@@ -44,7 +44,7 @@ class RejoinMixin(MembershipMixin):
     def reconnecting_reason(self) -> str | None:
         """While :attr:`state` is ``RECONNECTING``, what the agent waits for, in one
         sentence (the connection, or its name or seat in the office); else None."""
-        if self._state is not AgentState.RECONNECTING:
+        if self._life.state is not AgentState.RECONNECTING:
             return None
         return self._reconnecting_reason or "the connection to the Server is down"
 
@@ -70,8 +70,8 @@ class RejoinMixin(MembershipMixin):
                     await self._give_up(delay)
                     return False
                 await asyncio.sleep(delay)
-                sio = self._sio
-                if self._now() is not AgentState.RECONNECTING:
+                sio = self._channel.sio
+                if self._life.now() is not AgentState.RECONNECTING:
                     return False
                 if sio is None or not sio.connected:
                     return False  # the reconnect loop opens a new transport
@@ -122,15 +122,14 @@ class RejoinMixin(MembershipMixin):
         re-joining): ``CLOSED``, with ``error`` as :attr:`last_error`."""
         self._last_error = error
         self._held, self._reconnecting_reason = None, None
-        self._office = None
-        self._drop_all_tools()
-        self._transition(Transition.GIVE_UP)
+        self._vacate()
+        self._life.move(Transition.GIVE_UP)
         for stream in list(self._streams):
             stream.close()
         await self._safe_disconnect()
 
     async def _safe_disconnect(self) -> None:
-        sio = self._sio
+        sio = self._channel.sio
         if sio is None:
             return
         try:
