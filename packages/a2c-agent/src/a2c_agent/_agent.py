@@ -3,13 +3,13 @@
 This module only translates between python-socketio and the pure rules in
 :mod:`a2c_agent._rules`, :mod:`a2c_agent._session._lifecycle` and
 :mod:`a2c_agent._session._connection`.
-``AsyncAgent`` is the composition of its parts: the link
-(:mod:`~a2c_agent._session._link`), office membership (:mod:`~a2c_agent._session._membership`),
-what the Server pushes (:mod:`~a2c_agent._events`) and requests
-(:mod:`~a2c_agent._rpc._requests`) on a shared core (:mod:`~a2c_agent._core`); it holds the
-channel (:mod:`~a2c_agent._channel`) and the skills and blobs requests
-(:mod:`~a2c_agent._rpc._facades`). Here live its construction, its properties and the
-methods it hands to those it holds.
+``AsyncAgent`` is the composition of its owners: the link
+(:mod:`~a2c_agent._session._link`), the rejoin (:mod:`~a2c_agent._session._rejoin`), office
+membership (:mod:`~a2c_agent._session._membership`), what the Server pushes
+(:mod:`~a2c_agent._events`) and the calls (:mod:`~a2c_agent._rpc._requests`), which share
+one :class:`~a2c_agent._core.AgentCore` (channel, lifecycle, tasks); and the skills and
+blobs requests (:mod:`~a2c_agent._rpc._facades`). Here live its construction, its
+properties and the public methods, each handed to its owner by one direct call.
 """
 
 from __future__ import annotations
