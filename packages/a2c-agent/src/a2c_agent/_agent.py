@@ -3,43 +3,48 @@
 This module only translates between python-socketio and the pure rules in
 :mod:`a2c_agent._rules`, :mod:`a2c_agent._session._lifecycle` and
 :mod:`a2c_agent._session._connection`.
-``AsyncAgent`` is the composition of its parts: the link
-(:mod:`~a2c_agent._session._link`), office membership (:mod:`~a2c_agent._session._membership`),
-what the Server pushes (:mod:`~a2c_agent._events`) and requests
-(:mod:`~a2c_agent._rpc._requests`) on a shared core (:mod:`~a2c_agent._core`); it holds the
-channel (:mod:`~a2c_agent._channel`) and the skills and blobs requests
-(:mod:`~a2c_agent._rpc._facades`). Here live its construction, its properties and the
-methods it hands to those it holds.
+``AsyncAgent`` is the composition of its owners: the link
+(:mod:`~a2c_agent._session._link`), the rejoin (:mod:`~a2c_agent._session._rejoin`), office
+membership (:mod:`~a2c_agent._session._membership`), what the Server pushes
+(:mod:`~a2c_agent._events`) and the calls (:mod:`~a2c_agent._rpc._requests`), which share
+one :class:`~a2c_agent._core.AgentCore` (channel, lifecycle, tasks); and the skills and
+blobs requests (:mod:`~a2c_agent._rpc._facades`). Here live its construction, its
+properties and the public methods, each handed to its owner by one direct call.
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
 from a2c_protocol import (
     DEFAULT_SKILL_REL_PATH,
     REJOIN_BUDGET,
+    A2CResource,
     A2CSkillRef,
+    CallToolResult,
+    ComputerConfigView,
+    Event,
+    ExtensionEvent,
     GetBlobRet,
     InputCapabilities,
-    new_reclaim_secret,
+    SessionInfo,
+    WindowURI,
     with_version_query,
 )
 from a2c_protocol._input import DEFAULT_MAX_REQUESTS_PER_CALL, DEFAULT_MAX_REQUESTS_PER_ROUND
 from a2c_protocol._lines import LINE_0_2, LINE_VERSIONS, Line
 
 from ._channel import Channel
-from ._events import DesktopListener, NotificationListener, StateListener, ToolsListener
-from ._notify import Listeners, NotificationStream
+from ._core import AgentCore
+from ._events import DesktopListener, Events, NotificationListener, StateListener, ToolsListener
+from ._notify import NotificationStream
 from ._rpc._blobpull import DEFAULT_CHUNK_BYTES, DEFAULT_MAX_IN_FLIGHT, BlobData, ProgressFn
 from ._rpc._facades import ComputerFiles
-from ._rpc._inflight import TOOL_CALL_GRACE, InFlightCalls
+from ._rpc._inflight import TOOL_CALL_GRACE
 from ._rpc._input import DEFAULT_MAX_INPUT_ROUNDS, InputHandler, InputLimits
-from ._rpc._progress import ProgressWaits
-from ._rpc._requests import RequestsMixin
-from ._rules import ToolCache
+from ._rpc._progress import ProgressCallback
+from ._rpc._requests import Calls
 from ._session._connection import (
     DEFAULT_TRANSPORTS,
     AuthSource,
@@ -47,10 +52,12 @@ from ._session._connection import (
     check_transports,
     versioned_url,
 )
-from ._session._lifecycle import AgentState, Lifecycle
-from ._session._link import LinkMixin
-from ._skills import SkillFile, SkillTracker
-from ._types import AgentTool
+from ._session._lifecycle import AgentState
+from ._session._link import Link
+from ._session._membership import Membership
+from ._session._rejoin import Rejoin
+from ._skills import SkillFile, SkillsListener
+from ._types import AgentTool, ResourcePage
 from ._upload._push import Landed, Source, UploadProgress
 from ._upload._put import put_blob
 
@@ -63,7 +70,7 @@ __all__ = [
 ]
 
 
-class AsyncAgent(LinkMixin, RequestsMixin):
+class AsyncAgent:
     """The Agent role of A2C-SMCP 0.2: call tools on Computers through a Server.
 
     Use it as an async context manager::
@@ -162,73 +169,63 @@ class AsyncAgent(LinkMixin, RequestsMixin):
             raise ValueError("an agent needs a non-empty name")
         if request_timeout <= 0 or connect_timeout <= 0 or tool_call_grace < 0:
             raise ValueError("timeouts must be positive")
-        self._url = versioned_url(server_url)
-        self._server_url = server_url
-        self._name = name
-        self._auth_source = auth
         if not callable(auth):
             build_auth(auth)  # fail early on a wrong role
-        self._socketio_path = socketio_path
-        self._request_timeout = request_timeout
-        self._tool_cache_enabled = tool_cache
-        self._reconnect = reconnect
-        self._transports = check_transports(transports)
-        self._connect_timeout = connect_timeout
-        self._tool_call_grace = tool_call_grace
-        self._desktop_size = desktop_size
-        self._reconnect_delay = reconnect_delay
-        self._reconnect_max_delay = reconnect_max_delay
-        self._drain_blobs = drain_blobs
-        self._max_drained_bytes = max_drained_bytes
-        self._blob_chunk_bytes = blob_chunk_bytes
-        self._blob_max_in_flight = blob_max_in_flight
         if min(max_input_rounds, max_input_requests_per_round, max_input_requests_per_call) < 1:
             raise ValueError(
                 "max_input_rounds, max_input_requests_per_round and "
                 "max_input_requests_per_call must be at least 1"
             )
-        self._input_handler = input_handler
-        self._input_capabilities = input_capabilities or InputCapabilities()
-        self._input_limits = InputLimits(
-            rounds=max_input_rounds,
-            per_round=max_input_requests_per_round,
-            per_call=max_input_requests_per_call,
-        )
-        self._resend_unsent = resend_unsent
+        url = versioned_url(server_url)
         # The protocol line: 0.2 first, 0.4 after a 4008 saying the Server takes it, or pinned.
         self._channel = Channel(protocol or LINE_0_2, request_timeout)
-        self._line_pinned = protocol is not None
         if protocol is not None:
-            self._url = with_version_query(server_url, LINE_VERSIONS[protocol])
+            url = with_version_query(server_url, LINE_VERSIONS[protocol])
+        core = AgentCore(
+            name, self._channel, request_timeout, reconnect=reconnect, why_not=self._why_not
+        )
+        self._name, self._life, self._ask = name, core.life, core.ask
+        self._files = ComputerFiles(core.ask, name, blob_chunk_bytes, blob_max_in_flight)
+        # The office is the membership's; the others read it through this (built below).
+        membership: Membership
 
-        self._leaving = False
-        self._office: str | None = None
-        self._cache = ToolCache()
-        self._calls = InFlightCalls()
-        self._progress = ProgressWaits(self._spawn)
-        self._tasks: set[asyncio.Task[Any]] = set()
-        self._reconnect_task: asyncio.Task[None] | None = None
-        self._streams: set[NotificationStream] = set()
-        self._notification_listeners = Listeners(self._spawn)
-        self._tools_listeners = Listeners(self._spawn)
-        self._desktop_listeners = Listeners(self._spawn)
-        self._state_listeners = Listeners(self._spawn)
-        self._life = Lifecycle(
-            name, reconnect=reconnect, listeners=self._state_listeners,
-            why_not=self._why_not_connected,
+        def office() -> str | None:
+            return membership.office
+
+        self._events = Events(
+            core, office, self._files.fetch_skills, tool_cache=tool_cache,
+            desktop_size=desktop_size,
         )  # fmt: skip
-        self._files = ComputerFiles(self._ask, name, blob_chunk_bytes, blob_max_in_flight)
-        self._skills = SkillTracker(self._files.fetch_skills, self._spawn)
-        self._connect_error: object = None
-        self._close_code: int | None = None
-        self._last_error: BaseException | None = None
-        self._cut_reason: str | None = None
-        self._last_cut: str | None = None
-        # One per agent, never logged: see _session/_rejoin.py.
-        self._reclaim = new_reclaim_secret()
-        self._rejoin_budget = rejoin_budget
-        self._held = None
-        self._reconnecting_reason: str | None = None
+        membership = self._membership = Membership(core, self._events, tool_cache=tool_cache)
+        self._requests = Calls(
+            core, self._files, office, tool_call_grace=tool_call_grace,
+            drain_blobs=drain_blobs, max_drained_bytes=max_drained_bytes,
+            input_handler=input_handler,
+            input_capabilities=input_capabilities or InputCapabilities(),
+            input_limits=InputLimits(
+                rounds=max_input_rounds,
+                per_round=max_input_requests_per_round,
+                per_call=max_input_requests_per_call,
+            ),
+            resend_unsent=resend_unsent,
+        )  # fmt: skip
+        self._rejoin = Rejoin(
+            core, membership, self._events, budget=rejoin_budget, tool_cache=tool_cache
+        )
+        inbound = {
+            **self._events.handlers(),
+            ExtensionEvent.NOTIFY_TOOL_CALL_PROGRESS.value: self._requests.on_progress,
+        }
+        self._link = Link(
+            core, membership, self._events, self._rejoin, inbound, server_url=server_url,
+            url=url, line_pinned=protocol is not None, auth=auth,
+            socketio_path=socketio_path, reconnect=reconnect,
+            transports=check_transports(transports), connect_timeout=connect_timeout,
+            reconnect_delay=reconnect_delay, reconnect_max_delay=reconnect_max_delay,
+        )  # fmt: skip
+
+    def _why_not(self) -> str | None:
+        return self.reconnecting_reason
 
     # ------------------------------------------------------------------ properties
 
@@ -245,12 +242,12 @@ class AsyncAgent(LinkMixin, RequestsMixin):
     @property
     def office_id(self) -> str | None:
         """The office the agent has joined, or None."""
-        return self._office
+        return self._membership.office
 
     @property
     def url(self) -> str:
         """The URL actually connected to (with ``a2c_version``)."""
-        return self._url
+        return self._link.url
 
     @property
     def protocol(self) -> str:
@@ -260,7 +257,13 @@ class AsyncAgent(LinkMixin, RequestsMixin):
     @property
     def tools(self) -> Mapping[str, tuple[AgentTool, ...]]:
         """The tool cache: Computer name → its tools (a read-only snapshot)."""
-        return self._cache.view()
+        return self._events.tools
+
+    @property
+    def reconnecting_reason(self) -> str | None:
+        """While :attr:`state` is ``RECONNECTING``, what the agent waits for, in one
+        sentence (the connection, or its name or seat in the office); else None."""
+        return self._rejoin.reconnecting_reason
 
     @property
     def last_error(self) -> BaseException | None:
@@ -269,7 +272,7 @@ class AsyncAgent(LinkMixin, RequestsMixin):
         A :class:`RemoteError` such as :class:`ProtocolVersionError` or
         :class:`UnauthorizedError`; such refusals are never retried.
         """
-        return self._last_error
+        return self._rejoin.last_error
 
     @property
     def last_cut(self) -> str | None:
@@ -279,18 +282,18 @@ class AsyncAgent(LinkMixin, RequestsMixin):
         Set when the Server announces the cut and again when the connection drops, so
         a state listener seeing ``RECONNECTING`` can say why at once.
         """
-        return self._last_cut
+        return self._link.last_cut
 
     # ------------------------------------------------------------ skills and blobs
 
     @property
     def skills(self) -> Mapping[str, tuple[A2CSkillRef, ...]]:
         """Computer name → its last fetched skills; refreshed on ``notify:update_skills``."""
-        return self._skills.view()
+        return self._events.skills.view()
 
     async def get_skills(self, computer: str) -> list[A2CSkillRef]:
         """The skills ``computer`` offers now, in its discovery order (also cached)."""
-        return await self._skills.fetch(computer)
+        return await self._events.skills.fetch(computer)
 
     async def put_blob(
         self,
@@ -358,6 +361,196 @@ class AsyncAgent(LinkMixin, RequestsMixin):
         is called after each chunk.
         """
         return await self._files.read_blob(computer, handle, max_bytes, progress)
+
+    # ------------------------------------------------------------ link
+
+    async def open(self) -> None:
+        """Connect to the Server (``async with`` calls this). Raises on refusal.
+
+        Raises :class:`ProtocolVersionError` when the Server refuses our protocol version
+        (after disconnecting; never retried), another :class:`RemoteError` for other
+        handshake refusals, :class:`AgentConnectionError` when the Server is unreachable.
+        """
+        return await self._link.open()
+
+    async def close(self) -> None:
+        """Disconnect and stop every background task; idempotent.
+
+        Tool calls still in flight are cancelled first (``server:tool_call_cancel``, while
+        the agent is still in its office), and the office is left before disconnecting,
+        so no tool keeps running for a caller that is gone. ``async with`` calls this
+        however the block ends (an exception, a cancelled task, Ctrl-C).
+        """
+        return await self._link.close()
+
+    # ------------------------------------------------------------ membership
+
+    async def join_office(self, office_id: str) -> None:
+        """Join ``office_id``; raises :class:`JoinOfficeError` on ``[false, reason]``.
+
+        With the tool cache on, the tools of every Computer already in the office are
+        fetched before this returns (failures are logged, not raised).
+        """
+        return await self._membership.join_office(office_id)
+
+    async def leave_office(self) -> None:
+        """Leave the current office; raises :class:`LeaveOfficeError` if refused."""
+        return await self._membership.leave_office()
+
+    async def list_room(self, office_id: str | None = None) -> list[SessionInfo]:
+        """The members of ``office_id`` (default: the agent's office)."""
+        return await self._membership.list_room(office_id)
+
+    # ------------------------------------------------------------ events
+
+    def add_notification_listener(
+        self, callback: NotificationListener, *events: Event
+    ) -> Callable[[], None]:
+        """Call ``callback(notification)`` for every ``notify:*`` (or only ``events``).
+
+        Returns a function that removes the listener.
+        """
+        return self._events.add_notification_listener(callback, *events)
+
+    def notifications(self, *events: Event) -> NotificationStream:
+        """A :class:`NotificationStream` of every ``notify:*`` (or only ``events``)."""
+        return self._events.notifications(*events)
+
+    def add_tools_listener(self, callback: ToolsListener) -> Callable[[], None]:
+        """Call ``callback(computer, tools_or_None)`` whenever the tool cache changes."""
+        return self._events.add_tools_listener(callback)
+
+    def add_desktop_listener(self, callback: DesktopListener) -> Callable[[], None]:
+        """Call ``callback(computer, desktops)`` after ``notify:update_desktop``.
+
+        Registering one turns the automatic desktop refresh on.
+        """
+        return self._events.add_desktop_listener(callback)
+
+    def add_skills_listener(self, callback: SkillsListener) -> Callable[[], None]:
+        """Call ``callback(computer, skills)`` after each skill-list fetch of ``computer``.
+
+        ``skills`` is None when the entry was dropped (the Computer left, the agent left).
+        """
+        return self._events.add_skills_listener(callback)
+
+    def add_state_listener(self, callback: StateListener) -> Callable[[], None]:
+        """Call ``callback(old, new)`` on every lifecycle state change."""
+        return self._events.add_state_listener(callback)
+
+    # ------------------------------------------------------------ requests
+
+    async def get_tools(self, computer: str) -> list[AgentTool]:
+        """The tools of ``computer`` with their ``a2c_tool_meta`` parsed into ToolMeta."""
+        return await self._requests.get_tools(computer)
+
+    async def get_config(self, computer: str) -> ComputerConfigView:
+        """The MCP server configuration of ``computer`` (placeholders unresolved); from our
+        Computer also each MCP server's state (``server_states``, None from others)."""
+        return await self._requests.get_config(computer)
+
+    async def get_desktop(
+        self, computer: str, size: int | None = None, window: WindowURI | str | None = None
+    ) -> list[str]:
+        """The rendered desktop of ``computer`` (one string per window).
+
+        ``size`` caps the number of entries (``None``: all; ``<= 0``: none, per protocol).
+
+        ``window`` restricts it to one window; a string is parsed strictly, so a query or
+        fragment raises :class:`~a2c_protocol.InvalidWindowURIError` before anything is
+        sent.
+        """
+        return await self._requests.get_desktop(computer, size, window)
+
+    async def get_resources(
+        self, computer: str, mcp_server: str, cursor: str | None = None
+    ) -> ResourcePage:
+        """One page of ``mcp_server``'s resources on ``computer``.
+
+        Raises :class:`McpServerNotFoundError` (4014) for an unknown server and
+        :class:`CapabilityNotSupportedError` (4015, with ``capability``) when it lacks
+        resources.
+        """
+        return await self._requests.get_resources(computer, mcp_server, cursor)
+
+    def iter_resources(self, computer: str, mcp_server: str) -> AsyncIterator[A2CResource]:
+        """Every resource of ``mcp_server``, following ``next_cursor`` page by page."""
+        return self._requests.iter_resources(computer, mcp_server)
+
+    async def call_tool(
+        self,
+        computer: str,
+        tool_name: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        timeout: float = 60.0,
+        req_id: str | None = None,
+        drain_blobs: bool | None = None,
+        on_progress: ProgressCallback | None = None,
+        timeout_resets_on_progress: bool = False,
+        on_input: InputHandler | None = None,
+        input_capabilities: InputCapabilities | None = None,
+    ) -> CallToolResult:
+        """Call ``tool_name`` on ``computer`` and return its ``CallToolResult``.
+
+        Content items whose bytes travel by blob handle (``_meta.a2c_blob_handle``) are
+        pulled and restored before returning (the ``a2c_*`` keys stay), unless
+        ``drain_blobs`` (default: the agent's setting) is False; see :meth:`read_blob`.
+
+        Tool failures are results (``is_error``; read them with :func:`result_error_code`,
+        :func:`tool_authorization` or :func:`raise_for_tool_error`); they are never retried.
+        Protocol failures raise the typed :class:`RemoteError` (404 unknown Computer, 4103,
+        4104, 403, 408, 400 …).
+
+        ``timeout`` (seconds) is sent to the Computer (rounded up to whole seconds). If no
+        answer arrives within ``timeout`` plus the agent's grace period, the agent sends
+        ``server:tool_call_cancel`` for this call's ``req_id`` and raises
+        :class:`ToolCallTimeoutError`. A 408 from the Server is answered with the same
+        cancel before :class:`RequestTimeoutError` is raised.
+
+        ``req_id`` defaults to a fresh UUID; pass your own to be able to cancel the call
+        from elsewhere with :meth:`cancel_tool_call` (cancelling the awaiting task does the
+        same).
+
+        ``on_progress`` (an extension, see docs/compatibility.md) asks for the MCP server's
+        progress reports: each arrives as a :class:`~a2c_protocol.ToolCallProgress` (at most
+        about 10 per second; a plain or a coroutine function). Without it nothing changes on
+        the wire. With ``timeout_resets_on_progress`` each report restarts ``timeout`` here;
+        the Server and the Computer restart their waits on progress in any case (the Server
+        up to its ``--max-tool-timeout``).
+
+        ``on_input`` (default: the agent's ``input_handler``; an extension, see
+        docs/compatibility.md) answers the MCP server's requests for input during the call:
+        each :class:`~a2c_protocol.ElicitationRequest` or
+        :class:`~a2c_protocol.SamplingRequest` is passed to it and its answer sent back on a
+        new round of the call (same ``timeout`` each, ``req_id`` of round *n* is
+        ``<req_id>.<n>``), until the tool returns. Without a handler the call does not take
+        input, and the Computer declines on the Agent's behalf, as before. More than the
+        agent's ``max_input_rounds`` rounds raise :class:`InputRoundsExceededError`; a
+        round of more than ``max_input_requests_per_round`` requests, or more than
+        ``max_input_requests_per_call`` in all, raises
+        :class:`InputRequestsExceededError` without asking the handler; a handler that
+        has not answered when the round expires at the Computer (its ``expires_in``)
+        raises :class:`InputTimeoutError`. ``input_capabilities`` (default: the agent's)
+        is what this call declares it can answer: a request of another kind, or a URL
+        that is not a web link, is answered no without asking the handler.
+        """
+        return await self._requests.call_tool(
+            computer,
+            tool_name,
+            params,
+            timeout=timeout,
+            req_id=req_id,
+            drain_blobs=drain_blobs,
+            on_progress=on_progress,
+            timeout_resets_on_progress=timeout_resets_on_progress,
+            on_input=on_input,
+            input_capabilities=input_capabilities,
+        )
+
+    async def cancel_tool_call(self, req_id: str) -> None:
+        """Send ``server:tool_call_cancel`` for ``req_id`` (best effort, no answer)."""
+        return await self._requests.cancel_tool_call(req_id)
 
     # ------------------------------------------------------------------- lifecycle
 

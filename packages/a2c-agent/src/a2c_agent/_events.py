@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from a2c_protocol import (
     A2CError,
+    A2CSkillRef,
     Event,
+    EventKind,
     GetDeskTopReq,
     GetDeskTopRet,
     GetToolsReq,
@@ -27,22 +29,25 @@ from ._core import AgentCore, _req_id
 from ._exceptions import (
     InvalidResponseError,
 )
-from ._notify import NotificationStream
+from ._notify import Listeners, NotificationStream
 from ._rules import (
     Action,
     DropTools,
     FetchTools,
     RefreshDesktop,
+    ToolCache,
     actions_for,
     decode_ack,
     decode_notification,
     tools_from_ret,
 )
 from ._session._lifecycle import AgentState
-from ._skills import SkillsListener
+from ._skills import SkillsListener, SkillTracker
 from ._types import AgentNotification, AgentTool
 
 logger = logging.getLogger("a2c_agent")
+
+_NOTIFY_EVENTS = tuple(e for e in Event if e.value.startswith(EventKind.NOTIFY.value + ":"))
 
 #: ``callback(notification)``; may be a coroutine function.
 NotificationListener = Callable[[AgentNotification], Any]
@@ -54,18 +59,61 @@ DesktopListener = Callable[[str, "list[str]"], Any]
 StateListener = Callable[[AgentState, AgentState], Any]
 
 
-class EventsMixin(AgentCore):
-    """What the Server pushes: listeners, notification streams and the tool cache."""
+class Events:
+    """What the Server pushes: listeners, notification streams, the tool cache and the
+    skills seen; the inbound ``notify:*`` handlers are its bound methods."""
+
+    def __init__(
+        self,
+        core: AgentCore,
+        office: Callable[[], str | None],
+        fetch_skills: Callable[[str], Awaitable[Sequence[A2CSkillRef]]],
+        *,
+        tool_cache: bool,
+        desktop_size: int | None,
+    ) -> None:
+        self._core = core
+        self._channel, self._life, self._name = core.channel, core.life, core.name
+        self._spawn = core.spawn
+        self._office_now = office
+        self._tool_cache_enabled = tool_cache
+        self._desktop_size = desktop_size
+        self._cache = ToolCache()
+        self._streams: set[NotificationStream] = set()
+        self._notification_listeners = Listeners(core.spawn)
+        self._tools_listeners = Listeners(core.spawn)
+        self._desktop_listeners = Listeners(core.spawn)
+        self.skills = SkillTracker(fetch_skills, core.spawn)
+
+    @property
+    def tools(self) -> Mapping[str, tuple[AgentTool, ...]]:
+        """The tool cache (a read-only snapshot)."""
+        return self._cache.view()
+
+    def handlers(self) -> dict[str, Callable[..., Awaitable[None]]]:
+        """Socket.IO event name -> handler, for every ``notify:*`` of the protocol."""
+        return {event.value: self._notify_handler(event) for event in _NOTIFY_EVENTS}
+
+    def close_streams(self) -> None:
+        """End every notification stream (the agent ended)."""
+        for stream in list(self._streams):
+            stream.close()
+
+    def forget_all(self, *, tell_listeners: bool) -> None:
+        """Drop every tool and skill seen (the agent is out of its office);
+        ``tell_listeners=False`` (closing) does not tell the tools listeners."""
+        if tell_listeners:
+            self._drop_all_tools()
+        else:
+            self._cache.clear()
+            self.skills.clear()
 
     # ------------------------------------------------------------------- listeners
 
     def add_notification_listener(
         self, callback: NotificationListener, *events: Event
     ) -> Callable[[], None]:
-        """Call ``callback(notification)`` for every ``notify:*`` (or only ``events``).
-
-        Returns a function that removes the listener.
-        """
+        """See :meth:`AsyncAgent.add_notification_listener`."""
         wanted = frozenset(events) if events else None
 
         def filtered(notification: AgentNotification) -> Any:
@@ -76,7 +124,7 @@ class EventsMixin(AgentCore):
         return self._notification_listeners.add(filtered)
 
     def notifications(self, *events: Event) -> NotificationStream:
-        """A :class:`NotificationStream` of every ``notify:*`` (or only ``events``)."""
+        """See :meth:`AsyncAgent.notifications`."""
         stream: NotificationStream
 
         def forget() -> None:
@@ -90,26 +138,20 @@ class EventsMixin(AgentCore):
         return stream
 
     def add_tools_listener(self, callback: ToolsListener) -> Callable[[], None]:
-        """Call ``callback(computer, tools_or_None)`` whenever the tool cache changes."""
+        """See :meth:`AsyncAgent.add_tools_listener`."""
         return self._tools_listeners.add(callback)
 
     def add_desktop_listener(self, callback: DesktopListener) -> Callable[[], None]:
-        """Call ``callback(computer, desktops)`` after ``notify:update_desktop``.
-
-        Registering one turns the automatic desktop refresh on.
-        """
+        """See :meth:`AsyncAgent.add_desktop_listener`."""
         return self._desktop_listeners.add(callback)
 
     def add_skills_listener(self, callback: SkillsListener) -> Callable[[], None]:
-        """Call ``callback(computer, skills)`` after each skill-list fetch of ``computer``.
-
-        ``skills`` is None when the entry was dropped (the Computer left, the agent left).
-        """
-        return self._skills.add_listener(callback)
+        """See :meth:`AsyncAgent.add_skills_listener`."""
+        return self.skills.add_listener(callback)
 
     def add_state_listener(self, callback: StateListener) -> Callable[[], None]:
-        """Call ``callback(old, new)`` on every lifecycle state change."""
-        return self._state_listeners.add(callback)
+        """See :meth:`AsyncAgent.add_state_listener`."""
+        return self._core.state_listeners.add(callback)
 
     # --------------------------------------------------------------- tool cache
 
@@ -118,10 +160,11 @@ class EventsMixin(AgentCore):
         self._cache.clear()
         for computer in dropped:
             self._tools_listeners.fire(computer, None)
-        self._skills.clear()
+        self.skills.clear()
 
-    async def _refresh_all_tools(self) -> None:
-        office = self._office
+    async def refresh_all_tools(self) -> None:
+        """Fill the tool cache anew from every Computer in the office."""
+        office = self._office_now()
         if office is None:
             return
         self._drop_all_tools()
@@ -183,9 +226,6 @@ class EventsMixin(AgentCore):
 
     # ------------------------------------------------------------- notifications
 
-    async def _on_progress(self, data: object = None, *_: object) -> None:
-        self._progress.on_notify(data)
-
     def _notify_handler(self, event: Event) -> Callable[..., Awaitable[None]]:
         async def handler(data: object = None, *_: object) -> None:
             self._on_notification(event, data)
@@ -200,7 +240,7 @@ class EventsMixin(AgentCore):
             return
         if self._life.state is not AgentState.CONNECTED:
             return
-        in_office = self._office is not None
+        in_office = self._office_now() is not None
         for action in actions_for(
             notification,
             tool_cache=self._tool_cache_enabled and in_office,
@@ -208,7 +248,7 @@ class EventsMixin(AgentCore):
         ):
             self._spawn(self._perform(action))
         if in_office:
-            self._skills.on_notification(notification)
+            self.skills.on_notification(notification)
         self._notification_listeners.fire(notification)
         for stream in list(self._streams):
             stream._offer(notification)

@@ -116,11 +116,11 @@ async def test_sync_notifications_iterator(make_computer, server):
         with SyncAgent(server.url, name="sync-agent") as agent:
             agent.join_office(OFFICE)
             notes = agent.notifications(Event.NOTIFY_UPDATE_TOOL_LIST)
-            registered = len(agent.async_agent._streams)
+            registered = len(agent.async_agent._events._streams)
             loop.call_soon_threadsafe(announced.set)
             first = next(notes)
             notes.close()  # leaving early unregisters the stream
-            return first.computer, registered, len(agent.async_agent._streams)
+            return first.computer, registered, len(agent.async_agent._events._streams)
 
     task = asyncio.ensure_future(asyncio.to_thread(script))
     await asyncio.wait_for(announced.wait(), 30)

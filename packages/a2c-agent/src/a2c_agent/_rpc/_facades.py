@@ -25,7 +25,7 @@ T = TypeVar("T")
 
 
 class Ask(Protocol):
-    """One acked request of a connected agent, its answer decoded (``AgentCore._ask``)."""
+    """One acked request of a connected agent, its answer decoded (``AgentCore.ask``)."""
 
     async def __call__(self, event: Event, payload: Any, response: type[T]) -> T: ...
 

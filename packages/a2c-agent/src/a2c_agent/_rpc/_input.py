@@ -3,7 +3,7 @@
 A call made with an input handler declares the extension (``a2c_input``); when the
 Computer answers it with an input-required result, :func:`answer_round` asks the handler
 about each request, one at a time in the order given, and the call is made again with the
-answers and the state (:func:`input_rounds`, run by ``RequestsMixin.call_tool``). The
+answers and the state (:func:`input_rounds`, run by ``Calls.call_tool``). The
 handler is a plain or a coroutine function; a plain one runs in a worker thread, so a prompt
 on a terminal does not stop the Agent's connection. Rules:
 

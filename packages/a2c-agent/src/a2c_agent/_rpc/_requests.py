@@ -50,9 +50,9 @@ from a2c_protocol._input import (
 from ._blobdrain import drain_result, needs_drain
 from ._blobpull import BlobData
 from ._facades import ComputerFiles
-from ._input import InputHandler, input_rounds
+from ._input import InputHandler, InputLimits, input_rounds
 from ._otel import call_span, tracing_idle
-from ._progress import ProgressCallback
+from ._progress import ProgressCallback, ProgressWaits
 from ._resend import RESENT, resend_wait
 from ._resending import resend
 from ._toolwire import tool_call_payload, tool_result_of
@@ -62,15 +62,46 @@ logger = logging.getLogger("a2c_agent")
 _NO_PROGRESS: contextlib.nullcontext[None] = contextlib.nullcontext(None)  # reusable, stateless
 
 
-class RequestsMixin(AgentCore):
-    """The ``client:get_*`` requests, tool calls and their cancellation."""
+class Calls:
+    """The ``client:get_*`` requests, tool calls (their input rounds, resending and
+    progress) and their cancellation."""
 
-    _files: ComputerFiles
+    def __init__(
+        self,
+        core: AgentCore,
+        files: ComputerFiles,
+        office: Callable[[], str | None],
+        *,
+        tool_call_grace: float,
+        drain_blobs: bool,
+        max_drained_bytes: int | None,
+        input_handler: InputHandler | None,
+        input_capabilities: InputCapabilities,
+        input_limits: InputLimits,
+        resend_unsent: bool,
+    ) -> None:
+        self._channel, self._life, self._name = core.channel, core.life, core.name
+        self._calls, self._ask, self._cancel_once = core.calls, core.ask, core.cancel_once
+        self._files = files
+        self._office_now = office
+        self._tool_call_grace = tool_call_grace
+        self._drain_blobs = drain_blobs
+        self._max_drained_bytes = max_drained_bytes
+        self._input_handler = input_handler
+        self._input_capabilities = input_capabilities
+        self._input_limits = input_limits
+        #: Send again a tool call that provably never reached a Computer (``_resend``).
+        self._resend_unsent = resend_unsent
+        self._progress = ProgressWaits(core.spawn)
+
+    async def on_progress(self, data: object = None, *_: object) -> None:
+        """``notify:tool_call_progress`` (an extension) for a call waiting on it."""
+        self._progress.on_notify(data)
 
     # ----------------------------------------------------------------- client:get_*
 
     async def get_tools(self, computer: str) -> list[AgentTool]:
-        """The tools of ``computer`` with their ``a2c_tool_meta`` parsed into ToolMeta."""
+        """See :meth:`AsyncAgent.get_tools`."""
         ret = await self._ask(
             Event.GET_TOOLS,
             GetToolsReq(agent=self._name, req_id=_req_id(), computer=computer),
@@ -79,8 +110,7 @@ class RequestsMixin(AgentCore):
         return list(tools_from_ret(computer, ret))
 
     async def get_config(self, computer: str) -> ComputerConfigView:
-        """The MCP server configuration of ``computer`` (placeholders unresolved); from our
-        Computer also each MCP server's state (``server_states``, None from others)."""
+        """See :meth:`AsyncAgent.get_config`."""
         return await self._ask(
             Event.GET_CONFIG,
             GetComputerConfigReq(agent=self._name, req_id=_req_id(), computer=computer),
@@ -90,14 +120,7 @@ class RequestsMixin(AgentCore):
     async def get_desktop(
         self, computer: str, size: int | None = None, window: WindowURI | str | None = None
     ) -> list[str]:
-        """The rendered desktop of ``computer`` (one string per window).
-
-        ``size`` caps the number of entries (``None``: all; ``<= 0``: none, per protocol).
-
-        ``window`` restricts it to one window; a string is parsed strictly, so a query or
-        fragment raises :class:`~a2c_protocol.InvalidWindowURIError` before anything is
-        sent.
-        """
+        """See :meth:`AsyncAgent.get_desktop`."""
         window_text: str | None = None
         if isinstance(window, WindowURI):
             window_text = str(window)
@@ -122,12 +145,7 @@ class RequestsMixin(AgentCore):
     async def get_resources(
         self, computer: str, mcp_server: str, cursor: str | None = None
     ) -> ResourcePage:
-        """One page of ``mcp_server``'s resources on ``computer``.
-
-        Raises :class:`McpServerNotFoundError` (4014) for an unknown server and
-        :class:`CapabilityNotSupportedError` (4015, with ``capability``) when it lacks
-        resources.
-        """
+        """See :meth:`AsyncAgent.get_resources`."""
         ret = await self._ask(
             Event.GET_RESOURCES,
             GetResourcesReq(
@@ -146,7 +164,7 @@ class RequestsMixin(AgentCore):
         return ResourcePage(resources=resources, next_cursor=ret.next_cursor or None)
 
     async def iter_resources(self, computer: str, mcp_server: str) -> AsyncIterator[A2CResource]:
-        """Every resource of ``mcp_server``, following ``next_cursor`` page by page."""
+        """See :meth:`AsyncAgent.iter_resources`."""
         cursor: str | None = None
         seen: set[str] = set()
         while True:
@@ -178,50 +196,7 @@ class RequestsMixin(AgentCore):
         on_input: InputHandler | None = None,
         input_capabilities: InputCapabilities | None = None,
     ) -> CallToolResult:
-        """Call ``tool_name`` on ``computer`` and return its ``CallToolResult``.
-
-        Content items whose bytes travel by blob handle (``_meta.a2c_blob_handle``) are
-        pulled and restored before returning (the ``a2c_*`` keys stay), unless
-        ``drain_blobs`` (default: the agent's setting) is False; see :meth:`read_blob`.
-
-        Tool failures are results (``is_error``; read them with :func:`result_error_code`,
-        :func:`tool_authorization` or :func:`raise_for_tool_error`); they are never retried.
-        Protocol failures raise the typed :class:`RemoteError` (404 unknown Computer, 4103,
-        4104, 403, 408, 400 …).
-
-        ``timeout`` (seconds) is sent to the Computer (rounded up to whole seconds). If no
-        answer arrives within ``timeout`` plus the agent's grace period, the agent sends
-        ``server:tool_call_cancel`` for this call's ``req_id`` and raises
-        :class:`ToolCallTimeoutError`. A 408 from the Server is answered with the same
-        cancel before :class:`RequestTimeoutError` is raised.
-
-        ``req_id`` defaults to a fresh UUID; pass your own to be able to cancel the call
-        from elsewhere with :meth:`cancel_tool_call` (cancelling the awaiting task does the
-        same).
-
-        ``on_progress`` (an extension, see docs/compatibility.md) asks for the MCP server's
-        progress reports: each arrives as a :class:`~a2c_protocol.ToolCallProgress` (at most
-        about 10 per second; a plain or a coroutine function). Without it nothing changes on
-        the wire. With ``timeout_resets_on_progress`` each report restarts ``timeout`` here;
-        the Server and the Computer restart their waits on progress in any case (the Server
-        up to its ``--max-tool-timeout``).
-
-        ``on_input`` (default: the agent's ``input_handler``; an extension, see
-        docs/compatibility.md) answers the MCP server's requests for input during the call:
-        each :class:`~a2c_protocol.ElicitationRequest` or
-        :class:`~a2c_protocol.SamplingRequest` is passed to it and its answer sent back on a
-        new round of the call (same ``timeout`` each, ``req_id`` of round *n* is
-        ``<req_id>.<n>``), until the tool returns. Without a handler the call does not take
-        input, and the Computer declines on the Agent's behalf, as before. More than the
-        agent's ``max_input_rounds`` rounds raise :class:`InputRoundsExceededError`; a
-        round of more than ``max_input_requests_per_round`` requests, or more than
-        ``max_input_requests_per_call`` in all, raises
-        :class:`InputRequestsExceededError` without asking the handler; a handler that
-        has not answered when the round expires at the Computer (its ``expires_in``)
-        raises :class:`InputTimeoutError`. ``input_capabilities`` (default: the agent's)
-        is what this call declares it can answer: a request of another kind, or a URL
-        that is not a web link, is answered no without asking the handler.
-        """
+        """See :meth:`AsyncAgent.call_tool`."""
         handler = on_input if on_input is not None else self._input_handler
         if handler is None and tracing_idle():  # the plain call: as few frames as can be
             try:
@@ -235,7 +210,7 @@ class RequestsMixin(AgentCore):
                 if resend_wait(exc) is None or not self._resend_unsent:
                     raise
                 plain = await resend(
-                    self, exc, functools.partial(
+                    self._life, exc, functools.partial(
                         self._call_once, computer, tool_name, params, req_id=req_id,
                         drain_blobs=drain_blobs, on_progress=on_progress,
                         timeout_resets_on_progress=timeout_resets_on_progress, trace=None,
@@ -259,7 +234,7 @@ class RequestsMixin(AgentCore):
             )  # fmt: skip
             assert isinstance(answer, CallToolResult)  # the rounds end with the result
             return answer
-        with call_span(self._office, computer, tool_name) as span:
+        with call_span(self._office_now(), computer, tool_name) as span:
             try:
                 result = await run(
                     computer, tool_name, params, timeout=timeout, req_id=req_id,
@@ -328,7 +303,7 @@ class RequestsMixin(AgentCore):
             if resend_wait(exc) is None or not self._resend_unsent:
                 raise
             attempt = functools.partial(self._call_once, computer, tool_name, params, **options)
-            return await resend(self, exc, attempt, computer, tool_name, timeout)
+            return await resend(self._life, exc, attempt, computer, tool_name, timeout)
 
     async def _call_once(
         self,
@@ -401,7 +376,7 @@ class RequestsMixin(AgentCore):
         return await drain_result(result, pull, max_bytes=self._max_drained_bytes)
 
     async def cancel_tool_call(self, req_id: str) -> None:
-        """Send ``server:tool_call_cancel`` for ``req_id`` (best effort, no answer)."""
+        """See :meth:`AsyncAgent.cancel_tool_call`."""
         self._life.require_connected()
         self._calls.claim(req_id)  # sent now: leaving will not send it again
         await self._channel.emit(

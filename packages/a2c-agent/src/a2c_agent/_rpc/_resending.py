@@ -11,9 +11,8 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from a2c_agent._core import AgentCore
 from a2c_agent._exceptions import CallNotSentError
-from a2c_agent._session._lifecycle import AgentState
+from a2c_agent._session._lifecycle import AgentState, Lifecycle
 
 from ._resend import RESENT, Resends, Wait, resend_wait
 
@@ -25,7 +24,7 @@ T = TypeVar("T")
 
 
 async def resend(
-    agent: AgentCore,
+    life: Lifecycle,
     exc: BaseException,
     attempt: Callable[..., Awaitable[T]],
     computer: str,
@@ -37,7 +36,7 @@ async def resend(
     may have reached a Computer."""
     loop = asyncio.get_running_loop()
     resends = Resends(loop.time(), timeout)
-    link = agent._life.links  # the link that refused it
+    link = life.links  # the link that refused it
     while True:
         wait = resend_wait(exc)
         if wait is None:
@@ -46,22 +45,22 @@ async def resend(
             await asyncio.sleep(resends.pause(loop.time()))
             ready = True
         else:
-            ready = await until_sendable(agent, link, resends.left(loop.time()))
+            ready = await until_sendable(life, link, resends.left(loop.time()))
         left = resends.left(loop.time())
         if not ready or left <= 0:
             raise CallNotSentError(computer, tool_name, timeout, resends.tries, exc) from exc
         resends.tries += 1
         logger.debug("tool %r on %r sent again (try %d, %.1f s left): not delivered: %s",
                      tool_name, computer, resends.tries, left, exc)  # fmt: skip
-        link = agent._life.links
+        link = life.links
         try:
             return await attempt(timeout=left)
         except RESENT as again:
             exc = again
 
 
-async def until_sendable(agent: AgentCore, link: int, timeout: float) -> bool:
-    """Wait until ``agent`` is connected and in its office on a link newer than ``link``
+async def until_sendable(life: Lifecycle, link: int, timeout: float) -> bool:
+    """Wait until the agent of ``life`` is connected and in its office on a link newer than ``link``
     (the one that refused the call, or was down: every way back to CONNECTED is a new
     link, and an emit that failed while the state still said CONNECTED must not be tried
     again at once); False after ``timeout``. Raises the state error when the agent closes
@@ -69,14 +68,14 @@ async def until_sendable(agent: AgentCore, link: int, timeout: float) -> bool:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while True:
-        state = agent._life.state
-        if state is AgentState.CONNECTED and agent._life.links > link:
+        state = life.state
+        if state is AgentState.CONNECTED and life.links > link:
             return True
         if state is not AgentState.CONNECTED and state is not AgentState.RECONNECTING:
-            agent._life.require_connected()  # closed or closing: raises
+            life.require_connected()  # closed or closing: raises
         left = deadline - loop.time()
         if left <= 0:
             return False
-        change = agent._life.change()
+        change = life.change()
         await asyncio.wait((change,), timeout=left)
         change.cancel()

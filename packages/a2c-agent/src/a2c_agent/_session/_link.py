@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import aiohttp
 import httpx
 import socketio
 
+from a2c_agent._core import AgentCore
+from a2c_agent._events import Events
 from a2c_agent._exceptions import (
     AgentConnectionError,
     AgentStateError,
@@ -27,11 +29,10 @@ from a2c_protocol import (
     RECLAIM_AUTH_KEY,
     WS_CLOSE_VERSION_REJECTED,
     A2CError,
-    Event,
-    EventKind,
     ExtensionEvent,
     ProtocolVersionError,
     RemoteError,
+    new_reclaim_secret,
     reconnect_delays,
     remote_error_of,
     retry_line,
@@ -41,6 +42,7 @@ from a2c_protocol import (
 from a2c_protocol._lines import LINE_VERSIONS
 
 from ._connection import (
+    AuthSource,
     connect_error_text,
     handshake_probe_url,
     handshake_refusal,
@@ -48,15 +50,14 @@ from ._connection import (
     resolve_auth,
 )
 from ._lifecycle import AgentState, Transition
-from ._rejoin import RejoinMixin
+from ._membership import Membership
+from ._rejoin import Rejoin, safe_disconnect
 
 logger = logging.getLogger("a2c_agent")
 
 #: How long after a Server's notice of a cut the agent leaves by itself if it still has not
 #: been cut (past a Server's default grace, 10 s, and the answers' 5 s after it).
 _CUT_WITHIN = 30.0
-
-_NOTIFY_EVENTS = tuple(e for e in Event if e.value.startswith(EventKind.NOTIFY.value + ":"))
 
 
 def _close_code_recorder(record: Callable[[int], None]) -> type[aiohttp.ClientWebSocketResponse]:
@@ -80,17 +81,57 @@ def _close_code_recorder(record: Callable[[int], None]) -> type[aiohttp.ClientWe
     return _Recorder
 
 
-class LinkMixin(RejoinMixin):
+class Link:
     """The Socket.IO link: open, close, diagnose refusals, reconnect (re-joining is
-    :mod:`~a2c_agent._session._rejoin`)."""
+    :class:`~a2c_agent._session._rejoin.Rejoin`'s). Owns the URL, the connect settings
+    and what the last connect and cut said."""
+
+    def __init__(
+        self,
+        core: AgentCore,
+        membership: Membership,
+        events: Events,
+        rejoin: Rejoin,
+        inbound: Mapping[str, Callable[..., Awaitable[None]]],
+        *,
+        server_url: str,
+        url: str,
+        line_pinned: bool,
+        auth: AuthSource,
+        socketio_path: str,
+        reconnect: bool,
+        transports: tuple[str, ...],
+        connect_timeout: float,
+        reconnect_delay: float,
+        reconnect_max_delay: float,
+    ) -> None:
+        self._channel, self._life, self._name = core.channel, core.life, core.name
+        self._tasks, self._spawn = core.tasks, core.spawn
+        self._membership, self._events, self._rejoin = membership, events, rejoin
+        self._inbound = inbound
+        self._server_url = server_url
+        self.url = url
+        self._line_pinned = line_pinned
+        self._auth_source = auth
+        self._socketio_path = socketio_path
+        self._reconnect = reconnect
+        self._transports = transports
+        self._connect_timeout = connect_timeout
+        self._reconnect_delay = reconnect_delay
+        self._reconnect_max_delay = reconnect_max_delay
+        self._reconnect_task: asyncio.Task[None] | None = None
+        self._connect_error: object = None
+        self._close_code: int | None = None
+        self._cut_reason: str | None = None
+        #: Why the Server last cut the connection (``AsyncAgent.last_cut``).
+        self.last_cut: str | None = None
+        # One per agent, never logged: see _session/_rejoin.py.
+        self._reclaim = new_reclaim_secret()
+        #: The Server announced it is about to cut this connection (RECONNECTING until it does).
+        self._leaving = False
 
     async def open(self) -> None:
-        """Connect to the Server (``async with`` calls this). Raises on refusal.
-
-        Raises :class:`ProtocolVersionError` when the Server refuses our protocol version
-        (after disconnecting; never retried), another :class:`RemoteError` for other
-        handshake refusals, :class:`AgentConnectionError` when the Server is unreachable.
-        """
+        """See :meth:`AsyncAgent.open`."""
         self._life.move(Transition.OPEN)
         self._channel.attach(self._make_client())
         try:
@@ -103,18 +144,12 @@ class LinkMixin(RejoinMixin):
             await self._mark_connected()
 
     async def close(self) -> None:
-        """Disconnect and stop every background task; idempotent.
-
-        Tool calls still in flight are cancelled first (``server:tool_call_cancel``, while
-        the agent is still in its office), and the office is left before disconnecting,
-        so no tool keeps running for a caller that is gone. ``async with`` calls this
-        however the block ends (an exception, a cancelled task, Ctrl-C).
-        """
+        """See :meth:`AsyncAgent.close`."""
         if self._life.state is AgentState.CLOSED:
             return
         try:
-            if self._life.state is AgentState.CONNECTED and self._office is not None:
-                await self._depart()
+            if self._life.state is AgentState.CONNECTED and self._membership.office is not None:
+                await self._membership.depart()
         finally:  # interrupted or not, the agent ends closed
             await self._close_now()
 
@@ -132,11 +167,10 @@ class LinkMixin(RejoinMixin):
                 task.cancel()
         await asyncio.gather(*(t for t in self._tasks if t is not current), return_exceptions=True)
         if self._channel.sio is not None:
-            await self._safe_disconnect()
+            await safe_disconnect(self._channel)
         self._channel.fail_pending(AgentStateError("the agent was closed"))
-        for stream in list(self._streams):
-            stream.close()
-        self._vacate(tell_listeners=False)
+        self._events.close_streams()
+        self._membership.vacate(tell_listeners=False)
         self._life.move(Transition.CLOSED)
 
     def _make_client(self) -> socketio.AsyncClient:
@@ -156,10 +190,8 @@ class LinkMixin(RejoinMixin):
         sio.on("connect", self._on_connect, namespace=NAMESPACE)
         sio.on("connect_error", self._on_connect_error, namespace=NAMESPACE)
         sio.on("disconnect", self._on_disconnect, namespace=NAMESPACE)
-        for event in _NOTIFY_EVENTS:
-            sio.on(event.value, self._notify_handler(event), namespace=NAMESPACE)
-        sio.on(ExtensionEvent.NOTIFY_TOOL_CALL_PROGRESS.value, self._on_progress,
-               namespace=NAMESPACE)  # fmt: skip
+        for event, handler in self._inbound.items():
+            sio.on(event, handler, namespace=NAMESPACE)
         sio.on(ExtensionEvent.NOTIFY_SESSION_EXPIRED.value, self._on_session_expired,
                namespace=NAMESPACE)  # fmt: skip
         return sio
@@ -177,7 +209,7 @@ class LinkMixin(RejoinMixin):
         self._close_code = None
         try:
             await sio.connect(
-                self._url,
+                self.url,
                 auth=await self._auth(),
                 transports=list(self._transports),
                 namespaces=[NAMESPACE],
@@ -185,12 +217,12 @@ class LinkMixin(RejoinMixin):
                 wait_timeout=self._connect_timeout,
             )
         except asyncio.CancelledError:  # the caller gave up: leave no half-open transport
-            await asyncio.shield(self._safe_disconnect())
+            await asyncio.shield(safe_disconnect(self._channel))
             raise
         except Exception as exc:  # the library fails with several types; map them all here
             refused_namespace = namespace_refused(sio)
             # C6: disconnect explicitly before raising, never rely on library defaults.
-            await self._safe_disconnect()
+            await safe_disconnect(self._channel)
             error = await self._diagnose(exc, refused_namespace)
             line = None
             if isinstance(error, ProtocolVersionError) and not self._line_pinned:
@@ -200,7 +232,7 @@ class LinkMixin(RejoinMixin):
                 logger.info("the server refused protocol %s and accepts %s: speaking %s",
                             spoken, LINE_VERSIONS[line], line)  # fmt: skip
                 self._channel.line, self._line_pinned = line, True  # once: never back and forth
-                self._url = with_version_query(self._server_url, LINE_VERSIONS[line])
+                self.url = with_version_query(self._server_url, LINE_VERSIONS[line])
                 self._channel.sio = self._make_client()
                 await self._open_transport()
                 return
@@ -223,7 +255,7 @@ class LinkMixin(RejoinMixin):
             return _error_from_refusal(captured) or AgentConnectionError(
                 f"the server refused the connection: {captured or exc}"
             )
-        probe = handshake_probe_url(self._url, self._socketio_path)
+        probe = handshake_probe_url(self.url, self._socketio_path)
         try:
             async with httpx.AsyncClient(timeout=self._connect_timeout) as http:
                 response = await http.get(probe)
@@ -273,10 +305,8 @@ class LinkMixin(RejoinMixin):
             # be lost with it, unanswered, and nobody could tell whether it ran. New requests
             # wait for the next connection (RECONNECTING); those out still get their answers.
             self._leaving = True
-            self._last_cut = self._cut_reason  # state listeners (watch) say why at once
-            self._reconnecting_reason = (
-                f"the Server is closing this connection ({self._cut_reason})"
-            )
+            self.last_cut = self._cut_reason  # state listeners (watch) say why at once
+            self._rejoin.cut_announced(self._cut_reason)
             self._life.move(Transition.LOST)
             self._spawn(self._cut_or_leave(self._life.links))
 
@@ -288,11 +318,11 @@ class LinkMixin(RejoinMixin):
         if self._leaving and self._life.links == link and sio is not None and sio.connected:
             logger.info("agent %s: the Server announced a cut %g s ago and did not make it; "
                         "reconnecting", self._name, _CUT_WITHIN)  # fmt: skip
-            await self._safe_disconnect()
+            await safe_disconnect(self._channel)
 
     async def _on_disconnect(self, reason: object = None) -> None:
         told, self._cut_reason = self._cut_reason, None
-        self._last_cut = told  # AsyncAgent.last_cut: `a2c-agent watch` says why it reconnects
+        self.last_cut = told  # AsyncAgent.last_cut: `a2c-agent watch` says why it reconnects
         # Said to every request still out: each was sent, so a tool call may have run.
         after = "while the request was out; a tool call may have run: retry only an idempotent one"
         if told is not None:
@@ -315,7 +345,7 @@ class LinkMixin(RejoinMixin):
         if state is AgentState.RECONNECTING and self._reconnect_task is None:
             self._reconnect_task = asyncio.ensure_future(self._reconnect_loop())
         elif state is AgentState.CLOSED:
-            self._vacate()
+            self._membership.vacate()
 
     async def _reconnect_loop(self) -> None:
         delays = reconnect_delays(initial=self._reconnect_delay, maximum=self._reconnect_max_delay)
@@ -334,12 +364,12 @@ class LinkMixin(RejoinMixin):
                         continue
                     if not isinstance(exc, ProtocolVersionError):  # that one is logged already
                         logger.error("the server refused to reconnect; giving up: %s", exc)
-                    await self._give_up(exc)
+                    await self._rejoin.give_up(exc)
                     return
                 except A2CError as exc:
                     logger.info("reconnect attempt failed: %s", exc)
                     continue
-                if await self._after_reconnect():
+                if await self._rejoin.after_reconnect():
                     await self._mark_connected()
                     return
         finally:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import logging
 
-from a2c_agent._core import _req_id
-from a2c_agent._events import EventsMixin
+from a2c_agent._core import AgentCore, _req_id
+from a2c_agent._events import Events
 from a2c_agent._exceptions import (
     AgentStateError,
 )
@@ -30,24 +30,33 @@ logger = logging.getLogger("a2c_agent")
 _DEPART_TIMEOUT = 5.0
 
 
-class MembershipMixin(EventsMixin):
-    """Joining, leaving and listing an office."""
+class Membership:
+    """Joining, leaving and listing an office: the one owner of the office the agent is in."""
+
+    def __init__(self, core: AgentCore, events: Events, *, tool_cache: bool) -> None:
+        self._channel, self._life, self._name = core.channel, core.life, core.name
+        self._calls, self._ask, self._send_cancel = core.calls, core.ask, core.send_cancel
+        self._request_timeout = core.request_timeout
+        self._events = events
+        self._tool_cache_enabled = tool_cache
+        self._office: str | None = None  # out of any office until a join
+
+    @property
+    def office(self) -> str | None:
+        """The office the agent is in, or None."""
+        return self._office
 
     async def join_office(self, office_id: str) -> None:
-        """Join ``office_id``; raises :class:`JoinOfficeError` on ``[false, reason]``.
-
-        With the tool cache on, the tools of every Computer already in the office are
-        fetched before this returns (failures are logged, not raised).
-        """
+        """See :meth:`AsyncAgent.join_office`."""
         self._life.require_connected()
         if self._office is not None and self._office != office_id:
             await self.leave_office()
-        await self._join(office_id)
+        await self.join(office_id)
         if self._tool_cache_enabled:
-            await self._refresh_all_tools()
+            await self._events.refresh_all_tools()
 
     async def leave_office(self) -> None:
-        """Leave the current office; raises :class:`LeaveOfficeError` if refused."""
+        """See :meth:`AsyncAgent.leave_office`."""
         self._life.require_connected()
         office = self._office
         if office is None:
@@ -57,10 +66,10 @@ class MembershipMixin(EventsMixin):
         args = await self._channel.request(Event.LEAVE_OFFICE, LeaveOfficeReq(office_id=office))
         self._calls.take_unflushed()  # the leave's ack: the Server has seen those cancels
         decode_office_ack(Event.LEAVE_OFFICE, office, args)
-        self._vacate()
+        self.vacate()
 
     async def list_room(self, office_id: str | None = None) -> list[SessionInfo]:
-        """The members of ``office_id`` (default: the agent's office)."""
+        """See :meth:`AsyncAgent.list_room`."""
         office = office_id or self._office
         if office is None:
             raise AgentStateError("join an office first, or pass office_id")
@@ -71,7 +80,7 @@ class MembershipMixin(EventsMixin):
         )
         return list(ret.sessions)
 
-    async def _depart(self) -> None:
+    async def depart(self) -> None:
         """Cancel the calls in flight, then leave the office (bounded, never raises)."""
         office = self._office
 
@@ -87,7 +96,7 @@ class MembershipMixin(EventsMixin):
 
         await depart(self._calls, self._send_cancel, leave)
 
-    def _vacate(self, *, tell_listeners: bool = True) -> None:
+    def vacate(self, *, tell_listeners: bool = True) -> None:
         """Be out of the office: every path that leaves it (a leave, a close, a lost link
         that ends the agent, a refusal that ends it) comes through here, so the office
         and the tools seen in it go together.
@@ -96,13 +105,10 @@ class MembershipMixin(EventsMixin):
         listeners each Computer is gone: the agent itself is.
         """
         self._office = None
-        if tell_listeners:
-            self._drop_all_tools()
-        else:
-            self._cache.clear()
-            self._skills.clear()
+        self._events.forget_all(tell_listeners=tell_listeners)
 
-    async def _join(self, office_id: str) -> None:
+    async def join(self, office_id: str) -> None:
+        """Enter ``office_id`` (no tool refresh: :meth:`join_office` and the rejoin do it)."""
         request = EnterOfficeReq(role=Role.AGENT, name=self._name, office_id=office_id)
         args = await self._channel.request(Event.JOIN_OFFICE, request)
         decode_office_ack(Event.JOIN_OFFICE, office_id, args)

@@ -21,24 +21,58 @@ import asyncio
 import logging
 import time
 
+from a2c_agent._channel import Channel
+from a2c_agent._core import AgentCore
+from a2c_agent._events import Events
 from a2c_agent._exceptions import AckTimeoutError, ConnectionLostError, JoinOfficeError
 from a2c_protocol import A2CError, join_refusal_may_pass
 from a2c_protocol._rejoin import HeldWait
 
 from ._lifecycle import AgentState, Transition
-from ._membership import MembershipMixin
+from ._membership import Membership
 
-__all__ = ["RejoinMixin"]
+__all__ = ["Rejoin", "safe_disconnect"]
 
 logger = logging.getLogger("a2c_agent")
 
 
-class RejoinMixin(MembershipMixin):
-    """Re-joining the office after the transport came back (see the module rules)."""
+async def safe_disconnect(channel: Channel) -> None:
+    """Disconnect the channel's transport, if any (best effort, never raises)."""
+    sio = channel.sio
+    if sio is None:
+        return
+    try:
+        await sio.disconnect()
+    except Exception:  # pragma: no cover - best effort on an already broken transport
+        logger.debug("disconnect failed", exc_info=True)
 
-    _rejoin_budget: float | None
-    _held: HeldWait | None
-    _reconnecting_reason: str | None
+
+class Rejoin:
+    """Re-joining the office after the transport came back, or ending the agent (see the
+    module rules): owns what a reconnecting agent waits for and why it ended."""
+
+    def __init__(
+        self,
+        core: AgentCore,
+        membership: Membership,
+        events: Events,
+        *,
+        budget: float | None,
+        tool_cache: bool,
+    ) -> None:
+        self._channel, self._life, self._name = core.channel, core.life, core.name
+        self._membership = membership
+        self._events = events
+        self._rejoin_budget = budget
+        self._tool_cache_enabled = tool_cache
+        self._held: HeldWait | None = None
+        self._reconnecting_reason: str | None = None
+        #: Why the agent stopped on its own (``AsyncAgent.last_error``).
+        self.last_error: BaseException | None = None
+
+    def cut_announced(self, reason: str) -> None:
+        """The Server said it is about to cut this connection: that is what we wait for."""
+        self._reconnecting_reason = f"the Server is closing this connection ({reason})"
 
     @property
     def reconnecting_reason(self) -> str | None:
@@ -48,26 +82,23 @@ class RejoinMixin(MembershipMixin):
             return None
         return self._reconnecting_reason or "the connection to the Server is down"
 
-    def _why_not_connected(self) -> str | None:
-        return self.reconnecting_reason
-
-    async def _after_reconnect(self) -> bool:
+    async def after_reconnect(self) -> bool:
         """Re-join the office and refresh the cache; False if the link dropped again or
         the agent ended (see the module rules)."""
-        office = self._office
+        office = self._membership.office
         if office is None:
             return True
         while True:
             try:
-                await self._join(office)
+                await self._membership.join(office)
             except (ConnectionLostError, AckTimeoutError) as exc:
                 logger.info("re-join of %r interrupted: %s", office, exc)
-                await self._safe_disconnect()
+                await safe_disconnect(self._channel)
                 return False
             except JoinOfficeError as exc:
                 delay = self._held_delay(office, exc)
                 if isinstance(delay, JoinOfficeError):
-                    await self._give_up(delay)
+                    await self.give_up(delay)
                     return False
                 await asyncio.sleep(delay)
                 sio = self._channel.sio
@@ -78,7 +109,7 @@ class RejoinMixin(MembershipMixin):
                 continue
             except A2CError as exc:
                 logger.warning("re-join of %r failed: %s; reconnecting", office, exc)
-                await self._safe_disconnect()
+                await safe_disconnect(self._channel)
                 return False
             break
         if self._held is not None:
@@ -86,7 +117,7 @@ class RejoinMixin(MembershipMixin):
                            self._name, office, self._held.waited(time.monotonic()))  # fmt: skip
         self._held, self._reconnecting_reason = None, None
         if self._tool_cache_enabled:
-            await self._refresh_all_tools()
+            await self._events.refresh_all_tools()
         return True
 
     def _held_delay(self, office: str, exc: JoinOfficeError) -> float | JoinOfficeError:
@@ -117,22 +148,12 @@ class RejoinMixin(MembershipMixin):
         )
         return held.next_delay()
 
-    async def _give_up(self, error: A2CError) -> None:
+    async def give_up(self, error: A2CError) -> None:
         """End the agent for good (a refusal waiting cannot change, met reconnecting or
         re-joining): ``CLOSED``, with ``error`` as :attr:`last_error`."""
-        self._last_error = error
+        self.last_error = error
         self._held, self._reconnecting_reason = None, None
-        self._vacate()
+        self._membership.vacate()
         self._life.move(Transition.GIVE_UP)
-        for stream in list(self._streams):
-            stream.close()
-        await self._safe_disconnect()
-
-    async def _safe_disconnect(self) -> None:
-        sio = self._channel.sio
-        if sio is None:
-            return
-        try:
-            await sio.disconnect()
-        except Exception:  # pragma: no cover - best effort on an already broken transport
-            logger.debug("disconnect failed", exc_info=True)
+        self._events.close_streams()
+        await safe_disconnect(self._channel)
