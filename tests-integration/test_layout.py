@@ -93,7 +93,7 @@ def test_every_piece_of_state_has_one_owner(package: str) -> None:
     assert ownership_problems(sources(package)) == []
 
 
-@pytest.mark.parametrize("package", ["a2c_computer", "a2c_server"])
+@pytest.mark.parametrize("package", ["a2c_agent", "a2c_computer", "a2c_server"])
 def test_no_private_name_taken_from_a_sibling_module(package: str) -> None:
     assert private_imports(package, sources(package)) == []
 

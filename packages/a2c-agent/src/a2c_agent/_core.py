@@ -37,7 +37,8 @@ logger = logging.getLogger("a2c_agent")
 T = TypeVar("T")
 
 
-def _req_id() -> str:
+def new_req_id() -> str:
+    """A fresh request id: 32 hex digits, unique per request of this process."""
     return uuid.uuid4().hex
 
 

@@ -25,7 +25,7 @@ from a2c_protocol import (
     Role,
 )
 
-from ._core import AgentCore, _req_id
+from ._core import AgentCore, new_req_id
 from ._exceptions import (
     InvalidResponseError,
 )
@@ -174,7 +174,7 @@ class Events:
                 ListRoomRet,
                 await self._channel.request(
                     Event.LIST_ROOM,
-                    ListRoomReq(agent=self._name, req_id=_req_id(), office_id=office),
+                    ListRoomReq(agent=self._name, req_id=new_req_id(), office_id=office),
                 ),
             )
         except A2CError as exc:
@@ -195,7 +195,9 @@ class Events:
                     GetToolsRet,
                     await self._channel.request(
                         Event.GET_TOOLS,
-                        GetToolsReq(agent=self._name, req_id=_req_id(), computer=action.computer),
+                        GetToolsReq(
+                            agent=self._name, req_id=new_req_id(), computer=action.computer
+                        ),
                     ),
                 )
             except A2CError as exc:
@@ -213,7 +215,7 @@ class Events:
                         Event.GET_DESKTOP,
                         GetDeskTopReq(
                             agent=self._name,
-                            req_id=_req_id(),
+                            req_id=new_req_id(),
                             computer=action.computer,
                             desktop_size=self._desktop_size,
                         ),

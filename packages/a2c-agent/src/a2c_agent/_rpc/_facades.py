@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol, TypeVar
 
-from a2c_agent._core import _req_id
+from a2c_agent._core import new_req_id
 from a2c_agent._skills import SkillFile, read_skill_file
 from a2c_protocol import (
     A2CSkillRef,
@@ -52,7 +52,7 @@ class ComputerFiles:
 
         async def ask(skill: str, path: str) -> GetSkillRet:
             request = GetSkillReq(
-                agent=self._name, req_id=_req_id(), computer=computer, name=skill, rel_path=path
+                agent=self._name, req_id=new_req_id(), computer=computer, name=skill, rel_path=path
             )
             return await self._ask(Event.GET_SKILL, request, GetSkillRet)
 
@@ -64,7 +64,7 @@ class ComputerFiles:
     async def fetch_skills(self, computer: str) -> list[A2CSkillRef]:
         ret = await self._ask(
             Event.GET_SKILLS,
-            GetSkillsReq(agent=self._name, req_id=_req_id(), computer=computer),
+            GetSkillsReq(agent=self._name, req_id=new_req_id(), computer=computer),
             GetSkillsRet,
         )
         return list(ret.skills)
@@ -77,7 +77,7 @@ class ComputerFiles:
         """See :meth:`AsyncAgent.get_blob`."""
         request = GetBlobReq(
             agent=self._name,
-            req_id=_req_id(),
+            req_id=new_req_id(),
             computer=computer,
             blob_handle=handle,
             chunk_offset=offset,

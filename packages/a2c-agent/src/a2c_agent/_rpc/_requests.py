@@ -10,7 +10,7 @@ import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
-from a2c_agent._core import AgentCore, _req_id
+from a2c_agent._core import AgentCore, new_req_id
 from a2c_agent._exceptions import (
     AckTimeoutError,
     InvalidResponseError,
@@ -104,7 +104,7 @@ class Calls:
         """See :meth:`AsyncAgent.get_tools`."""
         ret = await self._ask(
             Event.GET_TOOLS,
-            GetToolsReq(agent=self._name, req_id=_req_id(), computer=computer),
+            GetToolsReq(agent=self._name, req_id=new_req_id(), computer=computer),
             GetToolsRet,
         )
         return list(tools_from_ret(computer, ret))
@@ -113,7 +113,7 @@ class Calls:
         """See :meth:`AsyncAgent.get_config`."""
         return await self._ask(
             Event.GET_CONFIG,
-            GetComputerConfigReq(agent=self._name, req_id=_req_id(), computer=computer),
+            GetComputerConfigReq(agent=self._name, req_id=new_req_id(), computer=computer),
             ComputerConfigView,
         )
 
@@ -133,7 +133,7 @@ class Calls:
             Event.GET_DESKTOP,
             GetDeskTopReq(
                 agent=self._name,
-                req_id=_req_id(),
+                req_id=new_req_id(),
                 computer=computer,
                 desktop_size=size,
                 window=window_text,
@@ -150,7 +150,7 @@ class Calls:
             Event.GET_RESOURCES,
             GetResourcesReq(
                 agent=self._name,
-                req_id=_req_id(),
+                req_id=new_req_id(),
                 computer=computer,
                 mcp_server=mcp_server,
                 cursor=cursor,
@@ -271,7 +271,7 @@ class Calls:
         """A call with an input handler: its rounds (see :func:`._input.input_rounds`)."""
         if req_id is not None and not (isinstance(req_id, str) and req_id):
             raise ValueError("req_id must be a non-empty string")
-        req_id = req_id or _req_id()
+        req_id = req_id or new_req_id()
         arguments = dict(params or {})
 
         async def once(rid: str, extra: dict[str, Any] | None) -> CallToolResult | InputRequired:
@@ -327,7 +327,7 @@ class Calls:
             self._life.require_connected()
         if req_id is not None and not (isinstance(req_id, str) and req_id):
             raise ValueError("req_id must be a non-empty string")
-        req_id = req_id or _req_id()
+        req_id = req_id or new_req_id()
         request = tool_call_payload(
             self._name, req_id, computer, tool_name, dict(params or {}),
             max(1, math.ceil(timeout)), on_progress is not None, trace, extra,

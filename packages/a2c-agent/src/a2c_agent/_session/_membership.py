@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from a2c_agent._core import AgentCore, _req_id
+from a2c_agent._core import AgentCore, new_req_id
 from a2c_agent._events import Events
 from a2c_agent._exceptions import (
     AgentStateError,
@@ -75,7 +75,7 @@ class Membership:
             raise AgentStateError("join an office first, or pass office_id")
         ret = await self._ask(
             Event.LIST_ROOM,
-            ListRoomReq(agent=self._name, req_id=_req_id(), office_id=office),
+            ListRoomReq(agent=self._name, req_id=new_req_id(), office_id=office),
             ListRoomRet,
         )
         return list(ret.sessions)

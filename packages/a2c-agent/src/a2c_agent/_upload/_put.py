@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from a2c_agent._core import _req_id
+from a2c_agent._core import new_req_id
 from a2c_agent._rpc._blobpull import DEFAULT_CHUNK_BYTES
 from a2c_protocol import Event, PutBlobReq, PutBlobRet
 
@@ -35,7 +35,7 @@ async def put_blob(
         upload_id: str | None, offset: int, eof: bool, chunk: bytes, first: Declaration | None
     ) -> PutBlobRet:
         request = PutBlobReq(
-            agent=agent, req_id=_req_id(), computer=computer, chunk_offset=offset,
+            agent=agent, req_id=new_req_id(), computer=computer, chunk_offset=offset,
             eof=eof, blob=encode(chunk), upload_id=upload_id,
             total_size=first.total_size if first else None,
             sha256=first.sha256 if first else None,
