@@ -36,7 +36,7 @@ from a2c_server import _upstream
 from a2c_server._cluster._multinode import _RedisManager
 from a2c_server._cluster._resp import pack_commands
 from a2c_server._relay._sio import SmcpSocketServer
-from a2c_server._upstream import _engineio, _redis, _socketio
+from a2c_server._upstream import _engineio, _redis, _redis_conn, _socketio
 from a2c_server._upstream._engineio import LeanSocket
 from a2c_testkit.redis_server import RedisServer
 
@@ -405,9 +405,9 @@ def test_redis_connection_internals_are_where_the_fence_reads_them() -> None:
         "ConnectionPool.connection_class/connection_kwargs changed: the publisher and the "
         "lookups cannot open a connection of their own"
     )
-    conn = _redis.fresh_connection(pool, socket_timeout=None)
+    conn = _redis_conn.fresh_connection(pool, socket_timeout=None)
     assert conn.socket_timeout is None and conn.port == 1
-    assert _redis.pool_option(pool, "socket_timeout") == 3, (
+    assert _redis_conn.pool_option(pool, "socket_timeout") == 3, (
         "the pool's socket_timeout is not in connection_kwargs: registry lookups would wait "
         "5 s instead of the configured timeout"
     )
@@ -418,46 +418,46 @@ async def test_redis_sentinel_pools_are_where_the_fence_reads_them() -> None:
 
     sentinel = Sentinel([("127.0.0.1", 1)])
     client = sentinel.master_for("svc", socket_timeout=3)
-    assert _redis.sentinel_of(client) is sentinel, (
+    assert _redis_conn.sentinel_of(client) is sentinel, (
         "SentinelConnectionPool.sentinel_manager moved: the manager would leave a Sentinel "
         "client (and its connections) open after each Redis outage"
     )
-    assert _redis.sentinel_of(aioredis.Redis.from_url("redis://127.0.0.1:1/0")) is None
+    assert _redis_conn.sentinel_of(aioredis.Redis.from_url("redis://127.0.0.1:1/0")) is None
     # The publisher and the lookups make their own connection from a sentinel pool: it
     # must still ask the sentinels for the primary when it connects.
-    conn = _redis.fresh_connection(client.connection_pool, socket_timeout=None)
+    conn = _redis_conn.fresh_connection(client.connection_pool, socket_timeout=None)
     assert isinstance(conn, SentinelManagedConnection) and conn.socket_timeout is None
     assert conn.connection_pool.service_name == "svc" and conn.connection_pool.is_master
-    assert _redis.connection_address(conn) is None  # not connected
+    assert _redis_conn.connection_address(conn) is None  # not connected
     conn.host, conn.port = "127.0.0.1", 7
     assert (conn.host, conn.port) == ("127.0.0.1", 7), "a connection's address moved"
     await client.aclose()
     assert hasattr(sentinel, "aclose") or isinstance(sentinel.sentinels, list)
-    await _redis.close_sentinel(sentinel)
+    await _redis_conn.close_sentinel(sentinel)
 
 
 async def test_redis_connection_stream_reader_and_writer_on_a_real_connection(
     redis: RedisServer,
 ) -> None:
     pool = aioredis.ConnectionPool.from_url(redis.url)
-    conn = _redis.fresh_connection(pool)
+    conn = _redis_conn.fresh_connection(pool)
     try:
-        assert _redis.connection_writer(conn) is None, "a new connection already has a writer"
+        assert _redis_conn.connection_writer(conn) is None, "a new connection already has a writer"
         await conn.connect()
-        assert isinstance(_redis.connection_writer(conn), asyncio.StreamWriter), (
+        assert isinstance(_redis_conn.connection_writer(conn), asyncio.StreamWriter), (
             "Connection._writer is no StreamWriter: PUBLISH batches and registry lookups "
             "cannot be written without an await"
         )
         assert isinstance(getattr(conn, "_reader", None), asyncio.StreamReader), (
             "Connection._reader is gone: the publisher cannot see Redis close its connection"
         )
-        assert not _redis.closed_by_peer(conn)
-        _redis.write_packed(conn, pack_commands([("PING",), ("ECHO", "fence")]))
+        assert not _redis_conn.closed_by_peer(conn)
+        _redis_conn.write_packed(conn, pack_commands([("PING",), ("ECHO", "fence")]))
         assert await conn.read_response() in (b"PONG", "PONG")
         assert await conn.read_response() in (b"fence", "fence"), (
             "a batch written to the connection's stream writer is not answered in order"
         )
-        _redis.abort_connection(conn)
+        _redis_conn.abort_connection(conn)
         await asyncio.sleep(0)
     finally:
         await conn.disconnect()

@@ -30,7 +30,7 @@ from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from a2c_server._observe._logs import cause
-from a2c_server._upstream._redis import (
+from a2c_server._upstream._redis_conn import (
     abort_connection,
     connection_address,
     fresh_connection,

@@ -29,7 +29,7 @@ from redis import asyncio as aioredis
 
 from a2c_server._observe._logs import cause, log
 from a2c_server._observe._metrics import PubSubCounts
-from a2c_server._upstream._redis import (
+from a2c_server._upstream._redis_conn import (
     closed_by_peer,
     connection_address,
     connection_writer,

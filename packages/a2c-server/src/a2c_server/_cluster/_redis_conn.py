@@ -20,7 +20,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from a2c_server._exceptions import StoreUnavailableError
-from a2c_server._upstream._redis import close_sentinel
+from a2c_server._upstream._redis_conn import close_sentinel
 
 from ._redis_url import RedisTarget, parse_redis_target
 

@@ -33,7 +33,7 @@ from a2c_server._exceptions import (
 )
 from a2c_server._state._rules import Member
 from a2c_server._state._store import StoreStats, check_member_shape
-from a2c_server._upstream._redis import pool_option
+from a2c_server._upstream._redis_conn import pool_option
 
 from . import _redis_scripts as scripts
 from ._mux import Multiplexer

@@ -31,33 +31,14 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from socketio import packet as sio_packet
 
 from ._redis_conn import (
-    abort_connection,
     close_sentinel,
-    closed_by_peer,
     connection_address,
-    connection_writer,
-    fresh_connection,
-    pool_option,
-    read_reply,
-    send_packed,
     sentinel_of,
-    write_packed,
 )
 
 __all__ = [
     "RedisManagerShim",
-    "abort_connection",
-    "close_sentinel",
-    "closed_by_peer",
-    "connection_address",
-    "connection_writer",
-    "fresh_connection",
-    "pool_option",
     "read_replies",
-    "read_reply",
-    "send_packed",
-    "sentinel_of",
-    "write_packed",
 ]
 
 
